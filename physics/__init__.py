@@ -1,0 +1,19 @@
+"""Sharnir's physics engine: rigid bodies, joints and solvers in maximal coordinates."""
+from .shapes import Box, Capsule, Cylinder, Plane, Sphere
+from .world import Body, Joint, SimulationBlowUp, SolverStats, World
+
+__all__ = ["World", "Body", "Joint", "SimulationBlowUp", "SolverStats",
+           "Box", "Sphere", "Capsule", "Cylinder", "Plane", "load_scene", "SceneError"]
+
+
+def load_scene(path, overrides=None):
+    """Build a World from a TOML scene file (see physics/scene.py)."""
+    from .scene import load_scene as _load
+    return _load(path, overrides)
+
+
+def __getattr__(name):
+    if name == "SceneError":
+        from .scene import SceneError
+        return SceneError
+    raise AttributeError(name)

@@ -1,0 +1,126 @@
+"""Quaternion and small-vector helpers, scalar code usable inside numba kernels.
+
+Quaternions are `(x, y, z, w)` as in pyrr (DESIGN.md). Every function returns
+scalars or writes into a preallocated output, so kernels allocate nothing.
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, inline="always")
+def cross(ax, ay, az, bx, by, bz):
+    """a × b as three scalars."""
+    return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+
+
+@njit(cache=True, inline="always")
+def rotate(qx, qy, qz, qw, vx, vy, vz):
+    """Rotate v by unit quaternion q: q v q*. Returns three scalars."""
+    # t = 2 q.xyz × v ; v' = v + w t + q.xyz × t
+    tx = 2.0 * (qy * vz - qz * vy)
+    ty = 2.0 * (qz * vx - qx * vz)
+    tz = 2.0 * (qx * vy - qy * vx)
+    return (vx + qw * tx + (qy * tz - qz * ty),
+            vy + qw * ty + (qz * tx - qx * tz),
+            vz + qw * tz + (qx * ty - qy * tx))
+
+
+@njit(cache=True, inline="always")
+def rotate_inv(qx, qy, qz, qw, vx, vy, vz):
+    """Rotate v by the inverse of unit quaternion q."""
+    return rotate(-qx, -qy, -qz, qw, vx, vy, vz)
+
+
+@njit(cache=True, inline="always")
+def qmul(ax, ay, az, aw, bx, by, bz, bw):
+    """Hamilton product a ⊗ b."""
+    return (aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+            aw * bw - ax * bx - ay * by - az * bz)
+
+
+@njit(cache=True, inline="always")
+def world_inv_inertia_times(qx, qy, qz, qw, inv_ix, inv_iy, inv_iz, tx, ty, tz):
+    """I_world⁻¹ τ = R diag(inv_I) Rᵀ τ for a body with principal inverse inertia."""
+    lx, ly, lz = rotate_inv(qx, qy, qz, qw, tx, ty, tz)
+    return rotate(qx, qy, qz, qw, inv_ix * lx, inv_iy * ly, inv_iz * lz)
+
+
+# ---- plain numpy helpers for the builder (not on the hot path) ----
+
+def q_mul(a, b):
+    return np.array(qmul(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]))
+
+
+def q_conj(q):
+    return np.array([-q[0], -q[1], -q[2], q[3]])
+
+
+def q_rotate(q, v):
+    return np.array(rotate(q[0], q[1], q[2], q[3], v[0], v[1], v[2]))
+
+
+def q_from_axis_angle(axis, angle):
+    axis = np.asarray(axis, float)
+    axis = axis / np.linalg.norm(axis)
+    s = math.sin(0.5 * angle)
+    return np.array([axis[0] * s, axis[1] * s, axis[2] * s, math.cos(0.5 * angle)])
+
+
+def q_from_matrix(m):
+    """Unit quaternion (x, y, z, w) of a proper rotation matrix (columns = frame axes)."""
+    m = np.asarray(m, float)
+    tr = m[0, 0] + m[1, 1] + m[2, 2]
+    if tr > 0.0:
+        s = math.sqrt(tr + 1.0) * 2.0
+        q = [(m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s, 0.25 * s]
+    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
+        s = math.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2]) * 2.0
+        q = [0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s, (m[2, 1] - m[1, 2]) / s]
+    elif m[1, 1] > m[2, 2]:
+        s = math.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2]) * 2.0
+        q = [(m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s, (m[0, 2] - m[2, 0]) / s]
+    else:
+        s = math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1]) * 2.0
+        q = [(m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s, (m[1, 0] - m[0, 1]) / s]
+    q = np.array(q)
+    return q / np.linalg.norm(q)
+
+
+def q_to_matrix(q):
+    x, y, z, w = q
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+def q_from_euler_deg(rx, ry, rz):
+    """Rotation about x, then y, then z (extrinsic, world axes), angles in degrees."""
+    qx = q_from_axis_angle((1, 0, 0), math.radians(rx))
+    qy = q_from_axis_angle((0, 1, 0), math.radians(ry))
+    qz = q_from_axis_angle((0, 0, 1), math.radians(rz))
+    return q_mul(qz, q_mul(qy, qx))
+
+
+def frame_from_axes(axis, secondary=None):
+    """Right-handed orthonormal frame (3×3, columns n0, n1, n2) with n0 along `axis`.
+
+    `secondary`, if given, fixes n1 (projected perpendicular to n0); otherwise n1 is
+    chosen perpendicular to n0, preferring the world Z or X axis for readability.
+    """
+    n0 = np.asarray(axis, float)
+    n0 = n0 / np.linalg.norm(n0)
+    if secondary is not None:
+        n1 = np.asarray(secondary, float)
+        n1 = n1 - n0 * np.dot(n0, n1)
+    else:
+        ref = np.array([0.0, 0.0, 1.0]) if abs(n0[2]) < 0.9 else np.array([1.0, 0.0, 0.0])
+        n1 = ref - n0 * np.dot(n0, ref)
+    n1 = n1 / np.linalg.norm(n1)
+    n2 = np.cross(n0, n1)
+    return np.column_stack([n0, n1, n2])

@@ -1,0 +1,563 @@
+"""The world: model (what the user edits) and state (what time changes) as arrays.
+
+Bodies and joints live in contiguous float64 arrays (DESIGN.md, structure of arrays);
+body 0 is the static world. Python builds and edits; the numba kernels step.
+"""
+from dataclasses import dataclass, field
+import math
+import time as _time
+
+import numpy as np
+
+from . import penalty
+from .integrate import is_static
+from .joint_rows import (JOINT_TYPE_NAMES, JOINT_TYPES, ROW_EQ, ROW_FREE, ROW_LAYOUT, ROW_LIMIT,
+                         TRANSLATIONAL_EQ_ROWS, PRISMATIC, SPHERICAL, UNIVERSAL, REVOLUTE,
+                         compute_joint_rates, compute_joint_rows)
+from .quat import frame_from_axes, q_conj, q_from_matrix, q_mul, q_rotate
+from .shapes import Plane
+
+SOLVERS = ("penalty",)
+STATE_BODY_FIELDS = ("body_pos", "body_quat", "body_vel", "body_omega")
+STATE_JOINT_FIELDS = ("joint_q", "joint_qd")
+
+
+class SimulationBlowUp(RuntimeError):
+    """The state became NaN or ran away; `time` is the simulated time (s) it happened."""
+
+    def __init__(self, time, reason):
+        super().__init__(f"simulation blew up at t = {time:.4f} s: {reason}")
+        self.time = time
+        self.reason = reason
+
+
+@dataclass
+class SolverStats:
+    """What the last step's solve did."""
+    iterations: int = 0
+    residual: float = 0.0
+    solve_ms: float = 0.0
+    time_capped: bool = False
+
+
+@dataclass
+class BodyInfo:
+    name: str
+    shape: object
+    color: tuple
+    mass: float
+    visual_mesh: str = None
+
+
+@dataclass
+class JointInfo:
+    name: str
+    kind: str
+    parent: str
+    child: str
+    anchor: tuple = field(default=(0.0, 0.0, 0.0))
+    axis: tuple = None
+    axis2: tuple = None
+
+
+def _vec3(value, what):
+    arr = np.asarray(value, dtype=float).reshape(-1)
+    if arr.shape != (3,) or not np.all(np.isfinite(arr)):
+        raise ValueError(f"{what} must be 3 finite numbers, got {value!r}")
+    return arr
+
+
+class Body:
+    """A named view of one body's state and model (world frame, SI units)."""
+
+    def __init__(self, world, index):
+        self._w, self.index = world, index
+
+    name = property(lambda self: self._w.body_info[self.index].name)
+    shape = property(lambda self: self._w.body_info[self.index].shape)
+    mass = property(lambda self: self._w.body_info[self.index].mass)
+    inertia = property(lambda self: self._w.body_inertia[self.index].copy())
+    is_static = property(lambda self: self._w.body_inv_mass[self.index] == 0.0)
+
+    def _get(self, field):
+        return getattr(self._w, field)[self.index].copy()
+
+    def _set(self, field, value, n=3):
+        arr = np.asarray(value, dtype=float).reshape(-1)
+        if arr.shape != (n,) or not np.all(np.isfinite(arr)):
+            raise ValueError(f"{field} needs {n} finite numbers, got {value!r}")
+        if n == 4:
+            arr = arr / np.linalg.norm(arr)
+        getattr(self._w, field)[self.index] = arr
+        self._w._refresh_rows()
+
+    position = property(lambda s: s._get("body_pos"), lambda s, v: s._set("body_pos", v))
+    orientation = property(lambda s: s._get("body_quat"), lambda s, v: s._set("body_quat", v, 4))
+    velocity = property(lambda s: s._get("body_vel"), lambda s, v: s._set("body_vel", v))
+    angular_velocity = property(lambda s: s._get("body_omega"), lambda s, v: s._set("body_omega", v))
+    force = property(lambda s: s._get("body_force"), lambda s, v: s._set("body_force", v))
+    torque = property(lambda s: s._get("body_torque"), lambda s, v: s._set("body_torque", v))
+
+    def point_velocity(self, point):
+        """Velocity (m/s) of a world point moving with the body."""
+        r = _vec3(point, "point") - self.position
+        return self.velocity + np.cross(self.angular_velocity, r)
+
+
+class Joint:
+    """A named view of one joint: readouts of its free DOFs and its editable limits."""
+
+    def __init__(self, world, index):
+        self._w, self.index = world, index
+
+    name = property(lambda self: self._w.joint_info[self.index].name)
+    kind = property(lambda self: self._w.joint_info[self.index].kind)
+
+    @property
+    def angle(self):
+        """Angle (rad) or slide (m) of the first free DOF; spherical: the swing angle."""
+        return float(self._w.joint_q[self.index, 0])
+
+    @property
+    def rate(self):
+        """Rate (rad/s or m/s) of the first free DOF."""
+        return float(self._w.joint_qd[self.index, 0])
+
+    @property
+    def q(self):
+        return self._w.joint_q[self.index].copy()
+
+    @property
+    def qd(self):
+        return self._w.joint_qd[self.index].copy()
+
+    @property
+    def error(self):
+        """Largest constraint violation (m or rad) at the current poses."""
+        return float(self._w.joint_err[self.index])
+
+    def limit(self, dof=0):
+        """(lo, hi) of a free DOF, or None when unlimited (spherical: dof 0 = swing cone)."""
+        if not self._w.joint_limit_on[self.index, dof]:
+            return None
+        return float(self._w.joint_limit_lo[self.index, dof]), float(self._w.joint_limit_hi[self.index, dof])
+
+    def set_limit(self, lo, hi=None, dof=0):
+        """Set (lo, hi) of a free DOF, or None to free it. Spherical dof 0: hi = cone angle."""
+        self._w._set_limit(self.index, dof, lo, hi)
+
+    @property
+    def limits(self):
+        return self.limit(0)
+
+    @limits.setter
+    def limits(self, value):
+        if value is None:
+            self.set_limit(None)
+        else:
+            self.set_limit(*value)
+
+
+class World:
+    """A physics world stepped at a fixed Δt. Body 0 is the static world ("world")."""
+
+    def __init__(self, dt=0.003, gravity=(0.0, 0.0, -9.81), solver="penalty", gyroscopic=True,
+                 penalty_preset="paper", max_speed=1.0e3, max_spin=1.0e4):
+        self.dt = dt
+        self.gravity = gravity
+        self.gyroscopic = bool(gyroscopic)
+        self.max_speed = float(max_speed)   # runaway bound (m/s)
+        self.max_spin = float(max_spin)     # runaway bound (rad/s)
+        self.time = 0.0
+        self.step_count = 0
+        self.stats = SolverStats()
+        self.blown_up = None                # SimulationBlowUp once it happened
+        self.penalty_params = np.zeros(7)
+        self.penalty_preset = penalty_preset
+        self.set_penalty_coefficients(**penalty.PAPER_DEFAULTS, **penalty.CRITICAL_DEFAULTS)
+        self._solver = None
+        self.solver = solver
+        self.body_info, self.joint_info = [], []
+        self._body_index, self._joint_index = {}, {}
+        self._alloc_bodies(0)
+        self._alloc_joints(0)
+        self._add_body_arrays("world", Plane(), (0.5, 0.5, 0.5), math.inf, np.zeros(3),
+                              np.array([0.0, 0.0, 0.0, 1.0]), np.zeros(3), np.zeros(3), True, None)
+        self._initial_state = None
+
+    # ------------------------------------------------------------------ settings
+    @property
+    def dt(self):
+        return self._dt
+
+    @dt.setter
+    def dt(self, value):
+        value = float(value)
+        if not (math.isfinite(value) and 1e-6 <= value <= 0.1):
+            raise ValueError(f"dt must be between 1e-6 and 0.1 s, got {value!r}")
+        self._dt = value
+
+    @property
+    def gravity(self):
+        return self._gravity.copy()
+
+    @gravity.setter
+    def gravity(self, value):
+        self._gravity = _vec3(value, "gravity")
+
+    @property
+    def solver(self):
+        return self._solver
+
+    @solver.setter
+    def solver(self, name):
+        if name not in SOLVERS:
+            raise ValueError(f"solver must be one of {', '.join(SOLVERS)}, got {name!r}")
+        self._solver = name
+
+    @property
+    def penalty_preset(self):
+        return "paper" if self.penalty_params[0] == penalty.PAPER else "critical"
+
+    @penalty_preset.setter
+    def penalty_preset(self, name):
+        if name not in penalty.PRESETS:
+            raise ValueError(f"penalty preset must be one of {', '.join(penalty.PRESETS)}, got {name!r}")
+        self.penalty_params[0] = penalty.PRESETS[name]
+
+    def set_penalty_coefficients(self, alpha_lin=None, beta_lin=None, alpha_rot=None, beta_rot=None,
+                                 kappa=None, zeta=None):
+        """α*, β* of the paper preset (1/s², 1/s) and κ, ζ of the critical preset."""
+        for i, v in ((1, alpha_lin), (2, beta_lin), (3, alpha_rot), (4, beta_rot), (5, kappa), (6, zeta)):
+            if v is not None:
+                v = float(v)
+                if not (math.isfinite(v) and v >= 0.0):
+                    raise ValueError(f"penalty coefficient must be finite and >= 0, got {v!r}")
+                self.penalty_params[i] = v
+
+    # ------------------------------------------------------------------ building
+    def _alloc_bodies(self, n):
+        self.body_pos = np.zeros((n, 3))
+        self.body_quat = np.zeros((n, 4))
+        self.body_vel = np.zeros((n, 3))
+        self.body_omega = np.zeros((n, 3))
+        self.body_inv_mass = np.zeros(n)
+        self.body_inertia = np.zeros((n, 3))
+        self.body_inv_inertia = np.zeros((n, 3))
+        self.body_force = np.zeros((n, 3))
+        self.body_torque = np.zeros((n, 3))
+        self._force_acc = np.zeros((n, 3))
+        self._torque_acc = np.zeros((n, 3))
+
+    def _alloc_joints(self, n, nrows=0):
+        self.joint_type = np.zeros(n, np.int64)
+        self.joint_body = np.zeros((n, 2), np.int64)
+        self.joint_anchor_a = np.zeros((n, 3))
+        self.joint_anchor_b = np.zeros((n, 3))
+        self.joint_frame_a = np.zeros((n, 4))
+        self.joint_frame_b = np.zeros((n, 4))
+        self.joint_limit_lo = np.zeros((n, 3))
+        self.joint_limit_hi = np.zeros((n, 3))
+        self.joint_limit_on = np.zeros((n, 3), np.int64)
+        self.joint_row_start = np.zeros(n, np.int64)
+        self.joint_row_count = np.zeros(n, np.int64)
+        self.joint_q = np.zeros((n, 3))
+        self.joint_qd = np.zeros((n, 3))
+        self.joint_err = np.zeros(n)
+        self.row_joint = np.zeros(nrows, np.int64)
+        self.row_kind = np.zeros(nrows, np.int64)
+        self.row_rot = np.zeros(nrows, np.int64)
+        self.row_share = np.ones(nrows, np.int64)
+        self.row_J = np.zeros((nrows, 12))
+        self.row_C = np.zeros(nrows)
+        self.row_active = np.zeros(nrows, np.int64)
+
+    def _grow(self, prefix, extra_rows=None):
+        """Append one zero entry to every array named prefix_* (builder only, not hot)."""
+        for name, arr in list(vars(self).items()):
+            if not isinstance(arr, np.ndarray):
+                continue
+            if name.startswith(prefix) or (prefix == "body_" and name in ("_force_acc", "_torque_acc")):
+                pad = np.zeros((1,) + arr.shape[1:], arr.dtype)
+                setattr(self, name, np.ascontiguousarray(np.concatenate([arr, pad])))
+        if extra_rows:
+            for name in ("row_joint", "row_kind", "row_rot", "row_share", "row_J", "row_C", "row_active"):
+                arr = getattr(self, name)
+                pad = np.zeros((extra_rows,) + arr.shape[1:], arr.dtype)
+                setattr(self, name, np.ascontiguousarray(np.concatenate([arr, pad])))
+
+    def _add_body_arrays(self, name, shape, color, mass, pos, quat, vel, omega, static, visual_mesh):
+        i = len(self.body_info)
+        self._grow("body_")
+        self.body_pos[i] = pos
+        self.body_quat[i] = quat / np.linalg.norm(quat)
+        self.body_vel[i] = vel
+        self.body_omega[i] = omega
+        if static:
+            self.body_inertia[i] = np.inf
+        else:
+            inertia = shape.principal_inertia(mass)
+            self.body_inv_mass[i] = 1.0 / mass
+            self.body_inertia[i] = inertia
+            self.body_inv_inertia[i] = 1.0 / inertia
+        self.body_info.append(BodyInfo(name, shape, tuple(color), mass if not static else math.inf, visual_mesh))
+        self._body_index[name] = i
+        return i
+
+    def add_body(self, name, shape, mass=None, density=None, position=(0, 0, 0),
+                 orientation=(0, 0, 0, 1), velocity=(0, 0, 0), angular_velocity=(0, 0, 0),
+                 static=False, color=(0.7, 0.7, 0.7), visual_mesh=None):
+        """Add a rigid body. Give `mass` (kg) or `density` (kg/m³), unless `static`.
+        Inertia is the exact tensor of the shape about its centre (shapes.py)."""
+        if not isinstance(name, str) or not name or name in self._body_index:
+            raise ValueError(f"body name must be a new non-empty string, got {name!r}")
+        if shape.kind == "plane" and not static:
+            raise ValueError(f"body {name!r}: a plane can only be static")
+        if not static:
+            if (mass is None) == (density is None):
+                raise ValueError(f"body {name!r}: give exactly one of mass and density")
+            if mass is None:
+                mass = float(density) * shape.volume()
+            mass = float(mass)
+            if not (math.isfinite(mass) and mass > 0.0):
+                raise ValueError(f"body {name!r}: mass must be positive and finite, got {mass!r}")
+        quat = np.asarray(orientation, float).reshape(-1)
+        if quat.shape != (4,) or not np.all(np.isfinite(quat)) or np.linalg.norm(quat) == 0:
+            raise ValueError(f"body {name!r}: orientation must be a quaternion (x, y, z, w)")
+        i = self._add_body_arrays(name, shape, color, mass, _vec3(position, "position"), quat,
+                                  _vec3(velocity, "velocity"), _vec3(angular_velocity, "angular_velocity"),
+                                  static, visual_mesh)
+        self._initial_state = None
+        return Body(self, i)
+
+    def add_joint(self, name, kind, parent, child, anchor, axis=(1.0, 0.0, 0.0), axis2=None,
+                  limits=None, limits2=None, swing=None, twist=None):
+        """Join `parent` (a body name or "world") and `child` at a world `anchor` (m).
+
+        axis:   revolute hinge axis, prismatic slide axis, universal first axis (on the
+                parent), spherical twist axis — world coordinates.
+        axis2:  universal second axis (on the child), perpendicular to `axis`.
+        limits: (lo, hi) of the first free DOF (rad, or m for prismatic); limits2 of the
+                universal's second; swing: spherical cone half-angle (rad); twist: (lo, hi).
+        """
+        if not isinstance(name, str) or not name or name in self._joint_index:
+            raise ValueError(f"joint name must be a new non-empty string, got {name!r}")
+        if kind not in JOINT_TYPES:
+            raise ValueError(f"joint {name!r}: type must be one of {', '.join(JOINT_TYPES)}, got {kind!r}")
+        for role, b in (("parent", parent), ("child", child)):
+            if b not in self._body_index:
+                raise ValueError(f"joint {name!r}: {role} {b!r} is not a body")
+        a, b = self._body_index[parent], self._body_index[child]
+        if a == b:
+            raise ValueError(f"joint {name!r}: parent and child are the same body")
+        t = JOINT_TYPES[kind]
+        anchor = _vec3(anchor, f"joint {name!r} anchor")
+        axis = _vec3(axis, f"joint {name!r} axis")
+        if np.linalg.norm(axis) < 1e-12:
+            raise ValueError(f"joint {name!r}: axis must not be zero")
+        if t == UNIVERSAL:
+            if axis2 is None:
+                raise ValueError(f"joint {name!r}: a universal joint needs axis2")
+            axis2 = _vec3(axis2, f"joint {name!r} axis2")
+            n0, n1 = axis / np.linalg.norm(axis), axis2 / np.linalg.norm(axis2)
+            if abs(np.dot(n0, n1)) > 1e-6:
+                raise ValueError(f"joint {name!r}: axis and axis2 must be perpendicular")
+            frame = frame_from_axes(n0, n1)
+        else:
+            frame = frame_from_axes(axis)
+        q_frame = q_from_matrix(frame)
+        n_eq, n_lim, n_free = ROW_LAYOUT[t]
+        nrows = n_eq + n_lim + n_free
+        j = len(self.joint_info)
+        r0 = self.row_C.shape[0]
+        self._grow("joint_", extra_rows=nrows)
+        self.joint_type[j] = t
+        self.joint_body[j] = (a, b)
+        for side, body in ((0, a), (1, b)):
+            qc = q_conj(self.body_quat[body])
+            local_anchor = q_rotate(qc, anchor - self.body_pos[body])
+            local_frame = q_mul(qc, q_frame)
+            if side == 0:
+                self.joint_anchor_a[j], self.joint_frame_a[j] = local_anchor, local_frame
+            else:
+                self.joint_anchor_b[j], self.joint_frame_b[j] = local_anchor, local_frame
+        self.joint_row_start[j] = r0
+        self.joint_row_count[j] = nrows
+        self.row_joint[r0:r0 + nrows] = j
+        self.row_kind[r0:r0 + n_eq] = ROW_EQ
+        self.row_kind[r0 + n_eq:r0 + n_eq + n_lim] = ROW_LIMIT
+        self.row_kind[r0 + n_eq + n_lim:] = ROW_FREE
+        self.row_rot[r0:r0 + nrows] = 1
+        self.row_rot[r0:r0 + TRANSLATIONAL_EQ_ROWS[t]] = 0
+        if t == PRISMATIC:
+            self.row_rot[r0 + n_eq:] = 0
+        self._count_shared_rows()
+        self.joint_info.append(JointInfo(name, kind, parent, child, tuple(anchor), tuple(axis),
+                                         None if axis2 is None else tuple(axis2)))
+        self._joint_index[name] = j
+        view = Joint(self, j)
+        if t == SPHERICAL:
+            if swing is not None:
+                self._set_limit(j, 0, 0.0, swing)
+            if twist is not None:
+                self._set_limit(j, 1, *twist)
+        else:
+            if limits is not None:
+                self._set_limit(j, 0, *limits)
+            if limits2 is not None:
+                if t != UNIVERSAL:
+                    raise ValueError(f"joint {name!r}: limits2 is only for universal joints")
+                self._set_limit(j, 1, *limits2)
+        if (swing is not None or twist is not None) and t != SPHERICAL:
+            raise ValueError(f"joint {name!r}: swing and twist limits are only for spherical joints")
+        self._initial_state = None
+        self._refresh_rows()
+        return view
+
+    def _count_shared_rows(self):
+        """row_share[r]: equality + limit rows acting on the row's most constrained
+        dynamic body (the n of the critical penalty scaling, penalty.py)."""
+        solid = self.row_kind != ROW_FREE
+        per_body = np.zeros(len(self.body_pos), np.int64)
+        for side in (0, 1):
+            np.add.at(per_body, self.joint_body[self.row_joint[solid], side], 1)
+        per_body[self.body_inv_mass == 0.0] = 0
+        a = per_body[self.joint_body[self.row_joint, 0]]
+        b = per_body[self.joint_body[self.row_joint, 1]]
+        self.row_share[:] = np.maximum(np.maximum(a, b), 1)
+
+    def _set_limit(self, j, dof, lo, hi):
+        t = self.joint_type[j]
+        n_dof = {REVOLUTE: 1, PRISMATIC: 1, UNIVERSAL: 2, SPHERICAL: 2}.get(t, 0)
+        name = self.joint_info[j].name
+        if dof >= n_dof:
+            raise ValueError(f"joint {name!r} ({JOINT_TYPE_NAMES[t]}) has no limit #{dof}")
+        if lo is None:
+            self.joint_limit_on[j, dof] = 0
+            return
+        lo, hi = float(lo), float(hi)
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+            raise ValueError(f"joint {name!r}: limits need finite lo <= hi, got ({lo}, {hi})")
+        if t == SPHERICAL and dof == 0 and not (0.0 < hi <= math.pi):
+            raise ValueError(f"joint {name!r}: swing cone must be in (0, π] rad, got {hi}")
+        self.joint_limit_lo[j, dof] = lo
+        self.joint_limit_hi[j, dof] = hi
+        self.joint_limit_on[j, dof] = 1
+        self._refresh_rows()
+
+    # ------------------------------------------------------------------ access
+    def body(self, name):
+        if name not in self._body_index:
+            raise KeyError(f"no body named {name!r}")
+        return Body(self, self._body_index[name])
+
+    def joint(self, name):
+        if name not in self._joint_index:
+            raise KeyError(f"no joint named {name!r}")
+        return Joint(self, self._joint_index[name])
+
+    @property
+    def bodies(self):
+        """Every body but the world, in creation order."""
+        return [Body(self, i) for i in range(1, len(self.body_info))]
+
+    @property
+    def joints(self):
+        return [Joint(self, j) for j in range(len(self.joint_info))]
+
+    def max_constraint_error(self):
+        """Largest joint constraint violation (m or rad) at the current poses."""
+        return float(self.joint_err.max()) if self.joint_err.size else 0.0
+
+    def energy(self):
+        """Kinetic + gravitational potential energy of the dynamic bodies (J)."""
+        dyn = self.body_inv_mass > 0.0
+        m = 1.0 / self.body_inv_mass[dyn]
+        ke = 0.5 * np.sum(m * np.sum(self.body_vel[dyn] ** 2, axis=1))
+        q = self.body_quat[dyn]
+        w = self.body_omega[dyn]
+        # body-frame angular velocity: rotate by q⁻¹
+        qv, qw = -q[:, :3], q[:, 3:4]
+        t = 2.0 * np.cross(qv, w)
+        wb = w + qw * t + np.cross(qv, t)
+        ke += 0.5 * np.sum(self.body_inertia[dyn] * wb ** 2)
+        pe = -np.sum(m * (self.body_pos[dyn] @ self._gravity))
+        return float(ke + pe)
+
+    # ------------------------------------------------------------------ state
+    def _refresh_rows(self):
+        """Recompute rows and readouts from the current state (after any edit)."""
+        compute_joint_rows(self.body_pos, self.body_quat, self.joint_type, self.joint_body,
+                           self.joint_anchor_a, self.joint_anchor_b, self.joint_frame_a,
+                           self.joint_frame_b, self.joint_limit_lo, self.joint_limit_hi,
+                           self.joint_limit_on, self.joint_row_start, self.joint_q, self.joint_err,
+                           self.row_J, self.row_C, self.row_active)
+        compute_joint_rates(self.joint_type, self.joint_body, self.joint_row_start, self.joint_row_count,
+                            self.row_J, self.body_vel, self.body_omega, self.joint_qd)
+
+    def save_state(self):
+        """A cheap copy of everything time changes."""
+        s = {f: getattr(self, f).copy() for f in STATE_BODY_FIELDS + STATE_JOINT_FIELDS}
+        s["time"], s["step_count"] = self.time, self.step_count
+        return s
+
+    def restore_state(self, s):
+        for f in STATE_BODY_FIELDS + STATE_JOINT_FIELDS:
+            getattr(self, f)[:] = s[f]
+        self.time, self.step_count = s["time"], s["step_count"]
+        self.blown_up = None
+        self._refresh_rows()
+
+    def reset(self):
+        """Back to the state the world had before its first step."""
+        if self._initial_state is not None:
+            self.restore_state(self._initial_state)
+
+    # ------------------------------------------------------------------ stepping
+    def step(self):
+        """Advance exactly one fixed Δt."""
+        self.advance_steps(1)
+
+    def advance(self, duration):
+        """Advance by `duration` simulated seconds (rounded to whole steps); returns steps."""
+        n = int(round(float(duration) / self.dt))
+        self.advance_steps(n)
+        return n
+
+    def advance_steps(self, n):
+        """Advance n fixed steps in one kernel call. Raises SimulationBlowUp on a blow-up."""
+        if self.blown_up is not None:
+            raise self.blown_up
+        if self._initial_state is None:
+            self._initial_state = self.save_state()
+        if n <= 0:
+            return
+        t0 = _time.perf_counter()
+        done = penalty.penalty_run(
+            n, self.dt, self.penalty_params, self._gravity, self.gyroscopic, self.max_speed, self.max_spin,
+            self.body_pos, self.body_quat, self.body_vel, self.body_omega, self.body_inv_mass,
+            self.body_inertia, self.body_inv_inertia, self.body_force, self.body_torque,
+            self._force_acc, self._torque_acc,
+            self.joint_type, self.joint_body, self.joint_anchor_a, self.joint_anchor_b,
+            self.joint_frame_a, self.joint_frame_b, self.joint_limit_lo, self.joint_limit_hi,
+            self.joint_limit_on, self.joint_row_start, self.joint_row_count,
+            self.joint_q, self.joint_qd, self.joint_err,
+            self.row_joint, self.row_kind, self.row_rot, self.row_share, self.row_J, self.row_C,
+            self.row_active)
+        ms = (_time.perf_counter() - t0) * 1e3
+        self.stats = SolverStats(iterations=0, residual=self.max_constraint_error(), solve_ms=ms / max(n, 1))
+        self.step_count += done
+        self.time = self.step_count * self.dt
+        if done < n:
+            self.step_count += 1
+            self.time = self.step_count * self.dt
+            self.blown_up = SimulationBlowUp(self.time, "a velocity became NaN or exceeded "
+                                             f"{self.max_speed:g} m/s / {self.max_spin:g} rad/s")
+            raise self.blown_up
+
+    # ------------------------------------------------------------------ for viewers
+    def snapshot(self):
+        """Poses for drawing: dict of names, shapes, colours, positions and quaternions."""
+        return {"names": [b.name for b in self.body_info], "shapes": [b.shape for b in self.body_info],
+                "colors": [b.color for b in self.body_info], "position": self.body_pos.copy(),
+                "orientation": self.body_quat.copy(), "time": self.time}
