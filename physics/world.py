@@ -557,7 +557,32 @@ class World:
 
     # ------------------------------------------------------------------ for viewers
     def snapshot(self):
-        """Poses for drawing: dict of names, shapes, colours, positions and quaternions."""
-        return {"names": [b.name for b in self.body_info], "shapes": [b.shape for b in self.body_info],
-                "colors": [b.color for b in self.body_info], "position": self.body_pos.copy(),
-                "orientation": self.body_quat.copy(), "time": self.time}
+        """Everything a viewer draws this frame, copied (never a view into solver state).
+
+        bodies: names, shapes, colours, visual_meshes, position (n,3), orientation (n,4)
+        — index 0 is the static world. joints: names, kinds, anchor (m,3) world anchor
+        on the parent, frame (m,3,3) world joint frame on the parent (columns n0 n1 n2;
+        n0 = hinge/slide/twist axis), child_frame (m,3,3), q (m,3), error (m,),
+        limit_on/lo/hi (m,3) as in Joint.limit.
+        """
+        from .quat import q_mul as _qm, q_rotate as _qr, q_to_matrix as _qmat
+        m = len(self.joint_info)
+        anchor = np.zeros((m, 3))
+        frame = np.zeros((m, 3, 3))
+        child_frame = np.zeros((m, 3, 3))
+        for j in range(m):  # a few dozen joints per frame, outside the physics step
+            a, b = self.joint_body[j]
+            anchor[j] = self.body_pos[a] + _qr(self.body_quat[a], self.joint_anchor_a[j])
+            frame[j] = _qmat(_qm(self.body_quat[a], self.joint_frame_a[j]))
+            child_frame[j] = _qmat(_qm(self.body_quat[b], self.joint_frame_b[j]))
+        return {
+            "time": self.time,
+            "names": [b.name for b in self.body_info], "shapes": [b.shape for b in self.body_info],
+            "colors": [b.color for b in self.body_info], "visual_meshes": [b.visual_mesh for b in self.body_info],
+            "position": self.body_pos.copy(), "orientation": self.body_quat.copy(),
+            "joint_names": [j.name for j in self.joint_info], "joint_kinds": [j.kind for j in self.joint_info],
+            "joint_anchor": anchor, "joint_frame": frame, "joint_child_frame": child_frame,
+            "joint_q": self.joint_q.copy(), "joint_error": self.joint_err.copy(),
+            "joint_limit_on": self.joint_limit_on.copy(), "joint_limit_lo": self.joint_limit_lo.copy(),
+            "joint_limit_hi": self.joint_limit_hi.copy(),
+        }
