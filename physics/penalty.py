@@ -7,14 +7,18 @@ Two scalings of α and β, chosen per world:
 * ``paper`` — exactly seed 000 §5: α = m_eff α*, β = m_eff β* with
   m_eff = 1/(1/m_i + 1/m_j) (masses only), α* = 5000, β* = 25 for translational
   rows and α* = 10000, β* = 10 for rotational rows, tuned for Δt ≈ 3 ms.
-* ``critical`` — the row's own effective mass including inertia,
-  m_row = 1/(J M⁻¹ Jᵀ), and the step: α = m_row ω²/n, β = 2 ζ m_row ω/n with
-  ω = κ/Δt, where n is the number of rows acting on the row's most constrained body.
-  The n rows that can push one mode of a body then add up to one critically damped
-  (ζ = 1) oscillator whose period is 2π/κ steps, inside the symplectic-Euler
-  stability bounds (ωΔt < 2(√2 − 1) and the summed damping hc < 2), whatever the
-  masses, inertias and Δt. Without the 1/n the explicit damping of rows sharing a
-  body adds up past hc = 2 and the step diverges.
+* ``critical`` — stiffness from each row's effective mass *and inertia* and the
+  step, so that every mode of the coupled rows stays stable and critically damped:
+  α_r = ω²/D_r, β_r = 2ζω/D_r with ω = κ/Δt, where D_r bounds the r-th Gershgorin
+  row sum of A = J M⁻¹ Jᵀ (over the rows sharing a body with r). Then every
+  eigenvalue λ of diag(α)A is ≤ ω², the damping diag(β)A = (2ζ/ω) diag(α)A acts on
+  the same modes, and semi-implicit Euler is stable when κ² + 4ζκ < 4 (κ < 0.83 at
+  ζ = 1); κ = 0.7 by default. D_r = Σ_{bodies b of r} Σ_{rows r' on b} |J_rb M_b⁻¹ J_r'bᵀ|
+  (≥ the row sum, by the triangle inequality), from a static list of the rows on each
+  body: O(rows × rows per body) per step.
+  Explicit penalty cannot be both stiff and stable where a row's effective mass is
+  dominated by a small inertia on a long lever (a small bob on a long arm): there
+  the row is soft. Use a smaller Δt, or the impulse solver.
 """
 import numpy as np
 from numba import njit
@@ -27,31 +31,64 @@ PAPER, CRITICAL = 0, 1
 PRESETS = {"paper": PAPER, "critical": CRITICAL}
 # params layout: [preset, α*_lin, β*_lin, α*_rot, β*_rot, κ, ζ]
 PAPER_DEFAULTS = dict(alpha_lin=5000.0, beta_lin=25.0, alpha_rot=10000.0, beta_rot=10.0)
-CRITICAL_DEFAULTS = dict(kappa=0.5, zeta=1.0)
-
-
-@njit(cache=True, inline="always")
-def row_inverse_mass(row_J, r, a, b, body_quat, body_inv_mass, body_inv_inertia):
-    """J M⁻¹ Jᵀ of one row (1/kg or 1/(kg·m²))."""
-    k = body_inv_mass[a] * (row_J[r, 0] ** 2 + row_J[r, 1] ** 2 + row_J[r, 2] ** 2)
-    k += body_inv_mass[b] * (row_J[r, 6] ** 2 + row_J[r, 7] ** 2 + row_J[r, 8] ** 2)
-    ix, iy, iz = world_inv_inertia_times(body_quat[a, 0], body_quat[a, 1], body_quat[a, 2], body_quat[a, 3],
-                                         body_inv_inertia[a, 0], body_inv_inertia[a, 1], body_inv_inertia[a, 2],
-                                         row_J[r, 3], row_J[r, 4], row_J[r, 5])
-    k += ix * row_J[r, 3] + iy * row_J[r, 4] + iz * row_J[r, 5]
-    ix, iy, iz = world_inv_inertia_times(body_quat[b, 0], body_quat[b, 1], body_quat[b, 2], body_quat[b, 3],
-                                         body_inv_inertia[b, 0], body_inv_inertia[b, 1], body_inv_inertia[b, 2],
-                                         row_J[r, 9], row_J[r, 10], row_J[r, 11])
-    k += ix * row_J[r, 9] + iy * row_J[r, 10] + iz * row_J[r, 11]
-    return k
+CRITICAL_DEFAULTS = dict(kappa=0.7, zeta=1.0)
 
 
 @njit(cache=True)
-def penalty_forces(params, h, row_joint, row_kind, row_rot, row_share, row_J, row_C, row_active, joint_body,
+def gershgorin_bounds(row_joint, row_kind, row_J, row_active, joint_body, body_quat, body_inv_mass,
+                      body_inv_inertia, body_row_ptr, body_row_idx, row_minv_jt, row_bound):
+    """row_bound[r] = Σ_{bodies b of r} Σ_{active rows r' on b} |J_rb M_b⁻¹ J_r'bᵀ|."""
+    # M⁻¹Jᵀ of each side of each active row (zero for inactive rows and static bodies)
+    for r in range(row_J.shape[0]):
+        on = row_active[r] != 0 and row_kind[r] != ROW_FREE
+        for side in range(2):
+            i = joint_body[row_joint[r], side]
+            o = 6 * side
+            if not on:
+                for k in range(6):
+                    row_minv_jt[r, o + k] = 0.0
+                continue
+            im = body_inv_mass[i]
+            row_minv_jt[r, o] = im * row_J[r, o]
+            row_minv_jt[r, o + 1] = im * row_J[r, o + 1]
+            row_minv_jt[r, o + 2] = im * row_J[r, o + 2]
+            ix, iy, iz = world_inv_inertia_times(body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
+                                                 body_inv_inertia[i, 0], body_inv_inertia[i, 1],
+                                                 body_inv_inertia[i, 2], row_J[r, o + 3], row_J[r, o + 4],
+                                                 row_J[r, o + 5])
+            row_minv_jt[r, o + 3] = ix
+            row_minv_jt[r, o + 4] = iy
+            row_minv_jt[r, o + 5] = iz
+        row_bound[r] = 0.0
+    # per body: every pair of rows on it adds |J_rb · M⁻¹J_r'bᵀ| to r's bound
+    for i in range(body_row_ptr.shape[0] - 1):
+        if body_inv_mass[i] == 0.0 and body_inv_inertia[i, 0] == 0.0:
+            continue
+        for p in range(body_row_ptr[i], body_row_ptr[i + 1]):
+            r = body_row_idx[p, 0]
+            o = 6 * body_row_idx[p, 1]
+            if row_active[r] == 0 or row_kind[r] == ROW_FREE:
+                continue
+            acc = 0.0
+            for p2 in range(body_row_ptr[i], body_row_ptr[i + 1]):
+                r2 = body_row_idx[p2, 0]
+                o2 = 6 * body_row_idx[p2, 1]
+                dot = 0.0
+                for k in range(6):
+                    dot += row_J[r, o + k] * row_minv_jt[r2, o2 + k]
+                acc += abs(dot)
+            row_bound[r] += acc
+
+
+@njit(cache=True)
+def penalty_forces(params, h, row_joint, row_kind, row_rot, body_row_ptr, body_row_idx, row_minv_jt, row_bound, row_J, row_C, row_active, joint_body,
                    body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia,
                    force_acc, torque_acc):
     """Add −Jᵀ(αC + βĊ) of every active equality and limit row to the body forces."""
     preset = params[0]
+    if preset == CRITICAL:
+        gershgorin_bounds(row_joint, row_kind, row_J, row_active, joint_body, body_quat, body_inv_mass,
+                          body_inv_inertia, body_row_ptr, body_row_idx, row_minv_jt, row_bound)
     for r in range(row_C.shape[0]):
         if row_active[r] == 0 or row_kind[r] == ROW_FREE:
             continue
@@ -68,13 +105,12 @@ def penalty_forces(params, h, row_joint, row_kind, row_rot, row_share, row_J, ro
             else:
                 alpha, beta = m_eff * params[1], m_eff * params[2]
         else:
-            k = row_inverse_mass(row_J, r, a, b, body_quat, body_inv_mass, body_inv_inertia)
-            if k <= 0.0:
+            d = row_bound[r]
+            if d <= 0.0:
                 continue
             w = params[5] / h
-            n = row_share[r]
-            alpha = w * w / (k * n)
-            beta = 2.0 * params[6] * w / (k * n)
+            alpha = w * w / d
+            beta = 2.0 * params[6] * w / d
         lam = -(alpha * row_C[r] + beta * row_velocity(row_J, r, a, b, body_vel, body_omega))
         force_acc[a, 0] += row_J[r, 0] * lam
         force_acc[a, 1] += row_J[r, 1] * lam
@@ -97,14 +133,15 @@ def penalty_run(n_steps, h, params, gravity, gyroscopic, max_speed, max_spin,
                 joint_type, joint_body, joint_anchor_a, joint_anchor_b, joint_frame_a, joint_frame_b,
                 joint_limit_lo, joint_limit_hi, joint_limit_on, joint_row_start, joint_row_count,
                 joint_q, joint_qd, joint_err,
-                row_joint, row_kind, row_rot, row_share, row_J, row_C, row_active):
+                row_joint, row_kind, row_rot, row_J, row_C, row_active,
+                body_row_ptr, body_row_idx, row_minv_jt, row_bound):
     """Advance n_steps fixed steps. Rows must hold the current poses on entry; they hold
     the final poses on return. Returns the number of steps done before a blow-up
     (n_steps when none)."""
     for step in range(n_steps):
         force_acc[:, :] = body_force
         torque_acc[:, :] = body_torque
-        penalty_forces(params, h, row_joint, row_kind, row_rot, row_share, row_J, row_C, row_active, joint_body,
+        penalty_forces(params, h, row_joint, row_kind, row_rot, body_row_ptr, body_row_idx, row_minv_jt, row_bound, row_J, row_C, row_active, joint_body,
                        body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia, force_acc, torque_acc)
         integrate_velocities(body_quat, body_vel, body_omega, body_inv_mass, body_inertia, body_inv_inertia,
                              force_acc, torque_acc, gravity, gyroscopic, h)

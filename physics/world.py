@@ -248,6 +248,8 @@ class World:
         self.body_torque = np.zeros((n, 3))
         self._force_acc = np.zeros((n, 3))
         self._torque_acc = np.zeros((n, 3))
+        self.body_row_ptr = np.zeros(n + 1, np.int64)   # CSR: rows touching each body
+        self.body_row_idx = np.zeros((0, 2), np.int64)   # (row, side 0=a / 1=b)
 
     def _alloc_joints(self, n, nrows=0):
         self.joint_type = np.zeros(n, np.int64)
@@ -267,7 +269,8 @@ class World:
         self.row_joint = np.zeros(nrows, np.int64)
         self.row_kind = np.zeros(nrows, np.int64)
         self.row_rot = np.zeros(nrows, np.int64)
-        self.row_share = np.ones(nrows, np.int64)
+        self._row_minv_jt = np.zeros((nrows, 12))
+        self._row_bound = np.zeros(nrows)
         self.row_J = np.zeros((nrows, 12))
         self.row_C = np.zeros(nrows)
         self.row_active = np.zeros(nrows, np.int64)
@@ -275,13 +278,13 @@ class World:
     def _grow(self, prefix, extra_rows=None):
         """Append one zero entry to every array named prefix_* (builder only, not hot)."""
         for name, arr in list(vars(self).items()):
-            if not isinstance(arr, np.ndarray):
+            if not isinstance(arr, np.ndarray) or name in ("body_row_ptr", "body_row_idx"):
                 continue
             if name.startswith(prefix) or (prefix == "body_" and name in ("_force_acc", "_torque_acc")):
                 pad = np.zeros((1,) + arr.shape[1:], arr.dtype)
                 setattr(self, name, np.ascontiguousarray(np.concatenate([arr, pad])))
         if extra_rows:
-            for name in ("row_joint", "row_kind", "row_rot", "row_share", "row_J", "row_C", "row_active"):
+            for name in ("row_joint", "row_kind", "row_rot", "_row_minv_jt", "_row_bound", "row_J", "row_C", "row_active"):
                 arr = getattr(self, name)
                 pad = np.zeros((extra_rows,) + arr.shape[1:], arr.dtype)
                 setattr(self, name, np.ascontiguousarray(np.concatenate([arr, pad])))
@@ -302,6 +305,7 @@ class World:
             self.body_inv_inertia[i] = 1.0 / inertia
         self.body_info.append(BodyInfo(name, shape, tuple(color), mass if not static else math.inf, visual_mesh))
         self._body_index[name] = i
+        self._index_body_rows()
         return i
 
     def add_body(self, name, shape, mass=None, density=None, position=(0, 0, 0),
@@ -391,7 +395,7 @@ class World:
         self.row_rot[r0:r0 + TRANSLATIONAL_EQ_ROWS[t]] = 0
         if t == PRISMATIC:
             self.row_rot[r0 + n_eq:] = 0
-        self._count_shared_rows()
+        self._index_body_rows()
         self.joint_info.append(JointInfo(name, kind, parent, child, tuple(anchor), tuple(axis),
                                          None if axis2 is None else tuple(axis2)))
         self._joint_index[name] = j
@@ -414,17 +418,17 @@ class World:
         self._refresh_rows()
         return view
 
-    def _count_shared_rows(self):
-        """row_share[r]: equality + limit rows acting on the row's most constrained
-        dynamic body (the n of the critical penalty scaling, penalty.py)."""
-        solid = self.row_kind != ROW_FREE
-        per_body = np.zeros(len(self.body_pos), np.int64)
-        for side in (0, 1):
-            np.add.at(per_body, self.joint_body[self.row_joint[solid], side], 1)
-        per_body[self.body_inv_mass == 0.0] = 0
-        a = per_body[self.joint_body[self.row_joint, 0]]
-        b = per_body[self.joint_body[self.row_joint, 1]]
-        self.row_share[:] = np.maximum(np.maximum(a, b), 1)
+    def _index_body_rows(self):
+        """body_row_ptr/body_row_idx: for each body, the (row, side) pairs acting on it."""
+        nb = len(self.body_pos)
+        rows = np.repeat(np.arange(len(self.row_joint)), 2)
+        sides = np.tile(np.arange(2), len(self.row_joint))
+        bodies = self.joint_body[self.row_joint[rows], sides] if len(rows) else np.zeros(0, np.int64)
+        order = np.argsort(bodies, kind="stable")
+        self.body_row_idx = np.ascontiguousarray(np.column_stack([rows[order], sides[order]]).astype(np.int64))
+        self.body_row_ptr = np.zeros(nb + 1, np.int64)
+        np.add.at(self.body_row_ptr, bodies + 1, 1)
+        self.body_row_ptr = np.cumsum(self.body_row_ptr)
 
     def _set_limit(self, j, dof, lo, hi):
         t = self.joint_type[j]
@@ -542,8 +546,8 @@ class World:
             self.joint_frame_a, self.joint_frame_b, self.joint_limit_lo, self.joint_limit_hi,
             self.joint_limit_on, self.joint_row_start, self.joint_row_count,
             self.joint_q, self.joint_qd, self.joint_err,
-            self.row_joint, self.row_kind, self.row_rot, self.row_share, self.row_J, self.row_C,
-            self.row_active)
+            self.row_joint, self.row_kind, self.row_rot, self.row_J, self.row_C, self.row_active,
+            self.body_row_ptr, self.body_row_idx, self._row_minv_jt, self._row_bound)
         ms = (_time.perf_counter() - t0) * 1e3
         self.stats = SolverStats(iterations=0, residual=self.max_constraint_error(), solve_ms=ms / max(n, 1))
         self.step_count += done
