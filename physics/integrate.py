@@ -11,13 +11,13 @@ from numba import njit
 from .quat import rotate, rotate_inv, world_inv_inertia_times
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def is_static(body_inv_mass, body_inv_inertia, i):
     return (body_inv_mass[i] == 0.0 and body_inv_inertia[i, 0] == 0.0
             and body_inv_inertia[i, 1] == 0.0 and body_inv_inertia[i, 2] == 0.0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def gyroscopic_implicit(qx, qy, qz, qw, ix, iy, iz, wx, wy, wz, h):
     """One Newton step of the implicit gyroscopic update I(ω'−ω) + h ω'×Iω' = 0,
     in the body frame (Catto 2015); stable for fast spin, unlike ω×Iω explicit."""
@@ -47,7 +47,7 @@ def gyroscopic_implicit(qx, qy, qz, qw, ix, iy, iz, wx, wy, wz, h):
     return rotate(qx, qy, qz, qw, bx - dx, by - dy, bz - dz)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def integrate_velocities(body_quat, body_vel, body_omega, body_inv_mass, body_inertia,
                          body_inv_inertia, body_force, body_torque, gravity, gyroscopic, h):
     """v += h (g + F/m), ω += h I⁻¹τ (world frame), then the gyroscopic term if enabled."""
@@ -73,7 +73,7 @@ def integrate_velocities(body_quat, body_vel, body_omega, body_inv_mass, body_in
         body_omega[i, 2] = wz
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def integrate_positions(body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia, h):
     """x += h v; q += h/2 (ω, 0) ⊗ q, normalized."""
     for i in range(body_pos.shape[0]):
@@ -95,7 +95,7 @@ def integrate_positions(body_pos, body_quat, body_vel, body_omega, body_inv_mass
         body_quat[i, 3] = nw * inv
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def blown_up(body_vel, body_omega, max_speed, max_spin):
     """True if any velocity is NaN/inf or beyond the runaway bounds (m/s, rad/s)."""
     for i in range(body_vel.shape[0]):

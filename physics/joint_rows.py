@@ -40,7 +40,7 @@ LINEAR_FREE_DOF = {PRISMATIC: (True,)}
 ROW_EQ, ROW_LIMIT, ROW_FREE = 0, 1, 2
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
 def frame_axes(qx, qy, qz, qw):
     """Columns n0, n1, n2 of the rotation matrix of a unit quaternion (9 scalars)."""
     return (1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (qx * qy + qz * qw), 2.0 * (qx * qz - qy * qw),
@@ -48,13 +48,13 @@ def frame_axes(qx, qy, qz, qw):
             2.0 * (qx * qz + qy * qw), 2.0 * (qy * qz - qx * qw), 1.0 - 2.0 * (qx * qx + qy * qy))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
 def wrap_angle(a):
     """Angle wrapped into (-π, π]."""
     return a - 2.0 * math.pi * math.floor((a + math.pi) / (2.0 * math.pi))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
 def write_row(row_J, row_C, row_active, r, lax, lay, laz, aax, aay, aaz,
               lbx, lby, lbz, abx, aby, abz, C, active):
     row_J[r, 0] = lax
@@ -73,7 +73,7 @@ def write_row(row_J, row_C, row_active, r, lax, lay, laz, aax, aay, aaz,
     row_active[r] = active
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
 def point_row(row_J, row_C, row_active, r, ex, ey, ez, rax, ray, raz, rbx, rby, rbz, C):
     """Point-to-point row along world direction e (eq. 11-12, seed 000):
     C = e·(p_b − p_a), Ċ = e·(v_b + ω_b×r_b − v_a − ω_a×r_a)."""
@@ -83,7 +83,7 @@ def point_row(row_J, row_C, row_active, r, ex, ey, ez, rax, ray, raz, rbx, rby, 
               ex, ey, ez, cbx, cby, cbz, C, 1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
 def perpendicular_row(row_J, row_C, row_active, r, ux, uy, uz, wx, wy, wz):
     """Angular row keeping axis u (on a) perpendicular to axis w (on b) (eq. 14, 15, 18,
     seed 000): C = u·w, Ċ = (u×w)·ω_a − (u×w)·ω_b."""
@@ -92,7 +92,7 @@ def perpendicular_row(row_J, row_C, row_active, r, ux, uy, uz, wx, wy, wz):
               0.0, 0.0, 0.0, -cx, -cy, -cz, ux * wx + uy * wy + uz * wz, 1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
 def slide_row(row_J, row_C, row_active, r, nx, ny, nz, d_x, d_y, d_z,
               pbax, pbay, pbaz, rbx, rby, rbz, C, active):
     """Row along axis n fixed in body a through the anchor gap d = p_b − p_a
@@ -103,14 +103,14 @@ def slide_row(row_J, row_C, row_active, r, nx, ny, nz, d_x, d_y, d_z,
               nx, ny, nz, cbx, cby, cbz, C, active)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
 def twist_row(row_J, row_C, row_active, r, nx, ny, nz, C, active):
     """Angular row about axis n: Ċ = n·(ω_b − ω_a) (limits and free rotational DOFs)."""
     write_row(row_J, row_C, row_active, r, 0.0, 0.0, 0.0, -nx, -ny, -nz,
               0.0, 0.0, 0.0, nx, ny, nz, C, active)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
 def limit_value(q, lo, hi, on):
     """Dead-zone function χ (eq. 21, 25, seed 000) on an angle or slide: (C, active)."""
     if on == 0:
@@ -122,12 +122,16 @@ def limit_value(q, lo, hi, on):
     return 0.0, 0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=True)
 def compute_joint_rows(body_pos, body_quat, joint_type, joint_body, joint_anchor_a,
                        joint_anchor_b, joint_frame_a, joint_frame_b, joint_limit_lo,
                        joint_limit_hi, joint_limit_on, joint_row_start,
-                       joint_q, joint_err, row_J, row_C, row_active):
-    """Write every joint's rows from the body poses; update joint_q and joint_err."""
+                       joint_q, joint_err, row_J, row_C, row_active, readout):
+    """Write every joint's rows from the body poses; update joint_q and joint_err.
+
+    Spherical swing/twist angles cost two atan2 and a quaternion product: they are
+    computed when a limit needs them or when `readout` is set (the last step of a run).
+    """
     for j in range(joint_type.shape[0]):
         a = joint_body[j, 0]
         b = joint_body[j, 1]
@@ -211,31 +215,35 @@ def compute_joint_rows(body_pos, body_quat, joint_type, joint_body, joint_anchor
                 twist_row(row_J, row_C, row_active, r + 7, b1x, b1y, b1z, 0.0, 1)
             else:  # SPHERICAL: swing cone about n_a0 and twist about it
                 n_eq = 3
-                sx, sy, sz = cross(a0x, a0y, a0z, b0x, b0y, b0z)
-                sn = math.sqrt(sx * sx + sy * sy + sz * sz)
-                swing = math.atan2(sn, a0x * b0x + a0y * b0y + a0z * b0z)
-                joint_q[j, 0] = swing
-                if sn > 1e-12:
-                    sx, sy, sz = sx / sn, sy / sn, sz / sn
+                if readout or joint_limit_on[j, 0] != 0 or joint_limit_on[j, 1] != 0:
+                    sx, sy, sz = cross(a0x, a0y, a0z, b0x, b0y, b0z)
+                    sn = math.sqrt(sx * sx + sy * sy + sz * sz)
+                    swing = math.atan2(sn, a0x * b0x + a0y * b0y + a0z * b0z)
+                    joint_q[j, 0] = swing
+                    if sn > 1e-12:
+                        sx, sy, sz = sx / sn, sy / sn, sz / sn
+                    else:
+                        sx, sy, sz = a1x, a1y, a1z
+                    C, act = limit_value(swing, -1.0, joint_limit_hi[j, 0], joint_limit_on[j, 0])
+                    twist_row(row_J, row_C, row_active, r + 3, sx, sy, sz, C, act)
+                    err = max(err, abs(C))
+                    # twist: swing-twist decomposition of the relative rotation about n_a0
+                    rx, ry, rz, rw = qmul(-fax, -fay, -faz, faw, fbx, fby, fbz, fbw)
+                    raw = wrap_angle(2.0 * math.atan2(rx, rw))
+                    tw = joint_q[j, 1] + wrap_angle(raw - joint_q[j, 1])
+                    joint_q[j, 1] = tw
+                    hx, hy, hz = a0x + b0x, a0y + b0y, a0z + b0z
+                    hn = math.sqrt(hx * hx + hy * hy + hz * hz)
+                    if hn > 1e-12:
+                        hx, hy, hz = hx / hn, hy / hn, hz / hn
+                    else:
+                        hx, hy, hz = a0x, a0y, a0z
+                    C, act = limit_value(tw, joint_limit_lo[j, 1], joint_limit_hi[j, 1], joint_limit_on[j, 1])
+                    twist_row(row_J, row_C, row_active, r + 4, hx, hy, hz, C, act)
+                    err = max(err, abs(C))
                 else:
-                    sx, sy, sz = a1x, a1y, a1z
-                C, act = limit_value(swing, -1.0, joint_limit_hi[j, 0], joint_limit_on[j, 0])
-                twist_row(row_J, row_C, row_active, r + 3, sx, sy, sz, C, act)
-                err = max(err, abs(C))
-                # twist: swing-twist decomposition of the relative rotation about n_a0
-                rx, ry, rz, rw = qmul(-fax, -fay, -faz, faw, fbx, fby, fbz, fbw)
-                raw = wrap_angle(2.0 * math.atan2(rx, rw))
-                tw = joint_q[j, 1] + wrap_angle(raw - joint_q[j, 1])
-                joint_q[j, 1] = tw
-                hx, hy, hz = a0x + b0x, a0y + b0y, a0z + b0z
-                hn = math.sqrt(hx * hx + hy * hy + hz * hz)
-                if hn > 1e-12:
-                    hx, hy, hz = hx / hn, hy / hn, hz / hn
-                else:
-                    hx, hy, hz = a0x, a0y, a0z
-                C, act = limit_value(tw, joint_limit_lo[j, 1], joint_limit_hi[j, 1], joint_limit_on[j, 1])
-                twist_row(row_J, row_C, row_active, r + 4, hx, hy, hz, C, act)
-                err = max(err, abs(C))
+                    row_active[r + 3] = 0
+                    row_active[r + 4] = 0
                 twist_row(row_J, row_C, row_active, r + 5, a0x, a0y, a0z, 0.0, 1)
                 twist_row(row_J, row_C, row_active, r + 6, a1x, a1y, a1z, 0.0, 1)
                 twist_row(row_J, row_C, row_active, r + 7, a2x, a2y, a2z, 0.0, 1)
@@ -244,7 +252,7 @@ def compute_joint_rows(body_pos, body_quat, joint_type, joint_body, joint_anchor
         joint_err[j] = err
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
 def row_velocity(row_J, r, a, b, body_vel, body_omega):
     """Ċ = J·V for row r between bodies a and b."""
     return (row_J[r, 0] * body_vel[a, 0] + row_J[r, 1] * body_vel[a, 1] + row_J[r, 2] * body_vel[a, 2]
@@ -253,7 +261,7 @@ def row_velocity(row_J, r, a, b, body_vel, body_omega):
             + row_J[r, 9] * body_omega[b, 0] + row_J[r, 10] * body_omega[b, 1] + row_J[r, 11] * body_omega[b, 2])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=True)
 def compute_joint_rates(joint_type, joint_body, joint_row_start, joint_row_count,
                         row_J, body_vel, body_omega, joint_qd):
     """Rate of each free DOF = its free row's J·V (rad/s or m/s)."""

@@ -34,10 +34,11 @@ PAPER_DEFAULTS = dict(alpha_lin=5000.0, beta_lin=25.0, alpha_rot=10000.0, beta_r
 CRITICAL_DEFAULTS = dict(kappa=0.7, zeta=1.0)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def gershgorin_bounds(row_joint, row_kind, row_J, row_active, joint_body, body_quat, body_inv_mass,
                       body_inv_inertia, body_row_ptr, body_row_idx, row_minv_jt, row_bound):
-    """row_bound[r] = Σ_{bodies b of r} Σ_{active rows r' on b} |J_rb M_b⁻¹ J_r'bᵀ|."""
+    """row_bound[r] = Σ_{bodies b of r} Σ_{active rows r' on b} |J_rb M_b⁻¹ J_r'bᵀ|.
+    body_row_ptr/body_row_idx list only equality and limit rows (free rows never push)."""
     # M⁻¹Jᵀ of each side of each active row (zero for inactive rows and static bodies)
     for r in range(row_J.shape[0]):
         on = row_active[r] != 0 and row_kind[r] != ROW_FREE
@@ -60,27 +61,30 @@ def gershgorin_bounds(row_joint, row_kind, row_J, row_active, joint_body, body_q
             row_minv_jt[r, o + 4] = iy
             row_minv_jt[r, o + 5] = iz
         row_bound[r] = 0.0
-    # per body: every pair of rows on it adds |J_rb · M⁻¹J_r'bᵀ| to r's bound
+    # per body: every pair of rows on it adds |J_rb · M⁻¹J_r'bᵀ| to both rows' bounds
     for i in range(body_row_ptr.shape[0] - 1):
         if body_inv_mass[i] == 0.0 and body_inv_inertia[i, 0] == 0.0:
             continue
         for p in range(body_row_ptr[i], body_row_ptr[i + 1]):
             r = body_row_idx[p, 0]
-            o = 6 * body_row_idx[p, 1]
-            if row_active[r] == 0 or row_kind[r] == ROW_FREE:
+            if row_active[r] == 0:
                 continue
-            acc = 0.0
-            for p2 in range(body_row_ptr[i], body_row_ptr[i + 1]):
+            o = 6 * body_row_idx[p, 1]
+            for p2 in range(p, body_row_ptr[i + 1]):
                 r2 = body_row_idx[p2, 0]
+                if row_active[r2] == 0:
+                    continue
                 o2 = 6 * body_row_idx[p2, 1]
                 dot = 0.0
                 for k in range(6):
                     dot += row_J[r, o + k] * row_minv_jt[r2, o2 + k]
-                acc += abs(dot)
-            row_bound[r] += acc
+                dot = abs(dot)
+                row_bound[r] += dot
+                if p2 != p:
+                    row_bound[r2] += dot
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def penalty_forces(params, h, row_joint, row_kind, row_rot, body_row_ptr, body_row_idx, row_minv_jt, row_bound, row_J, row_C, row_active, joint_body,
                    body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia,
                    force_acc, torque_acc):
@@ -126,7 +130,7 @@ def penalty_forces(params, h, row_joint, row_kind, row_rot, body_row_ptr, body_r
         torque_acc[b, 2] += row_J[r, 11] * lam
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def penalty_run(n_steps, h, params, gravity, gyroscopic, max_speed, max_spin,
                 body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inertia, body_inv_inertia,
                 body_force, body_torque, force_acc, torque_acc,
@@ -148,7 +152,7 @@ def penalty_run(n_steps, h, params, gravity, gyroscopic, max_speed, max_spin,
         integrate_positions(body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia, h)
         compute_joint_rows(body_pos, body_quat, joint_type, joint_body, joint_anchor_a, joint_anchor_b,
                            joint_frame_a, joint_frame_b, joint_limit_lo, joint_limit_hi, joint_limit_on,
-                           joint_row_start, joint_q, joint_err, row_J, row_C, row_active)
+                           joint_row_start, joint_q, joint_err, row_J, row_C, row_active, step == n_steps - 1)
         if blown_up(body_vel, body_omega, max_speed, max_spin):
             return step
     compute_joint_rates(joint_type, joint_body, joint_row_start, joint_row_count, row_J,

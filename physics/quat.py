@@ -9,13 +9,13 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
 def cross(ax, ay, az, bx, by, bz):
     """a × b as three scalars."""
     return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
 def rotate(qx, qy, qz, qw, vx, vy, vz):
     """Rotate v by unit quaternion q: q v q*. Returns three scalars."""
     # t = 2 q.xyz × v ; v' = v + w t + q.xyz × t
@@ -27,13 +27,13 @@ def rotate(qx, qy, qz, qw, vx, vy, vz):
             vz + qw * tz + (qx * ty - qy * tx))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
 def rotate_inv(qx, qy, qz, qw, vx, vy, vz):
     """Rotate v by the inverse of unit quaternion q."""
     return rotate(-qx, -qy, -qz, qw, vx, vy, vz)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
 def qmul(ax, ay, az, aw, bx, by, bz, bw):
     """Hamilton product a ⊗ b."""
     return (aw * bx + ax * bw + ay * bz - az * by,
@@ -42,7 +42,7 @@ def qmul(ax, ay, az, aw, bx, by, bz, bw):
             aw * bw - ax * bx - ay * by - az * bz)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
 def world_inv_inertia_times(qx, qy, qz, qw, inv_ix, inv_iy, inv_iz, tx, ty, tz):
     """I_world⁻¹ τ = R diag(inv_I) Rᵀ τ for a body with principal inverse inertia."""
     lx, ly, lz = rotate_inv(qx, qy, qz, qw, tx, ty, tz)

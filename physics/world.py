@@ -159,9 +159,14 @@ class Joint:
 
 
 class World:
-    """A physics world stepped at a fixed Δt. Body 0 is the static world ("world")."""
+    """A physics world stepped at a fixed Δt. Body 0 is the static world ("world").
 
-    def __init__(self, dt=0.003, gravity=(0.0, 0.0, -9.81), solver="penalty", gyroscopic=True,
+    gyroscopic: add the ω×Iω term (implicit, integrate.py). Off by default, as in
+    seed 000's equations of motion (eq. 1: J ω̇ = τ); turn it on for fast-spinning
+    asymmetric bodies.
+    """
+
+    def __init__(self, dt=0.003, gravity=(0.0, 0.0, -9.81), solver="penalty", gyroscopic=False,
                  penalty_preset="paper", max_speed=1.0e3, max_spin=1.0e4):
         self.dt = dt
         self.gravity = gravity
@@ -419,10 +424,12 @@ class World:
         return view
 
     def _index_body_rows(self):
-        """body_row_ptr/body_row_idx: for each body, the (row, side) pairs acting on it."""
+        """body_row_ptr/body_row_idx: for each body, the (row, side) pairs of the
+        equality and limit rows acting on it."""
         nb = len(self.body_pos)
-        rows = np.repeat(np.arange(len(self.row_joint)), 2)
-        sides = np.tile(np.arange(2), len(self.row_joint))
+        solid = np.flatnonzero(self.row_kind != ROW_FREE)
+        rows = np.repeat(solid, 2)
+        sides = np.tile(np.arange(2), len(solid))
         bodies = self.joint_body[self.row_joint[rows], sides] if len(rows) else np.zeros(0, np.int64)
         order = np.argsort(bodies, kind="stable")
         self.body_row_idx = np.ascontiguousarray(np.column_stack([rows[order], sides[order]]).astype(np.int64))
@@ -495,7 +502,7 @@ class World:
                            self.joint_anchor_a, self.joint_anchor_b, self.joint_frame_a,
                            self.joint_frame_b, self.joint_limit_lo, self.joint_limit_hi,
                            self.joint_limit_on, self.joint_row_start, self.joint_q, self.joint_err,
-                           self.row_J, self.row_C, self.row_active)
+                           self.row_J, self.row_C, self.row_active, True)
         compute_joint_rates(self.joint_type, self.joint_body, self.joint_row_start, self.joint_row_count,
                             self.row_J, self.body_vel, self.body_omega, self.joint_qd)
 
