@@ -8,7 +8,7 @@ import math
 
 from numba import njit
 
-from .quat import rotate, rotate_inv, world_inv_inertia_times
+from .quat import cross, rotate, rotate_inv, world_inv_inertia_times
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -104,3 +104,30 @@ def blown_up(body_vel, body_omega, max_speed, max_spin):
         if not (v2 <= max_speed * max_speed) or not (w2 <= max_spin * max_spin):
             return True
     return False
+
+
+@njit(cache=True, error_model="numpy")
+def gather_forces(t, body_pos, body_quat, body_force, body_torque, load_body, load_force, load_torque,
+                  load_point, load_at_point, load_window, force_acc, torque_acc):
+    """force_acc/torque_acc = the bodies' own force and torque plus every scripted load
+    active at time t (t0 ≤ t < t1); a load at a body-local point adds r × F."""
+    force_acc[:, :] = body_force
+    torque_acc[:, :] = body_torque
+    for k in range(load_body.shape[0]):
+        if not (load_window[k, 0] <= t < load_window[k, 1]):
+            continue
+        i = load_body[k]
+        fx, fy, fz = load_force[k, 0], load_force[k, 1], load_force[k, 2]
+        force_acc[i, 0] += fx
+        force_acc[i, 1] += fy
+        force_acc[i, 2] += fz
+        torque_acc[i, 0] += load_torque[k, 0]
+        torque_acc[i, 1] += load_torque[k, 1]
+        torque_acc[i, 2] += load_torque[k, 2]
+        if load_at_point[k]:
+            rx, ry, rz = rotate(body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
+                                load_point[k, 0], load_point[k, 1], load_point[k, 2])
+            tx, ty, tz = cross(rx, ry, rz, fx, fy, fz)
+            torque_acc[i, 0] += tx
+            torque_acc[i, 1] += ty
+            torque_acc[i, 2] += tz

@@ -23,7 +23,7 @@ Two scalings of α and β, chosen per world:
 import numpy as np
 from numba import njit
 
-from .integrate import blown_up, integrate_positions, integrate_velocities
+from .integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from .joint_rows import ROW_FREE, compute_joint_rates, compute_joint_rows, row_velocity
 from .quat import world_inv_inertia_times
 
@@ -131,9 +131,10 @@ def penalty_forces(params, h, row_joint, row_kind, row_rot, body_row_ptr, body_r
 
 
 @njit(cache=True, error_model="numpy")
-def penalty_run(n_steps, h, params, gravity, gyroscopic, max_speed, max_spin,
+def penalty_run(n_steps, h, t0, params, gravity, gyroscopic, max_speed, max_spin,
                 body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inertia, body_inv_inertia,
                 body_force, body_torque, force_acc, torque_acc,
+                load_body, load_force, load_torque, load_point, load_at_point, load_window,
                 joint_type, joint_body, joint_anchor_a, joint_anchor_b, joint_frame_a, joint_frame_b,
                 joint_limit_lo, joint_limit_hi, joint_limit_on, joint_row_start, joint_row_count,
                 joint_q, joint_qd, joint_err,
@@ -143,8 +144,8 @@ def penalty_run(n_steps, h, params, gravity, gyroscopic, max_speed, max_spin,
     the final poses on return. Returns the number of steps done before a blow-up
     (n_steps when none)."""
     for step in range(n_steps):
-        force_acc[:, :] = body_force
-        torque_acc[:, :] = body_torque
+        gather_forces(t0 + step * h, body_pos, body_quat, body_force, body_torque, load_body, load_force,
+                      load_torque, load_point, load_at_point, load_window, force_acc, torque_acc)
         penalty_forces(params, h, row_joint, row_kind, row_rot, body_row_ptr, body_row_idx, row_minv_jt, row_bound, row_J, row_C, row_active, joint_body,
                        body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia, force_acc, torque_acc)
         integrate_velocities(body_quat, body_vel, body_omega, body_inv_mass, body_inertia, body_inv_inertia,

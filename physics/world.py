@@ -9,7 +9,8 @@ import time as _time
 
 import numpy as np
 
-from . import penalty
+from . import impulse, penalty
+from .clock import ticks_per_ms
 from .integrate import is_static
 from .joint_rows import (JOINT_TYPE_NAMES, JOINT_TYPES, ROW_EQ, ROW_FREE, ROW_LAYOUT, ROW_LIMIT,
                          TRANSLATIONAL_EQ_ROWS, PRISMATIC, SPHERICAL, UNIVERSAL, REVOLUTE,
@@ -17,9 +18,9 @@ from .joint_rows import (JOINT_TYPE_NAMES, JOINT_TYPES, ROW_EQ, ROW_FREE, ROW_LA
 from .quat import frame_from_axes, q_conj, q_from_matrix, q_mul, q_rotate
 from .shapes import Plane
 
-SOLVERS = ("penalty",)
+SOLVERS = ("penalty", "impulse")
 STATE_BODY_FIELDS = ("body_pos", "body_quat", "body_vel", "body_omega")
-STATE_JOINT_FIELDS = ("joint_q", "joint_qd")
+STATE_JOINT_FIELDS = ("joint_q", "joint_qd", "row_lambda")
 
 
 class SimulationBlowUp(RuntimeError):
@@ -33,11 +34,15 @@ class SimulationBlowUp(RuntimeError):
 
 @dataclass
 class SolverStats:
-    """What the last step's solve did."""
+    """What the solve did: the last step's iterations, final residual (largest |Δp|,
+    N·s), solve time (ms, iterations only for `impulse`, the whole step for `penalty`)
+    and whether the time cap cut it; over the last advance, how many steps the cap cut."""
     iterations: int = 0
     residual: float = 0.0
     solve_ms: float = 0.0
     time_capped: bool = False
+    capped_steps: int = 0
+    steps: int = 0
 
 
 @dataclass
@@ -104,6 +109,10 @@ class Body:
         return self.velocity + np.cross(self.angular_velocity, r)
 
 
+def impulse_free_dofs(t):
+    return {SPHERICAL: 3, UNIVERSAL: 2, REVOLUTE: 1, PRISMATIC: 1}.get(int(t), 0)
+
+
 class Joint:
     """A named view of one joint: readouts of its free DOFs and its editable limits."""
 
@@ -147,6 +156,70 @@ class Joint:
         self._w._set_limit(self.index, dof, lo, hi)
 
     @property
+    def friction(self):
+        """Maximum friction torque (N·m) or force (N, prismatic) on the free DOFs (seed 001)."""
+        return float(self._w.joint_friction[self.index])
+
+    @friction.setter
+    def friction(self, value):
+        value = float(value)
+        if not (math.isfinite(value) and value >= 0.0):
+            raise ValueError(f"joint {self.name!r}: friction must be finite and >= 0, got {value!r}")
+        self._w.joint_friction[self.index] = value
+
+    def _free_rows(self):
+        w, j = self._w, self.index
+        end = w.joint_row_start[j] + w.joint_row_count[j]
+        return np.arange(end - impulse_free_dofs(w.joint_type[j]), end)
+
+    @property
+    def friction_torque(self):
+        """Magnitude of the friction (or motor) torque/force applied in the last step (N·m or N)."""
+        rows = self._free_rows()
+        return float(np.linalg.norm(self._w.row_lambda[rows])) / self._w.substep_dt
+
+    @property
+    def friction_torque_vector(self):
+        """Friction/motor torque (N·m) or force (N) on the child body, world frame."""
+        rows, w = self._free_rows(), self._w
+        if len(rows) == 0:
+            return np.zeros(3)
+        part = slice(6, 9) if w.joint_type[self.index] == PRISMATIC else slice(9, 12)  # child's share
+        return (w.row_lambda[rows, None] * w.row_J[rows, part]).sum(axis=0) / w.substep_dt
+
+    @property
+    def sliding(self):
+        """True when the friction limit binds (Coulomb sliding), False when sticking."""
+        w, j = self._w, self.index
+        pmax = w.joint_friction[j] * w.substep_dt
+        if pmax <= 0.0 or w.joint_motor_mode[j] != impulse.MOTOR_OFF:
+            return pmax <= 0.0 and w.joint_motor_mode[j] == impulse.MOTOR_OFF
+        return float(np.linalg.norm(w.row_lambda[self._free_rows()])) >= pmax * (1.0 - 1e-9)
+
+    def set_motor(self, mode="off", target=0.0, max_force=0.0, frequency=20.0, damping=1.0):
+        """Motor on a 1-DOF joint (revolute, prismatic): mode "off", "velocity" (target
+        rad/s or m/s) or "position" (target rad or m; a soft servo of `frequency` Hz and
+        damping ratio `damping`), limited to `max_force` N·m or N. Impulse solver only."""
+        w, j = self._w, self.index
+        if mode not in impulse.MOTOR_MODES:
+            raise ValueError(f"motor mode must be one of {', '.join(impulse.MOTOR_MODES)}, got {mode!r}")
+        if mode != "off" and impulse_free_dofs(w.joint_type[j]) != 1:
+            raise ValueError(f"joint {self.name!r}: motors are for revolute and prismatic joints")
+        vals = [float(target), float(max_force), float(frequency), float(damping)]
+        if not all(math.isfinite(v) for v in vals) or vals[1] < 0 or vals[2] <= 0 or vals[3] < 0:
+            raise ValueError(f"joint {self.name!r}: motor needs finite target, max_force >= 0, "
+                             "frequency > 0, damping >= 0")
+        w.joint_motor_mode[j] = impulse.MOTOR_MODES[mode]
+        w.joint_motor_target[j], w.joint_motor_max[j], w.joint_motor_freq[j], w.joint_motor_damping[j] = vals
+
+    @property
+    def motor(self):
+        w, j = self._w, self.index
+        mode = {v: k for k, v in impulse.MOTOR_MODES.items()}[int(w.joint_motor_mode[j])]
+        return {"mode": mode, "target": float(w.joint_motor_target[j]), "max_force": float(w.joint_motor_max[j]),
+                "frequency": float(w.joint_motor_freq[j]), "damping": float(w.joint_motor_damping[j])}
+
+    @property
     def limits(self):
         return self.limit(0)
 
@@ -180,8 +253,13 @@ class World:
         self.penalty_params = np.zeros(7)
         self.penalty_preset = penalty_preset
         self.set_penalty_coefficients(**penalty.PAPER_DEFAULTS, **penalty.CRITICAL_DEFAULTS)
+        self.impulse_params = np.zeros(9)
+        self.impulse_stats = np.zeros(6)
+        self.set_impulse_settings(iterations=50, epsilon=1e-9, time_cap_ms=0.0, warm_start=True,
+                                  stabilization="split", erp=0.2, substeps=1, position_iterations=10)
         self._solver = None
         self.solver = solver
+        self._alloc_loads()
         self.body_info, self.joint_info = [], []
         self._body_index, self._joint_index = {}, {}
         self._alloc_bodies(0)
@@ -218,7 +296,57 @@ class World:
     def solver(self, name):
         if name not in SOLVERS:
             raise ValueError(f"solver must be one of {', '.join(SOLVERS)}, got {name!r}")
+        if name != self._solver and hasattr(self, "row_lambda"):
+            self.row_lambda[:] = 0.0     # impulses of another solver mean nothing here
         self._solver = name
+
+    def set_impulse_settings(self, iterations=None, epsilon=None, time_cap_ms=None, warm_start=None,
+                             stabilization=None, erp=None, substeps=None, position_iterations=None):
+        """Impulse solver: maximum iterations, ε (N·s: stop when every |Δp| < ε), the
+        wall-clock cap per step (ms, 0 = none), warm starting, drift stabilization
+        ("split" impulses, "baumgarte" or "none") with its ERP (0-1), substeps per Δt and
+        the iterations of the split-impulse position pass."""
+        p = self.impulse_params
+        checks = (
+            (impulse.P_ITERATIONS, iterations, lambda v: 1 <= v <= 100000 and v == int(v), "an integer 1-100000"),
+            (impulse.P_EPSILON, epsilon, lambda v: 0.0 <= v < math.inf, "finite and >= 0"),
+            (impulse.P_TIME_CAP_MS, time_cap_ms, lambda v: 0.0 <= v < math.inf, "finite and >= 0 (0 = no cap)"),
+            (impulse.P_ERP, erp, lambda v: 0.0 <= v <= 1.0, "between 0 and 1"),
+            (impulse.P_SUBSTEPS, substeps, lambda v: 1 <= v <= 1000 and v == int(v), "an integer 1-1000"),
+            (impulse.P_POSITION_ITERATIONS, position_iterations, lambda v: 0 <= v <= 100000 and v == int(v),
+             "an integer 0-100000"),
+        )
+        names = {impulse.P_ITERATIONS: "iterations", impulse.P_EPSILON: "epsilon",
+                 impulse.P_TIME_CAP_MS: "time_cap_ms", impulse.P_ERP: "erp", impulse.P_SUBSTEPS: "substeps",
+                 impulse.P_POSITION_ITERATIONS: "position_iterations"}
+        for i, v, ok, what in checks:
+            if v is None:
+                continue
+            v = float(v)
+            if not (math.isfinite(v) or i == impulse.P_EPSILON) or not ok(v):
+                raise ValueError(f"solver {names[i]} must be {what}, got {v!r}")
+            p[i] = v
+        if warm_start is not None:
+            p[impulse.P_WARM_START] = 1.0 if warm_start else 0.0
+        if stabilization is not None:
+            if stabilization not in impulse.STABILIZATIONS:
+                raise ValueError(f"stabilization must be one of {', '.join(impulse.STABILIZATIONS)}, "
+                                 f"got {stabilization!r}")
+            p[impulse.P_STABILIZATION] = impulse.STABILIZATIONS[stabilization]
+
+    @property
+    def impulse_settings(self):
+        p = self.impulse_params
+        stab = {v: k for k, v in impulse.STABILIZATIONS.items()}[int(p[impulse.P_STABILIZATION])]
+        return {"iterations": int(p[impulse.P_ITERATIONS]), "epsilon": float(p[impulse.P_EPSILON]),
+                "time_cap_ms": float(p[impulse.P_TIME_CAP_MS]), "warm_start": bool(p[impulse.P_WARM_START]),
+                "stabilization": stab, "erp": float(p[impulse.P_ERP]), "substeps": int(p[impulse.P_SUBSTEPS]),
+                "position_iterations": int(p[impulse.P_POSITION_ITERATIONS])}
+
+    @property
+    def substep_dt(self):
+        """The impulse solver's substep h = Δt/substeps (s); Δt for penalty."""
+        return self.dt / (self.impulse_params[impulse.P_SUBSTEPS] if self._solver == "impulse" else 1.0)
 
     @property
     def penalty_preset(self):
@@ -253,6 +381,8 @@ class World:
         self.body_torque = np.zeros((n, 3))
         self._force_acc = np.zeros((n, 3))
         self._torque_acc = np.zeros((n, 3))
+        self._body_pvel = np.zeros((n, 3))
+        self._body_pomega = np.zeros((n, 3))
         self.body_row_ptr = np.zeros(n + 1, np.int64)   # CSR: rows touching each body
         self.body_row_idx = np.zeros((0, 2), np.int64)   # (row, side 0=a / 1=b)
 
@@ -271,10 +401,19 @@ class World:
         self.joint_q = np.zeros((n, 3))
         self.joint_qd = np.zeros((n, 3))
         self.joint_err = np.zeros(n)
+        self.joint_friction = np.zeros(n)
+        self.joint_motor_mode = np.zeros(n, np.int64)
+        self.joint_motor_target = np.zeros(n)
+        self.joint_motor_max = np.zeros(n)
+        self.joint_motor_freq = np.full(n, 20.0)
+        self.joint_motor_damping = np.ones(n)
         self.row_joint = np.zeros(nrows, np.int64)
         self.row_kind = np.zeros(nrows, np.int64)
         self.row_rot = np.zeros(nrows, np.int64)
         self._row_minv_jt = np.zeros((nrows, 12))
+        self.row_lambda = np.zeros(nrows)
+        self._row_lambda_pos = np.zeros(nrows)
+        self._row_mass = np.zeros(nrows)
         self._row_bound = np.zeros(nrows)
         self.row_J = np.zeros((nrows, 12))
         self.row_C = np.zeros(nrows)
@@ -285,11 +424,12 @@ class World:
         for name, arr in list(vars(self).items()):
             if not isinstance(arr, np.ndarray) or name in ("body_row_ptr", "body_row_idx"):
                 continue
-            if name.startswith(prefix) or (prefix == "body_" and name in ("_force_acc", "_torque_acc")):
+            if name.startswith(prefix) or (prefix == "body_" and name in ("_force_acc", "_torque_acc", "_body_pvel", "_body_pomega")):
                 pad = np.zeros((1,) + arr.shape[1:], arr.dtype)
                 setattr(self, name, np.ascontiguousarray(np.concatenate([arr, pad])))
         if extra_rows:
-            for name in ("row_joint", "row_kind", "row_rot", "_row_minv_jt", "_row_bound", "row_J", "row_C", "row_active"):
+            for name in ("row_joint", "row_kind", "row_rot", "_row_minv_jt", "_row_bound", "row_lambda", "_row_lambda_pos",
+                         "_row_mass", "row_J", "row_C", "row_active"):
                 arr = getattr(self, name)
                 pad = np.zeros((extra_rows,) + arr.shape[1:], arr.dtype)
                 setattr(self, name, np.ascontiguousarray(np.concatenate([arr, pad])))
@@ -340,7 +480,7 @@ class World:
         return Body(self, i)
 
     def add_joint(self, name, kind, parent, child, anchor, axis=(1.0, 0.0, 0.0), axis2=None,
-                  limits=None, limits2=None, swing=None, twist=None):
+                  limits=None, limits2=None, swing=None, twist=None, friction=0.0):
         """Join `parent` (a body name or "world") and `child` at a world `anchor` (m).
 
         axis:   revolute hinge axis, prismatic slide axis, universal first axis (on the
@@ -390,6 +530,8 @@ class World:
                 self.joint_anchor_a[j], self.joint_frame_a[j] = local_anchor, local_frame
             else:
                 self.joint_anchor_b[j], self.joint_frame_b[j] = local_anchor, local_frame
+        self.joint_motor_freq[j] = 20.0
+        self.joint_motor_damping[j] = 1.0
         self.joint_row_start[j] = r0
         self.joint_row_count[j] = nrows
         self.row_joint[r0:r0 + nrows] = j
@@ -405,6 +547,7 @@ class World:
                                          None if axis2 is None else tuple(axis2)))
         self._joint_index[name] = j
         view = Joint(self, j)
+        view.friction = friction
         if t == SPHERICAL:
             if swing is not None:
                 self._set_limit(j, 0, 0.0, swing)
@@ -436,6 +579,36 @@ class World:
         self.body_row_ptr = np.zeros(nb + 1, np.int64)
         np.add.at(self.body_row_ptr, bodies + 1, 1)
         self.body_row_ptr = np.cumsum(self.body_row_ptr)
+
+    def _alloc_loads(self):
+        self.load_body = np.zeros(0, np.int64)
+        self.load_force = np.zeros((0, 3))
+        self.load_torque = np.zeros((0, 3))
+        self.load_point = np.zeros((0, 3))
+        self.load_at_point = np.zeros(0, np.int64)
+        self.load_window = np.zeros((0, 2))
+
+    def add_load(self, body, force=(0.0, 0.0, 0.0), torque=(0.0, 0.0, 0.0), point=None,
+                 start=0.0, end=math.inf):
+        """A scripted push: a constant world-frame force (N) and torque (N·m) on `body`
+        while start ≤ t < end (s). With `point` (world coordinates now), the force acts
+        at that point of the body (it moves with the body), adding r × F."""
+        if body not in self._body_index or self._body_index[body] == 0:
+            raise ValueError(f"load: {body!r} is not a body")
+        i = self._body_index[body]
+        force, torque = _vec3(force, "load force"), _vec3(torque, "load torque")
+        start, end = float(start), float(end)
+        if not (math.isfinite(start) and start < end):
+            raise ValueError(f"load on {body!r}: needs a finite start < end, got ({start}, {end})")
+        local = np.zeros(3)
+        if point is not None:
+            local = q_rotate(q_conj(self.body_quat[i]), _vec3(point, "load point") - self.body_pos[i])
+        self.load_body = np.append(self.load_body, i)
+        self.load_force = np.vstack([self.load_force, force])
+        self.load_torque = np.vstack([self.load_torque, torque])
+        self.load_point = np.vstack([self.load_point, local])
+        self.load_at_point = np.append(self.load_at_point, int(point is not None))
+        self.load_window = np.vstack([self.load_window, [start, end]])
 
     def _set_limit(self, j, dof, lo, hi):
         t = self.joint_type[j]
@@ -544,19 +717,41 @@ class World:
         if n <= 0:
             return
         t0 = _time.perf_counter()
-        done = penalty.penalty_run(
-            n, self.dt, self.penalty_params, self._gravity, self.gyroscopic, self.max_speed, self.max_spin,
-            self.body_pos, self.body_quat, self.body_vel, self.body_omega, self.body_inv_mass,
-            self.body_inertia, self.body_inv_inertia, self.body_force, self.body_torque,
-            self._force_acc, self._torque_acc,
-            self.joint_type, self.joint_body, self.joint_anchor_a, self.joint_anchor_b,
-            self.joint_frame_a, self.joint_frame_b, self.joint_limit_lo, self.joint_limit_hi,
-            self.joint_limit_on, self.joint_row_start, self.joint_row_count,
-            self.joint_q, self.joint_qd, self.joint_err,
-            self.row_joint, self.row_kind, self.row_rot, self.row_J, self.row_C, self.row_active,
-            self.body_row_ptr, self.body_row_idx, self._row_minv_jt, self._row_bound)
-        ms = (_time.perf_counter() - t0) * 1e3
-        self.stats = SolverStats(iterations=0, residual=self.max_constraint_error(), solve_ms=ms / max(n, 1))
+        loads = (self.load_body, self.load_force, self.load_torque, self.load_point, self.load_at_point,
+                 self.load_window)
+        if self._solver == "penalty":
+            done = penalty.penalty_run(
+                n, self.dt, self.time, self.penalty_params, self._gravity, self.gyroscopic, self.max_speed,
+                self.max_spin, self.body_pos, self.body_quat, self.body_vel, self.body_omega, self.body_inv_mass,
+                self.body_inertia, self.body_inv_inertia, self.body_force, self.body_torque,
+                self._force_acc, self._torque_acc, *loads,
+                self.joint_type, self.joint_body, self.joint_anchor_a, self.joint_anchor_b,
+                self.joint_frame_a, self.joint_frame_b, self.joint_limit_lo, self.joint_limit_hi,
+                self.joint_limit_on, self.joint_row_start, self.joint_row_count,
+                self.joint_q, self.joint_qd, self.joint_err,
+                self.row_joint, self.row_kind, self.row_rot, self.row_J, self.row_C, self.row_active,
+                self.body_row_ptr, self.body_row_idx, self._row_minv_jt, self._row_bound)
+            ms = (_time.perf_counter() - t0) * 1e3 / max(n, 1)
+            self.stats = SolverStats(0, 0.0, ms, False, 0, done)
+        else:
+            self.impulse_params[impulse.P_TICKS_PER_MS] = ticks_per_ms()
+            done = impulse.impulse_run(
+                n, self.dt, self.time, self.impulse_params, self.impulse_stats, self._gravity, self.gyroscopic,
+                self.max_speed, self.max_spin, self.body_pos, self.body_quat, self.body_vel, self.body_omega,
+                self.body_inv_mass, self.body_inertia, self.body_inv_inertia, self.body_force, self.body_torque,
+                self._force_acc, self._torque_acc, self._body_pvel, self._body_pomega, *loads,
+                self.joint_type, self.joint_body, self.joint_anchor_a, self.joint_anchor_b,
+                self.joint_frame_a, self.joint_frame_b, self.joint_limit_lo, self.joint_limit_hi,
+                self.joint_limit_on, self.joint_row_start, self.joint_row_count,
+                self.joint_q, self.joint_qd, self.joint_err, self.joint_friction, self.joint_motor_mode,
+                self.joint_motor_target, self.joint_motor_max, self.joint_motor_freq, self.joint_motor_damping,
+                self.row_joint, self.row_kind, self.row_J, self.row_C, self.row_active, self.row_lambda,
+                self._row_lambda_pos, self._row_minv_jt, self._row_mass)
+            st = self.impulse_stats
+            tpm = self.impulse_params[impulse.P_TICKS_PER_MS]
+            self.stats = SolverStats(int(st[impulse.S_ITERATIONS]), float(st[impulse.S_RESIDUAL]),
+                                     float(st[impulse.S_SOLVE_TICKS] / tpm) if tpm > 0 else 0.0,
+                                     bool(st[impulse.S_CAPPED]), int(st[impulse.S_CAPPED_STEPS]), done)
         self.step_count += done
         self.time = self.step_count * self.dt
         if done < n:
