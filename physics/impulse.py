@@ -293,9 +293,12 @@ def solve_velocities(params, h, joint_type, joint_body, joint_row_start, joint_r
 
 
 @njit(cache=True)
-def solve_positions(params, h, joint_type, joint_body, joint_row_start, joint_row_count, row_kind,
-                    row_C, row_J, row_active, row_lambda_pos, row_minv_jt, row_mass, pvel, pomega):
-    """Split impulses: pseudo-velocities V* with J V* = −ERP·C/h on the constraint rows."""
+def solve_positions(params, h, joint_type, joint_body, joint_row_start, joint_row_count, joint_friction,
+                    joint_motor_mode, row_kind, row_C, row_J, row_active, row_lambda, row_lambda_pos,
+                    row_minv_jt, row_mass, pvel, pomega):
+    """Split impulses: pseudo-velocities V* with J V* = −ERP·C/h on the constraint rows.
+    The free rows of a joint held by static friction (sticking) get J V* = 0, so drift
+    correction cannot creep through static friction."""
     pvel[:, :] = 0.0
     pomega[:, :] = 0.0
     rate = params[P_ERP] / h
@@ -320,6 +323,18 @@ def solve_positions(params, h, joint_type, joint_body, joint_row_start, joint_ro
                     dl = new - old
                 row_lambda_pos[r] += dl
                 apply_impulse(row_minv_jt, r, a, b, dl, pvel, pomega)
+            nf = free_dofs(joint_type[j])
+            if nf == 0 or joint_motor_mode[j] != MOTOR_OFF or joint_friction[j] <= 0.0:
+                continue
+            n = 0.0
+            for r in range(end, end + nf):
+                n += row_lambda[r] * row_lambda[r]
+            if math.sqrt(n) >= joint_friction[j] * h * (1.0 - 1e-9):
+                continue                                   # sliding: the free DOFs move
+            for r in range(end, end + nf):
+                if row_mass[r] > 0.0:
+                    dl = -row_mass[r] * row_jv(row_J, r, a, b, pvel, pomega)
+                    apply_impulse(row_minv_jt, r, a, b, dl, pvel, pomega)
 
 
 @njit(cache=True)
@@ -362,9 +377,9 @@ def impulse_run(n_steps, dt, t0, params, stats, gravity, gyroscopic, max_speed, 
                              row_lambda, row_minv_jt, row_mass, body_vel, body_omega, stats)
             solve_ticks += stats[S_SOLVE_TICKS]
             if split:
-                solve_positions(params, h, joint_type, joint_body, joint_row_start, joint_row_count, row_kind,
-                                row_C, row_J, row_active, row_lambda_pos, row_minv_jt, row_mass,
-                                body_pvel, body_pomega)
+                solve_positions(params, h, joint_type, joint_body, joint_row_start, joint_row_count,
+                                joint_friction, joint_motor_mode, row_kind, row_C, row_J, row_active,
+                                row_lambda, row_lambda_pos, row_minv_jt, row_mass, body_pvel, body_pomega)
                 body_vel += body_pvel
                 body_omega += body_pomega
             integrate_positions(body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia, h)
