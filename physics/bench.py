@@ -2,7 +2,8 @@
 [--solver penalty:paper penalty:critical] [--dt 0.003] [--duration 1.0] [--json] [--startup]`.
 
 For each chain (N capsule links of 0.1 m, 0.1 kg, released from horizontal) and each
-solver: microseconds per step (wall clock over the whole run, kernel compiled
+solver (`penalty:paper`, `penalty:critical`, `impulse:ITERATIONSxSUBSTEPS` with ε = 0, so
+exactly that many iterations): microseconds per step (wall clock over the whole run, kernel compiled
 beforehand) and the largest joint gap (m) after `duration` simulated seconds.
 `--startup` also measures the import + first-step time in a fresh interpreter, cold
 (empty numba cache) and warm (cache filled by the cold run).
@@ -30,10 +31,14 @@ def max_gap(world):
 
 
 def run_chain(n, joint, solver, dt, duration):
-    name, _, preset = solver.partition(":")
+    """solver: "penalty:PRESET" or "impulse:ITERATIONSxSUBSTEPS" (e.g. impulse:8x2)."""
+    name, _, option = solver.partition(":")
     world = World(dt=dt, solver=name)
-    if preset:
-        world.penalty_preset = preset
+    if name == "penalty" and option:
+        world.penalty_preset = option
+    if name == "impulse" and option:
+        iterations, _, substeps = option.partition("x")
+        world.set_impulse_settings(iterations=int(iterations), substeps=int(substeps or 1), epsilon=0.0)
     make_chain(world, links=n, joint=JOINTS[joint])
     world.step()                      # compile / load kernels outside the timing
     world.reset()
@@ -77,8 +82,9 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m physics.bench", description=__doc__.split("\n")[0])
     p.add_argument("--n", type=int, nargs="+", default=[10, 100, 1000], help="chain lengths")
     p.add_argument("--joint", nargs="+", default=["hinge", "ball"], choices=sorted(JOINTS))
-    p.add_argument("--solver", nargs="+", default=["penalty:paper", "penalty:critical"],
-                   help="solver[:penalty preset]")
+    p.add_argument("--solver", nargs="+",
+                   default=["penalty:paper", "penalty:critical", "impulse:10x1", "impulse:4x4"],
+                   help="penalty:PRESET or impulse:ITERATIONSxSUBSTEPS")
     p.add_argument("--dt", type=float, default=0.003, help="step (s)")
     p.add_argument("--duration", type=float, default=1.0, help="simulated seconds per run")
     p.add_argument("--json", action="store_true", help="print a JSON list of records")

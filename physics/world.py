@@ -256,7 +256,7 @@ class World:
         self.impulse_params = np.zeros(9)
         self.impulse_stats = np.zeros(6)
         self.set_impulse_settings(iterations=50, epsilon=1e-9, time_cap_ms=0.0, warm_start=True,
-                                  stabilization="split", erp=0.2, substeps=1, position_iterations=10)
+                                  stabilization="split", erp=0.2, substeps=1, position_iterations=4)
         self._solver = None
         self.solver = solver
         self._alloc_loads()
@@ -383,6 +383,7 @@ class World:
         self._torque_acc = np.zeros((n, 3))
         self._body_pvel = np.zeros((n, 3))
         self._body_pomega = np.zeros((n, 3))
+        self._body_inv_inertia_world = np.zeros((n, 9))
         self.body_row_ptr = np.zeros(n + 1, np.int64)   # CSR: rows touching each body
         self.body_row_idx = np.zeros((0, 2), np.int64)   # (row, side 0=a / 1=b)
 
@@ -424,7 +425,8 @@ class World:
         for name, arr in list(vars(self).items()):
             if not isinstance(arr, np.ndarray) or name in ("body_row_ptr", "body_row_idx"):
                 continue
-            if name.startswith(prefix) or (prefix == "body_" and name in ("_force_acc", "_torque_acc", "_body_pvel", "_body_pomega")):
+            if name.startswith(prefix) or (prefix == "body_" and name in ("_force_acc", "_torque_acc", "_body_pvel", "_body_pomega",
+                                                      "_body_inv_inertia_world")):
                 pad = np.zeros((1,) + arr.shape[1:], arr.dtype)
                 setattr(self, name, np.ascontiguousarray(np.concatenate([arr, pad])))
         if extra_rows:
@@ -739,7 +741,8 @@ class World:
                 n, self.dt, self.time, self.impulse_params, self.impulse_stats, self._gravity, self.gyroscopic,
                 self.max_speed, self.max_spin, self.body_pos, self.body_quat, self.body_vel, self.body_omega,
                 self.body_inv_mass, self.body_inertia, self.body_inv_inertia, self.body_force, self.body_torque,
-                self._force_acc, self._torque_acc, self._body_pvel, self._body_pomega, *loads,
+                self._force_acc, self._torque_acc, self._body_pvel, self._body_pomega,
+                self._body_inv_inertia_world, *loads,
                 self.joint_type, self.joint_body, self.joint_anchor_a, self.joint_anchor_b,
                 self.joint_frame_a, self.joint_frame_b, self.joint_limit_lo, self.joint_limit_hi,
                 self.joint_limit_on, self.joint_row_start, self.joint_row_count,
