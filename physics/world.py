@@ -771,7 +771,7 @@ class World:
         bodies: names, shapes, colours, visual_meshes, position (n,3), orientation (n,4)
         — index 0 is the static world. joints: names, kinds, anchor (m,3) world anchor
         on the parent, frame (m,3,3) world joint frame on the parent (columns n0 n1 n2;
-        n0 = hinge/slide/twist axis), child_frame (m,3,3), q (m,3), error (m,),
+        n0 = hinge/slide/twist axis), child_frame (m,3,3), q (m,3), error (m,), bodies (m,2),
         limit_on/lo/hi (m,3) as in Joint.limit.
         """
         from .quat import q_mul as _qm, q_rotate as _qr, q_to_matrix as _qmat
@@ -792,6 +792,7 @@ class World:
             "joint_names": [j.name for j in self.joint_info], "joint_kinds": [j.kind for j in self.joint_info],
             "joint_anchor": anchor, "joint_frame": frame, "joint_child_frame": child_frame,
             "joint_q": self.joint_q.copy(), "joint_error": self.joint_err.copy(),
+            "joint_bodies": self.joint_body.copy(),
             "joint_limit_on": self.joint_limit_on.copy(), "joint_limit_lo": self.joint_limit_lo.copy(),
             "joint_limit_hi": self.joint_limit_hi.copy(),
         }
