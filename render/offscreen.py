@@ -21,6 +21,11 @@ def egl_context():
 def render_world(world, width=1280, height=720, camera=None, shadows=True, overlays=None):
     """Render the world's current state; returns (rgb (h, w, 3) uint8, camera)."""
     ctx = egl_context()
+    with ctx:                      # make the EGL context current (a window may own the thread's)
+        return _render(ctx, world, width, height, camera, shadows, overlays)
+
+
+def _render(ctx, world, width, height, camera, shadows, overlays):
     snap = world.snapshot()
     renderer = SceneRenderer(ctx, snap)
     renderer.shadows = shadows
