@@ -1,12 +1,18 @@
-"""Command line (DESIGN.md, public contract):
+"""Command line (DESIGN.md, public contract); app.py is its thin entry point.
 
     python app.py [SCENE]                                  the viewer (scenes/gallery.toml by default)
     python app.py SCENE --frames N --screenshot FILE.png   real window, N frames, save the last
     python app.py SCENE --headless --duration SECONDS [--solver penalty|impulse|lcp] [--dt SECONDS]
         [--set KEY=VALUE ...] [--record FILE.csv] [--screenshot FILE.png]
 
-Exit status 0 on success, 2 on bad input (one line on stderr), 3 if the simulation blew
-up (with the time it happened), 1 on an unexpected internal error.
+Exit status: 0 on success; 2 on bad input (one line on stderr, never a traceback);
+3 if the simulation blew up (with the simulated time it happened); 1 on an unexpected
+internal error (one line too); 130 when interrupted.
+
+`--set` keys are those of physics/scene.py (world.dt, solver.KEY, body.NAME.KEY,
+joint.NAME.KEY, chain.NAME.KEY); `--solver` and `--dt` win over the scene and `--set`.
+A headless run steps round(duration / dt) fixed steps; with `--record` it writes one
+CSV row per step (physics/record.py) and prints a one-line summary on stdout.
 """
 import argparse
 import math
@@ -14,11 +20,14 @@ import os
 import sys
 import time
 
-DEFAULT_SCENE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scenes", "gallery.toml")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_SCENE = os.path.join(ROOT, "scenes", "gallery.toml")
+PLANNED_SOLVERS = ("penalty", "impulse", "lcp")
+CHUNK_STEPS = 100      # headless fast path: steps per kernel call (the error is sampled between calls)
 
 
 class UsageError(Exception):
-    pass
+    """Bad input on the command line: one line, exit status 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -27,110 +36,167 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parse_args(argv):
-    p = _Parser(prog="python app.py", description="Sharnir physics sandbox")
-    p.add_argument("scene", nargs="?", default=DEFAULT_SCENE, help="scene file (TOML)")
+    p = _Parser(prog="python app.py", description="Sharnir: a real-time 3D physics sandbox",
+                epilog="exit status: 0 ok, 2 bad input, 3 the simulation blew up, 1 internal error")
+    p.add_argument("scene", nargs="?", default=DEFAULT_SCENE, help="scene file (TOML); default scenes/gallery.toml")
     p.add_argument("--headless", action="store_true", help="simulate without a window")
-    p.add_argument("--duration", type=float, help="simulated seconds (headless)")
-    p.add_argument("--solver", help="penalty | impulse | lcp")
-    p.add_argument("--dt", type=float, help="fixed step (s)")
+    p.add_argument("--duration", type=float, metavar="SECONDS", help="simulated seconds (headless)")
+    p.add_argument("--solver", metavar="|".join(PLANNED_SOLVERS), help="the constraint solver")
+    p.add_argument("--dt", type=float, metavar="SECONDS", help="fixed step (s)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a scene value, e.g. joint.hinge.friction=20 or solver.iterations=30")
-    p.add_argument("--record", metavar="FILE.csv", help="write one CSV row per step")
-    p.add_argument("--frames", type=int, help="viewer: run N frames then exit")
+                   help="override a scene value, e.g. joint.hinge.limits_deg=[-10,10] or chain.pendulum.links=50")
+    p.add_argument("--record", metavar="FILE.csv", help="headless: write one CSV row per step")
+    p.add_argument("--frames", type=int, metavar="N", help="viewer: run N frames, then exit")
     p.add_argument("--screenshot", metavar="FILE.png", help="save the last frame as a PNG")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.headless:
+        if args.duration is None:
+            raise UsageError("--headless needs --duration SECONDS")
+        if not (math.isfinite(args.duration) and args.duration >= 0):
+            raise UsageError(f"--duration must be a number of seconds >= 0, got {args.duration:g}")
+        if args.frames is not None:
+            raise UsageError("--frames is for the viewer; a headless run takes --duration SECONDS")
+    else:
+        for flag, value in (("--duration", args.duration), ("--record", args.record)):
+            if value is not None:
+                raise UsageError(f"{flag} is for a headless run; add --headless")
+        if args.frames is not None and args.frames < 1:
+            raise UsageError(f"--frames must be at least 1, got {args.frames}")
+    if args.solver is not None and args.solver not in PLANNED_SOLVERS:
+        raise UsageError(f"--solver must be one of {', '.join(PLANNED_SOLVERS)}, got {args.solver!r}")
+    if args.dt is not None and not math.isfinite(args.dt):
+        raise UsageError(f"--dt must be a finite number of seconds, got {args.dt!r}")
+    if args.screenshot is not None:
+        folder = os.path.dirname(os.path.abspath(args.screenshot))
+        if not os.path.isdir(folder):
+            raise UsageError(f"--screenshot {args.screenshot}: the folder {folder} does not exist")
+    return args
 
 
-def _overrides(pairs):
+def overrides_from(pairs):
+    """["KEY=VALUE", ...] → {KEY: VALUE} (later pairs win)."""
     out = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep or not key:
+        if not sep or not key.strip():
             raise UsageError(f"--set expects KEY=VALUE, got {pair!r}")
         out[key.strip()] = value.strip()
     return out
 
 
-def _load(args):
-    import physics
+def _apply_solver_and_dt(world, args):
     from physics.world import SOLVERS
-    overrides = _overrides(args.set)
-    world = physics.load_scene(args.scene, overrides)
     if args.solver is not None:
         if args.solver not in SOLVERS:
-            known = "penalty, impulse, lcp"
-            if args.solver in known.split(", "):
-                raise UsageError(f"solver {args.solver!r} is not available yet; available: {', '.join(SOLVERS)}")
-            raise UsageError(f"--solver must be one of {known}, got {args.solver!r}")
+            raise UsageError(f"solver {args.solver!r} is not available yet; available: {', '.join(SOLVERS)}")
         world.solver = args.solver
     if args.dt is not None:
         try:
             world.dt = args.dt
         except ValueError as e:
             raise UsageError(f"--dt: {e}") from None
+
+
+def load_world(args):
+    """The scene with --set, --solver and --dt applied (raises SceneError / UsageError)."""
+    import physics
+    world = physics.load_scene(args.scene, overrides_from(args.set))
+    _apply_solver_and_dt(world, args)
     return world
 
 
 def run_headless(args):
     from physics import SimulationBlowUp
     from physics.record import Recorder
-    if args.duration is None or not math.isfinite(args.duration) or args.duration < 0:
-        raise UsageError("--headless needs --duration SECONDS (a number >= 0)")
-    world = _load(args)
+    world = load_world(args)
+    render_world_png = None
+    if args.screenshot:
+        try:
+            from render.offscreen import render_world_png
+        except (ImportError, AttributeError) as e:
+            raise UsageError(f"--screenshot with --headless needs the offscreen renderer "
+                             f"(render.offscreen.render_world_png), which is not available: {e}") from None
     steps = int(round(args.duration / world.dt))
+    worst = world.max_constraint_error()
+    record = None
+    if args.record:
+        try:
+            record = open(args.record, "w", newline="")
+        except OSError as e:
+            raise UsageError(f"--record {args.record}: {e.strerror or e}") from None
     t0 = time.perf_counter()
     try:
-        if args.record:
-            try:
-                f = open(args.record, "w", newline="")
-            except OSError as e:
-                raise UsageError(f"--record {args.record}: {e.strerror}") from None
-            with f:
-                rec = Recorder(world, f)
+        if record is not None:
+            with record, Recorder(world, record) as rec:
                 rec.header()
                 for _ in range(steps):
                     world.step()
                     rec.row()
+                    worst = max(worst, world.max_constraint_error())
         else:
             done = 0
             while done < steps:
-                n = min(1000, steps - done)
+                n = min(CHUNK_STEPS, steps - done)
                 world.advance_steps(n)
                 done += n
+                worst = max(worst, world.max_constraint_error())
     except SimulationBlowUp as e:
         print(f"{args.scene}: {e}", file=sys.stderr)
         return 3
     wall = time.perf_counter() - t0
-    print(f"{args.scene}: simulated {world.time:.3f} s in {steps} steps of {world.dt:g} s "
-          f"({world.solver}), wall {wall:.2f} s, largest constraint error {world.max_constraint_error():.3g}")
-    if args.screenshot:
+    print(f"{args.scene}: simulated {world.time:.4g} s in {steps} steps of {world.dt:g} s ({world.solver}), "
+          f"wall {wall:.3g} s, largest constraint error {worst:.3g} "
+          f"({'every step' if record is not None else f'every {CHUNK_STEPS} steps'})")
+    if render_world_png is not None:
         try:
-            from render.offscreen import render_world_png
-        except ImportError:
-            raise UsageError("--screenshot with --headless needs the offscreen renderer, which is not "
-                             "available yet") from None
-        render_world_png(world, args.screenshot)
+            render_world_png(world, args.screenshot, width=1280, height=720)
+        except Exception as e:  # no GL context on this machine, …: say so, no traceback
+            print(f"error: --screenshot {args.screenshot}: the offscreen renderer failed: "
+                  f"{type(e).__name__}: {e}", file=sys.stderr)
+            return 1
     return 0
 
 
-def run_viewer(args):
+def _import_viewer():
     try:
         from render.viewer import run_viewer as viewer
-    except ImportError:
-        raise UsageError("the 3D viewer is not available yet; run with --headless --duration SECONDS") from None
-    import physics
-    physics.load_scene(args.scene, _overrides(args.set))       # report scene errors before a window opens
-    return viewer(args.scene, _overrides(args.set), frames=args.frames, screenshot=args.screenshot)
+    except ModuleNotFoundError as e:
+        if e.name and (e.name == "render" or e.name.startswith("render.")):
+            raise UsageError("the 3D viewer is not available yet; run with --headless") from None
+        raise UsageError(f"the 3D viewer cannot start: {e}; run with --headless") from None
+    except (ImportError, AttributeError):
+        raise UsageError("the 3D viewer is not available yet; run with --headless") from None
+    return viewer
+
+
+def run_viewer(args):
+    overrides = overrides_from(args.set)
+    load_world(args)                      # report scene errors before a window opens
+    if args.solver is not None:
+        overrides["solver.kind"] = args.solver
+    if args.dt is not None:
+        overrides["world.dt"] = repr(float(args.dt))
+    try:
+        return _import_viewer()(args.scene, overrides, frames=args.frames, screenshot=args.screenshot)
+    except Exception as e:
+        if type(e).__name__ == "NoSuchDisplayException":      # pyglet's, without importing pyglet here
+            raise UsageError(f"the 3D viewer needs a display ({e}); run under xvfb-run, "
+                             "or with --headless") from None
+        raise
 
 
 def main(argv=None):
+    """Run the command line; returns the exit status."""
     try:
         args = parse_args(sys.argv[1:] if argv is None else argv)
         return run_headless(args) if args.headless else run_viewer(args)
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except Exception as e:  # scene errors and anything unexpected: one line, never a traceback
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # scene errors, and anything unexpected: one line, never a traceback
         from physics.scene import SceneError
         if isinstance(e, SceneError):
             print(f"error: {e}", file=sys.stderr)

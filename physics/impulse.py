@@ -413,7 +413,7 @@ def impulse_run(n_steps, dt, t0, params, stats, gravity, gyroscopic, max_speed, 
                 joint_type, joint_body, joint_anchor_a, joint_anchor_b, joint_frame_a, joint_frame_b,
                 joint_limit_lo, joint_limit_hi, joint_limit_on, joint_row_start, joint_row_count,
                 joint_q, joint_qd, joint_err, joint_friction, joint_motor_mode, joint_motor_target,
-                joint_motor_max, joint_motor_freq, joint_motor_damping,
+                joint_motor_max, joint_motor_freq, joint_motor_damping, joint_free_used,
                 row_joint, row_kind, row_J, row_C, row_active, row_lambda, row_lambda_pos,
                 row_minv_jt, row_mass):
     """Advance n_steps steps of dt, each in `substeps` substeps. Rows must hold the current
@@ -457,7 +457,7 @@ def impulse_run(n_steps, dt, t0, params, stats, gravity, gyroscopic, max_speed, 
                 body_omega -= body_pomega
             compute_joint_rows(body_pos, body_quat, joint_type, joint_body, joint_anchor_a, joint_anchor_b,
                                joint_frame_a, joint_frame_b, joint_limit_lo, joint_limit_hi, joint_limit_on,
-                               joint_row_start, joint_q, joint_err, row_J, row_C, row_active,
+                               joint_row_start, joint_q, joint_err, row_J, row_C, row_active, joint_free_used,
                                step == n_steps - 1 and sub == substeps - 1)
         stats[S_SOLVE_TICKS] = solve_ticks
         if blown_up(body_vel, body_omega, max_speed, max_spin):

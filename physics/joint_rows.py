@@ -126,11 +126,13 @@ def limit_value(q, lo, hi, on):
 def compute_joint_rows(body_pos, body_quat, joint_type, joint_body, joint_anchor_a,
                        joint_anchor_b, joint_frame_a, joint_frame_b, joint_limit_lo,
                        joint_limit_hi, joint_limit_on, joint_row_start,
-                       joint_q, joint_err, row_J, row_C, row_active, readout):
+                       joint_q, joint_err, row_J, row_C, row_active, joint_free_used, readout):
     """Write every joint's rows from the body poses; update joint_q and joint_err.
 
     Spherical swing/twist angles cost two atan2 and a quaternion product: they are
-    computed when a limit needs them or when `readout` is set (the last step of a run).
+    computed when a limit needs them or when `readout` is set (the last step of a run);
+    a spherical joint without limits, friction or motor (joint_free_used[j] == 0) needs
+    no frames at all between readouts, only its three point rows.
     """
     for j in range(joint_type.shape[0]):
         a = joint_body[j, 0]
@@ -143,14 +145,21 @@ def compute_joint_rows(body_pos, body_quat, joint_type, joint_body, joint_anchor
         pax, pay, paz = body_pos[a, 0] + rax, body_pos[a, 1] + ray, body_pos[a, 2] + raz
         pbx, pby, pbz = body_pos[b, 0] + rbx, body_pos[b, 1] + rby, body_pos[b, 2] + rbz
         dx, dy, dz = pbx - pax, pby - pay, pbz - paz
+        t = joint_type[j]
+        r = joint_row_start[j]
+        if (t == SPHERICAL and not readout and joint_free_used[j] == 0
+                and joint_limit_on[j, 0] == 0 and joint_limit_on[j, 1] == 0):
+            point_row(row_J, row_C, row_active, r, 1.0, 0.0, 0.0, rax, ray, raz, rbx, rby, rbz, dx)
+            point_row(row_J, row_C, row_active, r + 1, 0.0, 1.0, 0.0, rax, ray, raz, rbx, rby, rbz, dy)
+            point_row(row_J, row_C, row_active, r + 2, 0.0, 0.0, 1.0, rax, ray, raz, rbx, rby, rbz, dz)
+            joint_err[j] = max(abs(dx), max(abs(dy), abs(dz)))
+            continue
         # world joint frames n_a0..n_a2 and n_b0..n_b2
         fax, fay, faz, faw = qmul(qax, qay, qaz, qaw, joint_frame_a[j, 0], joint_frame_a[j, 1], joint_frame_a[j, 2], joint_frame_a[j, 3])
         fbx, fby, fbz, fbw = qmul(qbx, qby, qbz, qbw, joint_frame_b[j, 0], joint_frame_b[j, 1], joint_frame_b[j, 2], joint_frame_b[j, 3])
         a0x, a0y, a0z, a1x, a1y, a1z, a2x, a2y, a2z = frame_axes(fax, fay, faz, faw)
         b0x, b0y, b0z, b1x, b1y, b1z, b2x, b2y, b2z = frame_axes(fbx, fby, fbz, fbw)
 
-        r = joint_row_start[j]
-        t = joint_type[j]
         err = 0.0
         if t == PRISMATIC:
             # two slide rows across the axis (eq. 16) + three orientation rows (eq. 18)

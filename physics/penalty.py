@@ -137,7 +137,7 @@ def penalty_run(n_steps, h, t0, params, gravity, gyroscopic, max_speed, max_spin
                 load_body, load_force, load_torque, load_point, load_at_point, load_window,
                 joint_type, joint_body, joint_anchor_a, joint_anchor_b, joint_frame_a, joint_frame_b,
                 joint_limit_lo, joint_limit_hi, joint_limit_on, joint_row_start, joint_row_count,
-                joint_q, joint_qd, joint_err,
+                joint_q, joint_qd, joint_err, joint_free_used,
                 row_joint, row_kind, row_rot, row_J, row_C, row_active,
                 body_row_ptr, body_row_idx, row_minv_jt, row_bound):
     """Advance n_steps fixed steps. Rows must hold the current poses on entry; they hold
@@ -153,7 +153,8 @@ def penalty_run(n_steps, h, t0, params, gravity, gyroscopic, max_speed, max_spin
         integrate_positions(body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia, h)
         compute_joint_rows(body_pos, body_quat, joint_type, joint_body, joint_anchor_a, joint_anchor_b,
                            joint_frame_a, joint_frame_b, joint_limit_lo, joint_limit_hi, joint_limit_on,
-                           joint_row_start, joint_q, joint_err, row_J, row_C, row_active, step == n_steps - 1)
+                           joint_row_start, joint_q, joint_err, row_J, row_C, row_active, joint_free_used,
+                           step == n_steps - 1)
         if blown_up(body_vel, body_omega, max_speed, max_spin):
             return step
     compute_joint_rates(joint_type, joint_body, joint_row_start, joint_row_count, row_J,

@@ -1,34 +1,71 @@
 """`--record`: one CSV row per step, in the columns of the public contract (DESIGN.md).
 
-t; per body NAME.x y z qx qy qz qw vx vy vz wx wy wz; per joint NAME.q NAME.qd NAME.err;
-then solver.iterations and solver.ms.
+    t
+    per body (creation order, not the world): NAME.x NAME.y NAME.z  NAME.qx NAME.qy NAME.qz NAME.qw
+        NAME.vx NAME.vy NAME.vz  NAME.wx NAME.wy NAME.wz      (world frame; m, m/s, rad/s)
+    per joint (creation order): NAME.q NAME.qd NAME.err       (Joint.angle, Joint.rate, Joint.error)
+    solver.iterations solver.ms                               (world.stats)
+
+Floats are written with repr precision (they read back bit for bit), iterations as an
+integer. Ropes will add NAME.length and NAME.stretch before the solver columns.
+
+    with open("run.csv", "w", newline="") as f, Recorder(world, f) as rec:
+        rec.header()
+        for _ in range(n):
+            world.step()
+            rec.row()
 """
 import csv
 
 BODY_COLUMNS = ("x", "y", "z", "qx", "qy", "qz", "qw", "vx", "vy", "vz", "wx", "wy", "wz")
 JOINT_COLUMNS = ("q", "qd", "err")
+SOLVER_COLUMNS = ("solver.iterations", "solver.ms")
+
+
+def columns(world):
+    """The CSV header for `world`, in order."""
+    cols = ["t"]
+    cols += [f"{b.name}.{c}" for b in world.bodies for c in BODY_COLUMNS]
+    cols += [f"{j.name}.{c}" for j in world.joints for c in JOINT_COLUMNS]
+    return cols + list(SOLVER_COLUMNS)
 
 
 class Recorder:
+    """Writes the header and one row per call to `row()` (the world's current state)."""
+
     def __init__(self, world, file):
         self.world = world
+        self.file = file
         self.writer = csv.writer(file, lineterminator="\n")
+        self.rows = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.file.flush()
+        return False
 
     def header(self):
-        w = self.world
-        cols = ["t"]
-        cols += [f"{b.name}.{c}" for b in w.bodies for c in BODY_COLUMNS]
-        cols += [f"{j.name}.{c}" for j in w.joints for c in JOINT_COLUMNS]
-        cols += ["solver.iterations", "solver.ms"]
+        cols = columns(self.world)
         self.writer.writerow(cols)
         return cols
 
-    def row(self):
+    def values(self):
+        """The current row as Python numbers (read-only views of the world's arrays)."""
         w = self.world
-        values = [w.time]
-        for i in range(1, len(w.body_info)):
-            values += list(w.body_pos[i]) + list(w.body_quat[i]) + list(w.body_vel[i]) + list(w.body_omega[i])
-        for j in range(len(w.joint_info)):
-            values += [w.joint_q[j, 0], w.joint_qd[j, 0], w.joint_err[j]]
-        values += [w.stats.iterations, w.stats.solve_ms]
-        self.writer.writerow([repr(float(v)) for v in values])
+        n = len(w.body_info)
+        state = [w.body_pos[1:n], w.body_quat[1:n], w.body_vel[1:n], w.body_omega[1:n]]
+        values = [float(w.time)]
+        for i in range(n - 1):
+            for arr in state:
+                values.extend(float(v) for v in arr[i])
+        m = len(w.joint_info)
+        for j in range(m):
+            values += [float(w.joint_q[j, 0]), float(w.joint_qd[j, 0]), float(w.joint_err[j])]
+        values += [int(w.stats.iterations), float(w.stats.solve_ms)]
+        return values
+
+    def row(self):
+        self.writer.writerow([repr(v) for v in self.values()])
+        self.rows += 1

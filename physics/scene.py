@@ -1,67 +1,206 @@
 """Scene files (TOML) → World, through the public builder API only.
 
-A scene file is data: it cannot run code. Every error is one `SceneError` naming the
-file, the key path and what was expected. Schema (all lengths m, masses kg, angles in
-degrees where the key says `_deg`):
+A scene file is data: it cannot run code. It is parsed with tomllib, edited by the
+`--set` overrides, checked, then built with World(...), add_body, make_chain,
+add_joint, add_load. Every problem raises one `SceneError` whose message is one line
+naming the file, the key path and what was expected, e.g.
 
-    [world]    dt, gravity = [x, y, z], gyroscopic
-    [solver]   kind = "penalty" | "impulse"
-               penalty_preset = "paper" | "critical", alpha_lin, beta_lin, alpha_rot,
-               beta_rot, kappa, zeta                                   (penalty)
-               iterations, epsilon, time_cap_ms, warm_start, stabilization
-               ("split" | "baumgarte" | "none"), erp, substeps,
-               position_iterations                                     (impulse)
-    [view]     eye, target (passed to the viewer)
-    [[bodies]] name, shape ("box" | "sphere" | "capsule" | "cylinder" | "plane"),
-               size = [x, y, z] (box, full extents), radius, length (capsule: the
-               cylindrical part; cylinder: height), mass or density, static,
-               position, rotation_deg = [rx, ry, rz] (about x, then y, then z) or
-               orientation = [x, y, z, w], velocity, angular_velocity, color
-    [[chains]] name, links, joint ("revolute" | "spherical"), link_length, radius,
-               mass, origin, direction, axis, parent, color  (physics.builders.make_chain;
-               links are bodies NAME_i, joints NAME_ji)
-    [[joints]] name, type ("fixed" | "spherical" | "revolute" | "universal" |
-               "prismatic"), parent ("world" or a body), child, anchor, axis, axis2,
-               limits_deg, limits2_deg, limits (prismatic, m), swing_deg, twist_deg,
-               friction (N·m, or N for prismatic), motor ("off" | "velocity" |
-               "position"), motor_target (rad/s, m/s or m) or motor_target_deg
-               (deg or deg/s), motor_max (N·m or N), motor_frequency (Hz),
-               motor_damping
-    [[loads]]  body, force, torque, point (world, at load time), start, end (s)
+    scenes/door.toml: joints[0].type: expected one of fixed, spherical, revolute, universal, prismatic, got "hinged"
 
-`--set KEY=VALUE` overrides edit the parsed file before it is checked: `world.dt`,
-`solver.KEY`, `body.NAME.KEY`, `joint.NAME.KEY`, `chain.NAME.KEY`.
+Unknown keys are errors (they are usually typos), and so are keys that do not apply
+(a `radius` on a box, `swing_deg` on a revolute joint). Numbers must be finite (TOML
+has `nan` and `inf`); vectors are lists of exactly 3 (or 4) numbers.
+
+Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
+`_deg`, radians in the Python API). Everything is optional unless marked required.
+
+    [world]
+    dt = 0.003                     # fixed step, 1e-6 … 0.1
+    gravity = [0, 0, -9.81]
+    gyroscopic = false             # add the ω×Iω term
+
+    [solver]
+    kind = "penalty"               # "penalty" | "impulse"  (physics.world.SOLVERS)
+    # penalty (seed 000)
+    penalty_preset = "paper"       # "paper" | "critical"
+    alpha_lin, beta_lin, alpha_rot, beta_rot, kappa, zeta     # numbers >= 0
+    # impulse (seed 001)
+    iterations, substeps, position_iterations                  # integers
+    epsilon, time_cap_ms, erp                                  # numbers
+    warm_start = true
+    stabilization = "split"        # "split" | "baumgarte" | "none"
+    # Both solvers' settings are kept, so a world can switch solver at any time.
+
+    [view]                         # for the viewer, as world.view = {"eye": …, "target": …}
+    eye = [x, y, z]
+    target = [x, y, z]
+
+    [[bodies]]
+    name = "door"                  # required, unique, not "world"
+    shape = "box"                  # required: box | sphere | capsule | cylinder | plane
+    size = [0.9, 0.04, 2.0]        # box (required): FULL extents
+    radius = 0.1                   # sphere, capsule, cylinder (required)
+    length = 0.5                   # capsule: cylindrical part (>= 0); cylinder: height (required)
+    mass = 10.0                    # or density = 1000.0 (kg/m³): exactly one, unless static
+    static = false                 # a plane must be static; mass/density are ignored when static
+    position = [0, 0, 1]
+    rotation_deg = [0, 0, 90]      # about world x, then y, then z — or orientation = [x, y, z, w]
+    velocity = [0, 0, 0]
+    angular_velocity = [0, 0, 0]   # rad/s, world frame
+    color = [0.8, 0.5, 0.2]        # rgb, 0 … 1
+    visual_mesh = "door.obj"       # a mesh the viewer may draw instead of the shape
+
+    [[chains]]                     # physics.builders.make_chain(world, **keys)
+    name = "pendulum"              # required; links are bodies NAME_0 … NAME_{n-1},
+                                   # joints NAME_j0 … NAME_j{n-1}
+    links = 10                     # 1 … 100000
+    joint = "revolute"             # "revolute" | "spherical"
+    link_length = 0.1              # centre to centre
+    radius = 0.02
+    mass = 0.1                     # per link
+    origin = [0, 0, 2]             # the first joint
+    direction = [1, 0, 0]          # along which the links are laid out
+    axis = [0, 1, 0]               # revolute axis
+    parent = "world"               # "world" or a body
+    color = [0.85, 0.55, 0.2]
+
+    [[joints]]
+    name = "hinge"                 # required, unique
+    type = "revolute"              # required: fixed | spherical | revolute | universal | prismatic
+    parent = "world"               # required: "world" or a body (a chain link too)
+    child = "door"                 # required: a body other than the parent
+    anchor = [0, 0, 1]             # required, world coordinates at load time
+    axis = [0, 0, 1]               # hinge / slide / universal first / spherical twist axis
+    axis2 = [0, 1, 0]              # universal only (required there), perpendicular to axis
+                                   # (within 1e-3 after normalising; then made exact)
+    limits_deg = [-30, 120]        # revolute, universal first axis
+    limits2_deg = [-45, 45]        # universal second axis
+    limits = [-0.2, 0.3]           # prismatic (m)
+    swing_deg = 40                 # spherical cone half-angle, (0, 180]
+    twist_deg = [-30, 30]          # spherical twist range
+    friction = 20.0                # N·m (N for prismatic), >= 0; not on fixed joints
+    motor = "off"                  # revolute, prismatic: "off" | "velocity" | "position"
+    motor_target = 0.0             # rad/s, rad, m/s or m — or motor_target_deg (revolute)
+    motor_max = 0.0                # N·m or N
+    motor_frequency = 20.0         # Hz (position servo)
+    motor_damping = 1.0            # damping ratio (position servo)
+
+    [[loads]]                      # a scripted push, World.add_load
+    body = "door"                  # required
+    force = [0, 0, 0]              # N, world frame
+    torque = [0, 0, 0]             # N·m, world frame
+    point = [x, y, z]              # where the force acts (world, at load time); default the centre
+    start = 0.0
+    end = 0.33                     # default: forever
+
+Bodies are added in file order, then chains, then joints (so a joint may attach to a
+chain link), then loads. Limits need lo <= hi.
+
+Overrides (`--set KEY=VALUE`, or `load_scene(path, {"KEY": "VALUE"})`) edit the parsed
+file before it is checked; keys name things the way the CSV does:
+
+    world.KEY   solver.KEY   view.KEY   body.NAME.KEY   joint.NAME.KEY   chain.NAME.KEY
+
+A value is parsed as a TOML value (`[0, 0, -1.62]`, `20`, `true`, `"x"`); when that
+fails it is taken as a plain string (`solver.penalty_preset=critical`). A non-string
+value in the dict is used as it is. An error about an overridden key names the
+override (`--set joint.hinge.limits_deg: …`).
 """
+import json
 import math
 import tomllib
+
+import numpy as np
 
 from .builders import make_chain
 from .quat import q_from_euler_deg
 from .shapes import Box, Capsule, Cylinder, Plane, Sphere
-from .world import World
+from .world import SOLVERS, World
+
+SHAPES = ("box", "sphere", "capsule", "cylinder", "plane")
+JOINT_TYPES = ("fixed", "spherical", "revolute", "universal", "prismatic")
+PLANNED_SOLVERS = ("penalty", "impulse", "lcp")     # DESIGN.md; SOLVERS says which exist
+TABLES = ("world", "solver", "view", "bodies", "chains", "joints", "loads")
+NOT_YET = {"ropes": "ropes (seed 002)"}             # planned tables the engine lacks so far
+BODY_NOT_YET = {"restitution": "no restitution (contacts and impacts, seeds 003-004, are not supported yet)",
+                "contact_friction": "no contact_friction (contacts, seeds 003-004, are not supported yet)"}
+
+WORLD_KEYS = ("dt", "gravity", "gyroscopic")
+PENALTY_KEYS = ("alpha_lin", "beta_lin", "alpha_rot", "beta_rot", "kappa", "zeta")
+SOLVER_KEYS = (("kind", "penalty_preset") + PENALTY_KEYS
+               + ("iterations", "epsilon", "time_cap_ms", "warm_start", "stabilization", "erp",
+                  "substeps", "position_iterations"))
+VIEW_KEYS = ("eye", "target")
+BODY_KEYS = ("name", "shape", "size", "radius", "length", "mass", "density", "static", "position",
+             "rotation_deg", "orientation", "velocity", "angular_velocity", "color", "visual_mesh")
+CHAIN_KEYS = ("name", "links", "joint", "link_length", "radius", "mass", "origin", "direction", "axis",
+              "parent", "color")
+MOTOR_KEYS = ("motor", "motor_target", "motor_target_deg", "motor_max", "motor_frequency", "motor_damping")
+JOINT_KEYS = (("name", "type", "parent", "child", "anchor", "axis", "axis2", "limits_deg", "limits2_deg",
+               "limits", "swing_deg", "twist_deg", "friction") + MOTOR_KEYS)
+LOAD_KEYS = ("body", "force", "torque", "point", "start", "end")
+
+# which shapes / joint types a key applies to
+SHAPE_ONLY = {"size": ("box",), "radius": ("sphere", "capsule", "cylinder"), "length": ("capsule", "cylinder")}
+JOINT_ONLY = {"axis2": ("universal",), "limits_deg": ("revolute", "universal"), "limits2_deg": ("universal",),
+              "limits": ("prismatic",), "swing_deg": ("spherical",), "twist_deg": ("spherical",),
+              "friction": ("spherical", "revolute", "universal", "prismatic"),
+              "motor_target_deg": ("revolute",),
+              **{k: ("revolute", "prismatic") for k in MOTOR_KEYS if k != "motor_target_deg"}}
+JOINT_HINTS = {("limits_deg", "prismatic"): "limits = [lo, hi] in metres on a prismatic joint",
+               ("limits", "revolute"): "limits_deg on a revolute joint (limits in metres are for prismatic joints)",
+               ("limits", "universal"): "limits_deg and limits2_deg on a universal joint",
+               ("limits_deg", "spherical"): "swing_deg and twist_deg on a spherical joint"}
+
+POSITIVE = "a positive number"
+NON_NEGATIVE = "a number >= 0"
+
+
+def show(value, limit=80):
+    """A value as the scene file would spell it (strings in double quotes), shortened."""
+    if isinstance(value, bool):
+        s = "true" if value else "false"
+    elif isinstance(value, str):
+        s = json.dumps(value, ensure_ascii=False)
+    elif isinstance(value, float):
+        s = repr(value) if math.isfinite(value) else ("nan" if value != value else ("inf" if value > 0 else "-inf"))
+    elif isinstance(value, (list, tuple)):
+        s = "[" + ", ".join(show(v, limit) for v in value) + "]"
+    elif isinstance(value, dict):
+        s = "{ " + ", ".join(f"{k} = {show(v, limit)}" for k, v in value.items()) + " }"
+    else:
+        s = str(value)
+    return s if len(s) <= limit else s[:limit - 1] + "…"
 
 
 class SceneError(Exception):
-    """One clear line: FILE: KEY: expected …, got …"""
+    """A problem with a scene file or an override, as one line:
+    `FILE: KEY_PATH: expected EXPECTED[, got GOT]`."""
 
     def __init__(self, path, key, expected, got=None):
-        self.path, self.key, self.expected = str(path), key, expected
+        self.path, self.key, self.expected, self.got = str(path), key, expected, got
         msg = f"{self.path}: {key}: expected {expected}"
         if got is not None:
-            msg += f", got {got!r}" if not isinstance(got, str) or len(got) < 80 else f", got {got[:80]!r}…"
-        super().__init__(msg)
+            msg += f", got {show(got)}"
+        super().__init__(" ".join(msg.split("\n")))
 
-
+    def with_key(self, key):
+        return SceneError(self.path, key, self.expected, self.got)
 
 
 class _Table:
-    """A TOML table read with key checks; `used` catches unknown keys (typos)."""
+    """A TOML table read with type checks; the keys read are `used`, the rest are errors."""
 
-    def __init__(self, path, where, data):
+    def __init__(self, path, where, data, known, not_yet=None):
         if not isinstance(data, dict):
             raise SceneError(path, where, "a table", data)
-        self.path, self.where, self.data = path, where, data
+        self.path, self.where, self.data, self.known = path, where, data, known
         self.used = set()
+        for k in data:              # typos first, before any check that depends on other keys
+            if k not in known:
+                if not_yet and k in not_yet:
+                    raise self.error(k, not_yet[k])
+                raise self.error(k, "a known key (" + ", ".join(known) + ")", k)
 
     def key(self, k):
         return f"{self.where}.{k}" if self.where else k
@@ -69,50 +208,63 @@ class _Table:
     def has(self, k):
         return k in self.data
 
+    def error(self, k, expected, got=None):
+        return SceneError(self.path, self.key(k), expected, got)
+
     def get(self, k, kind, default=None, required=False, check=None, what=None):
+        """kind: "number", "int", "bool", "str" or n (a vector of n numbers)."""
         self.used.add(k)
         if k not in self.data:
             if required:
-                raise SceneError(self.path, self.key(k), f"a value ({what or kind})")
+                raise self.error(k, f"{what or _KIND_WORDS.get(kind, f'a list of {kind} numbers')}; "
+                                    "the key is missing")
             return default
-        v = self.data[k]
-        key = self.key(k)
-        if kind == "number":
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise SceneError(self.path, key, what or "a number", v)
-            v = float(v)
-            if not math.isfinite(v):
-                raise SceneError(self.path, key, what or "a finite number", v)
-        elif kind == "int":
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise SceneError(self.path, key, what or "an integer", v)
+        raw = v = self.data[k]
+        if kind in ("number", "int"):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or (kind == "int" and not isinstance(v, int)):
+                raise self.error(k, what or _KIND_WORDS[kind], raw)
+            if kind == "number":
+                v = float(v)
+                if not math.isfinite(v):
+                    raise self.error(k, what or "a finite number", raw)
         elif kind == "bool":
             if not isinstance(v, bool):
-                raise SceneError(self.path, key, "true or false", v)
+                raise self.error(k, "true or false", raw)
         elif kind == "str":
             if not isinstance(v, str) or not v:
-                raise SceneError(self.path, key, what or "a non-empty string", v)
-        elif isinstance(kind, int):  # a vector of `kind` numbers
+                raise self.error(k, what or "a non-empty string", raw)
+        else:  # a vector of `kind` numbers
             if (not isinstance(v, list) or len(v) != kind
                     or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)):
-                raise SceneError(self.path, key, what or f"a list of {kind} numbers", v)
+                raise self.error(k, what or f"a list of {kind} numbers", raw)
             v = [float(x) for x in v]
             if not all(math.isfinite(x) for x in v):
-                raise SceneError(self.path, key, what or f"{kind} finite numbers", v)
+                raise self.error(k, what or f"a list of {kind} finite numbers", raw)
         if check is not None and not check(v):
-            raise SceneError(self.path, key, what, v)
+            raise self.error(k, what, raw)
         return v
 
-    def choice(self, k, options, default=None, required=False):
-        v = self.get(k, "str", default, required, what="one of " + ", ".join(options))
+    def choice(self, k, options, default=None, required=False, unavailable=()):
+        """A string among `options`; one of `unavailable` is named as not available yet."""
+        expected = "one of " + ", ".join(options)
+        v = self.get(k, "str", default, required, what=expected)
         if v is not None and v not in options:
-            raise SceneError(self.path, self.key(k), "one of " + ", ".join(options), v)
+            if v in unavailable:
+                expected += f" ({v} is not available yet)"
+            raise self.error(k, expected, v)
         return v
 
-    def done(self):
+    def done(self, inapplicable=None):
+        """Refuse keys that were not read: typos, or keys that do not apply here."""
         for k in self.data:
-            if k not in self.used:
-                raise SceneError(self.path, self.key(k), "a known key (" + ", ".join(sorted(self.used)) + ")", k)
+            if k in self.used:
+                continue
+            if inapplicable and k in inapplicable:
+                raise self.error(k, inapplicable[k])
+            raise self.error(k, "a known key (" + ", ".join(self.known) + ")", k)
+
+
+_KIND_WORDS = {"number": "a number", "int": "an integer", "bool": "true or false", "str": "a string"}
 
 
 def _array(path, data, name):
@@ -122,210 +274,305 @@ def _array(path, data, name):
     return v
 
 
-def _apply_overrides(path, data, overrides):
-    """Edit the parsed scene with `--set KEY=VALUE` pairs (values parsed as TOML)."""
-    for key, raw in (overrides or {}).items():
-        where = f"--set {key}"
-        try:
-            value = tomllib.loads("v = " + raw)["v"]
-        except tomllib.TOMLDecodeError:
-            value = raw
-        parts = key.split(".")
-        if len(parts) == 2 and parts[0] in ("world", "solver"):
-            data.setdefault(parts[0], {})
-            if not isinstance(data[parts[0]], dict):
-                raise SceneError(path, where, f"[{parts[0]}] to be a table")
-            data[parts[0]][parts[1]] = value
-        elif len(parts) == 3 and parts[0] in ("body", "joint", "chain"):
-            array = {"body": "bodies", "joint": "joints", "chain": "chains"}[parts[0]]
-            entries = [e for e in _array(path, data, array) if e.get("name") == parts[1]]
-            if not entries:
-                raise SceneError(path, where, f"the name of a {parts[0]} in the scene", parts[1])
-            entries[0][parts[2]] = value
-        else:
-            raise SceneError(path, where, "world.KEY, solver.KEY, body.NAME.KEY, joint.NAME.KEY "
-                             "or chain.NAME.KEY", key)
+def _positive(v):
+    return v > 0
 
 
-SHAPES = ("box", "sphere", "capsule", "cylinder", "plane")
-JOINT_TYPES = ("fixed", "spherical", "revolute", "universal", "prismatic")
-POSITIVE = "a positive number"
+def _nonneg(v):
+    return v >= 0
 
 
-def _shape(t):
-    kind = t.choice("shape", SHAPES, required=True)
-    pos = lambda v: v > 0  # noqa: E731
-    if kind == "box":
-        size = t.get("size", 3, required=True, check=lambda v: min(v) > 0, what="3 positive numbers")
-        return Box(tuple(0.5 * s for s in size))
-    if kind == "sphere":
-        return Sphere(t.get("radius", "number", required=True, check=pos, what=POSITIVE))
-    if kind == "plane":
-        return Plane()
-    r = t.get("radius", "number", required=True, check=pos, what=POSITIVE)
-    length = t.get("length", "number", required=True, check=lambda v: v >= 0 if kind == "capsule" else v > 0,
-                   what="a number >= 0" if kind == "capsule" else POSITIVE)
-    return (Capsule if kind == "capsule" else Cylinder)(r, 0.5 * length)
+def _range(v):
+    return v[0] <= v[1]
 
 
-def _builder_call(path, key, fn, *args, **kwargs):
+def _nonzero(v):
+    return any(v)
+
+
+def _rgb(v):
+    return all(0.0 <= c <= 1.0 for c in v)
+
+
+def _builder_call(path, key, what, fn, *args, **kwargs):
+    """Call the World builder; a ValueError it raises becomes a SceneError at `key`."""
     try:
         return fn(*args, **kwargs)
     except ValueError as e:
-        raise SceneError(path, key, "a valid value", str(e)) from None
+        raise SceneError(path, key, f"{what} the engine accepts ({e})") from None
 
 
-def build_world(path, data):
-    """Build a World from parsed scene data (after overrides)."""
-    top = _Table(path, "", data)
-    for k in ("world", "solver", "view", "bodies", "joints", "chains", "loads"):
-        top.used.add(k)
-    top.done()
-    wt = _Table(path, "world", data.get("world", {}))
+# ---------------------------------------------------------------------------- overrides
+_ARRAYS = {"body": "bodies", "joint": "joints", "chain": "chains"}
+
+
+def parse_override_value(raw):
+    """`--set` value → Python: a TOML value, or the raw string when it is not one."""
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return tomllib.loads("v = " + raw)["v"]
+    except (tomllib.TOMLDecodeError, KeyError):
+        return raw.strip()
+
+
+def _apply_overrides(path, data, overrides):
+    """Edit the parsed scene with `--set KEY=VALUE` pairs. Returns {key path in the file
+    data: override key} so that errors about those values can name the override."""
+    provenance = {}
+    for key, raw in (overrides or {}).items():
+        where = f"--set {key}"
+        value = parse_override_value(raw)
+        parts = key.split(".")
+        head = parts[0]
+        if head in ("world", "solver", "view") and len(parts) == 2 and parts[1]:
+            table = data.setdefault(head, {})
+            if not isinstance(table, dict):
+                raise SceneError(path, where, f"[{head}] in the scene to be a table", table)
+            table[parts[1]] = value
+            provenance[f"{head}.{parts[1]}"] = where
+        elif head in _ARRAYS and len(parts) >= 3 and all(parts):
+            name, k = ".".join(parts[1:-1]), parts[-1]
+            array = _ARRAYS[head]
+            entries = _array(path, data, array)
+            found = [i for i, e in enumerate(entries) if e.get("name") == name]
+            if not found:
+                expected = f"the name of a {head} in the scene"
+                chains = [c.get("name") for c in _array(path, data, "chains")]
+                if head in ("body", "joint") and any(isinstance(c, str) and name.startswith(c + "_")
+                                                     for c in chains):
+                    expected += " (chain links and their joints are set with chain.NAME.KEY)"
+                raise SceneError(path, where, expected, name)
+            entries[found[0]][k] = value
+            provenance[f"{array}[{found[0]}].{k}"] = where
+        elif head in ("rope", "ropes"):
+            raise SceneError(path, where, "a key the engine supports; ropes are not supported yet")
+        else:
+            raise SceneError(path, where, "world.KEY, solver.KEY, view.KEY, body.NAME.KEY, joint.NAME.KEY "
+                             "or chain.NAME.KEY", key)
+    return provenance
+
+
+# ---------------------------------------------------------------------------- tables
+def _world_and_solver(path, data):
+    wt = _Table(path, "world", data.get("world", {}), WORLD_KEYS)
     dt = wt.get("dt", "number", 0.003, check=lambda v: 1e-6 <= v <= 0.1, what="a step between 1e-6 and 0.1 s")
     gravity = wt.get("gravity", 3, [0.0, 0.0, -9.81])
     gyro = wt.get("gyroscopic", "bool", False)
     wt.done()
-    st = _Table(path, "solver", data.get("solver", {}))
-    kind = st.choice("kind", ("penalty", "impulse"), "penalty")
+    st = _Table(path, "solver", data.get("solver", {}), SOLVER_KEYS)
+    kind = st.choice("kind", SOLVERS, "penalty", unavailable=PLANNED_SOLVERS)
     world = World(dt=dt, gravity=gravity, gyroscopic=gyro, solver=kind)
     world.penalty_preset = st.choice("penalty_preset", ("paper", "critical"), "paper")
-    coeff = {k: st.get(k, "number", check=lambda v: v >= 0, what="a number >= 0")
-             for k in ("alpha_lin", "beta_lin", "alpha_rot", "beta_rot", "kappa", "zeta")}
+    coeff = {k: st.get(k, "number", check=_nonneg, what=NON_NEGATIVE) for k in PENALTY_KEYS}
     world.set_penalty_coefficients(**coeff)
-    imp = {}
-    for k, kind_, what in (("iterations", "int", None), ("epsilon", "number", None),
-                           ("time_cap_ms", "number", None), ("warm_start", "bool", None),
-                           ("erp", "number", None), ("substeps", "int", None),
-                           ("position_iterations", "int", None)):
-        imp[k] = st.get(k, kind_)
-    imp["stabilization"] = st.choice("stabilization", ("split", "baumgarte", "none"))
-    for k, v in imp.items():
-        if v is not None:
-            _builder_call(path, f"solver.{k}", world.set_impulse_settings, **{k: v})
+    settings = {
+        "iterations": st.get("iterations", "int", check=lambda v: 1 <= v <= 100000, what="an integer 1-100000"),
+        "epsilon": st.get("epsilon", "number", check=_nonneg, what=NON_NEGATIVE),
+        "time_cap_ms": st.get("time_cap_ms", "number", check=_nonneg, what="a number >= 0 (0 = no cap)"),
+        "warm_start": st.get("warm_start", "bool"),
+        "erp": st.get("erp", "number", check=lambda v: 0 <= v <= 1, what="a number between 0 and 1"),
+        "substeps": st.get("substeps", "int", check=lambda v: 1 <= v <= 1000, what="an integer 1-1000"),
+        "position_iterations": st.get("position_iterations", "int", check=lambda v: 0 <= v <= 100000,
+                                      what="an integer 0-100000"),
+        "stabilization": st.choice("stabilization", ("split", "baumgarte", "none")),
+    }
     st.done()
-    view = data.get("view", {})
-    vt = _Table(path, "view", view)
-    world.view = {k: vt.get(k, 3) for k in ("eye", "target") if vt.has(k)}
+    for k, v in settings.items():
+        if v is not None:
+            _builder_call(path, f"solver.{k}", "a value", world.set_impulse_settings, **{k: v})
+    return world
+
+
+def _view(path, data):
+    vt = _Table(path, "view", data.get("view", {}), VIEW_KEYS)
+    view = {k: vt.get(k, 3) for k in VIEW_KEYS if vt.has(k)}
     vt.done()
+    return view
 
-    for i, entry in enumerate(_array(path, data, "bodies")):
-        t = _Table(path, f"bodies[{i}]", entry)
-        name = t.get("name", "str", required=True)
-        if name == "world" or name in world._body_index:
-            raise SceneError(path, t.key("name"), "a unique body name (not 'world')", name)
-        shape = _shape(t)
-        static = t.get("static", "bool", False)
-        mass = t.get("mass", "number", check=lambda v: v > 0, what=POSITIVE)
-        density = t.get("density", "number", check=lambda v: v > 0, what=POSITIVE)
-        if not static and (mass is None) == (density is None):
-            raise SceneError(path, t.key("mass"), "exactly one of mass and density (or static = true)")
-        if shape.kind == "plane" and not static:
-            raise SceneError(path, t.key("static"), "true for a plane", False)
-        if t.has("rotation_deg") and t.has("orientation"):
-            raise SceneError(path, t.key("orientation"), "either rotation_deg or orientation, not both")
-        quat = t.get("orientation", 4, check=lambda v: any(v), what="a quaternion [x, y, z, w]")
-        if quat is None:
-            quat = list(q_from_euler_deg(*t.get("rotation_deg", 3, [0.0, 0.0, 0.0])))
-        kw = dict(position=t.get("position", 3, [0.0, 0.0, 0.0]), orientation=quat,
-                  velocity=t.get("velocity", 3, [0.0, 0.0, 0.0]),
-                  angular_velocity=t.get("angular_velocity", 3, [0.0, 0.0, 0.0]),
-                  color=t.get("color", 3, [0.7, 0.7, 0.7], check=lambda v: all(0 <= c <= 1 for c in v),
-                              what="3 numbers between 0 and 1"),
-                  static=static, visual_mesh=t.get("visual_mesh", "str"))
-        t.done()
-        _builder_call(path, t.where, world.add_body, name, shape, mass=None if static else mass,
-                      density=None if static else density, **kw)
 
-    for i, entry in enumerate(_array(path, data, "chains")):
-        t = _Table(path, f"chains[{i}]", entry)
-        kw = dict(name=t.get("name", "str", required=True),
-                  links=t.get("links", "int", 10, check=lambda v: 1 <= v <= 100000, what="an integer 1-100000"),
-                  joint=t.choice("joint", ("revolute", "spherical"), "revolute"),
-                  link_length=t.get("link_length", "number", 0.1, check=lambda v: v > 0, what=POSITIVE),
-                  radius=t.get("radius", "number", 0.02, check=lambda v: v > 0, what=POSITIVE),
-                  mass=t.get("mass", "number", 0.1, check=lambda v: v > 0, what=POSITIVE),
-                  origin=t.get("origin", 3, [0.0, 0.0, 0.0]),
-                  direction=t.get("direction", 3, [1.0, 0.0, 0.0], check=any, what="a non-zero vector"),
-                  axis=t.get("axis", 3, [0.0, 1.0, 0.0], check=any, what="a non-zero vector"),
-                  parent=t.get("parent", "str", "world"),
-                  color=t.get("color", 3, [0.85, 0.55, 0.2]))
-        t.done()
-        if kw["parent"] not in world._body_index:
-            raise SceneError(path, t.key("parent"), "'world' or the name of a body", kw["parent"])
-        _builder_call(path, t.where, make_chain, world, **kw)
+def _shape(t):
+    kind = t.choice("shape", SHAPES, required=True)
+    if kind == "box":
+        size = t.get("size", 3, required=True, check=lambda v: min(v) > 0, what="3 positive numbers")
+        shape = Box(tuple(0.5 * s for s in size))
+    elif kind == "sphere":
+        shape = Sphere(t.get("radius", "number", required=True, check=_positive, what=POSITIVE))
+    elif kind == "plane":
+        shape = Plane()
+    else:
+        r = t.get("radius", "number", required=True, check=_positive, what=POSITIVE)
+        if kind == "capsule":
+            length = t.get("length", "number", required=True, check=_nonneg, what=NON_NEGATIVE)
+            shape = Capsule(r, 0.5 * length)
+        else:
+            length = t.get("length", "number", required=True, check=_positive, what=POSITIVE)
+            shape = Cylinder(r, 0.5 * length)
+    inapplicable = {k: f"no {k} on a {kind} ({k} is for {', '.join(s)})"
+                    for k, s in SHAPE_ONLY.items() if kind not in s}
+    return shape, inapplicable
 
-    for i, entry in enumerate(_array(path, data, "joints")):
-        t = _Table(path, f"joints[{i}]", entry)
-        name = t.get("name", "str", required=True)
-        if name in world._joint_index:
-            raise SceneError(path, t.key("name"), "a unique joint name", name)
-        jtype = t.choice("type", JOINT_TYPES, required=True)
-        ends = {}
-        for role in ("parent", "child"):
-            b = t.get(role, "str", required=True)
-            if b not in world._body_index:
-                raise SceneError(path, t.key(role), "'world' or the name of a body", b)
-            ends[role] = b
-        rng = lambda v: v[0] <= v[1]  # noqa: E731
-        lim = t.get("limits_deg", 2, check=rng, what="[lo, hi] with lo <= hi")
-        lim2 = t.get("limits2_deg", 2, check=rng, what="[lo, hi] with lo <= hi")
-        lim_m = t.get("limits", 2, check=rng, what="[lo, hi] with lo <= hi (m)")
-        swing = t.get("swing_deg", "number", check=lambda v: 0 < v <= 180, what="an angle in (0, 180]")
-        twist = t.get("twist_deg", 2, check=rng, what="[lo, hi] with lo <= hi")
-        if lim_m is not None and jtype != "prismatic":
-            raise SceneError(path, t.key("limits"), "limits_deg (limits in metres are for prismatic joints)")
-        if lim is not None and jtype == "prismatic":
-            raise SceneError(path, t.key("limits_deg"), "limits = [lo, hi] in metres for a prismatic joint")
-        kw = dict(anchor=t.get("anchor", 3, required=True),
-                  axis=t.get("axis", 3, [1.0, 0.0, 0.0], check=any, what="a non-zero vector"),
-                  axis2=t.get("axis2", 3),
-                  limits=lim_m if jtype == "prismatic" else (None if lim is None else [math.radians(x) for x in lim]),
-                  limits2=None if lim2 is None else [math.radians(x) for x in lim2],
-                  swing=None if swing is None else math.radians(swing),
-                  twist=None if twist is None else [math.radians(x) for x in twist],
-                  friction=t.get("friction", "number", 0.0, check=lambda v: v >= 0, what="a number >= 0"))
-        motor = t.choice("motor", ("off", "velocity", "position"), "off")
-        target = t.get("motor_target", "number")
-        target_deg = t.get("motor_target_deg", "number")
-        if target is not None and target_deg is not None:
-            raise SceneError(path, t.key("motor_target_deg"), "either motor_target or motor_target_deg")
-        if target is None:
-            target = math.radians(target_deg) if target_deg is not None else 0.0
-        mkw = dict(max_force=t.get("motor_max", "number", 0.0, check=lambda v: v >= 0, what="a number >= 0"),
-                   frequency=t.get("motor_frequency", "number", 20.0, check=lambda v: v > 0, what=POSITIVE),
-                   damping=t.get("motor_damping", "number", 1.0, check=lambda v: v >= 0, what="a number >= 0"))
-        t.done()
-        joint = _builder_call(path, t.where, world.add_joint, name, jtype, ends["parent"], ends["child"], **kw)
-        if motor != "off":
-            _builder_call(path, t.key("motor"), joint.set_motor, motor, target, **mkw)
 
-    for i, entry in enumerate(_array(path, data, "loads")):
-        t = _Table(path, f"loads[{i}]", entry)
-        body = t.get("body", "str", required=True)
-        if body not in world._body_index or body == "world":
-            raise SceneError(path, t.key("body"), "the name of a body", body)
-        kw = dict(force=t.get("force", 3, [0.0, 0.0, 0.0]), torque=t.get("torque", 3, [0.0, 0.0, 0.0]),
-                  point=t.get("point", 3), start=t.get("start", "number", 0.0),
-                  end=t.get("end", "number", math.inf) if t.has("end") else math.inf)
-        t.done()
-        _builder_call(path, t.where, world.add_load, body, **kw)
+def _body(path, world, i, entry):
+    t = _Table(path, f"bodies[{i}]", entry, BODY_KEYS, BODY_NOT_YET)
+    name = t.get("name", "str", required=True)
+    if name == "world" or world.has_body(name):
+        raise t.error("name", 'a unique body name (not "world")', name)
+    shape, inapplicable = _shape(t)
+    static = t.get("static", "bool", False)
+    mass = t.get("mass", "number", check=_positive, what=POSITIVE)
+    density = t.get("density", "number", check=_positive, what=POSITIVE)
+    if shape.kind == "plane" and not static:
+        raise t.error("static", "true for a plane (planes cannot move)", static if t.has("static") else None)
+    if not static and (mass is None) == (density is None):
+        raise t.error("mass", "exactly one of mass and density (or static = true)")
+    if t.has("rotation_deg") and t.has("orientation"):
+        raise t.error("orientation", "either rotation_deg or orientation, not both")
+    quat = t.get("orientation", 4, check=_nonzero, what="a quaternion [x, y, z, w], not all zero")
+    if quat is None:
+        quat = [float(c) for c in q_from_euler_deg(*t.get("rotation_deg", 3, [0.0, 0.0, 0.0]))]
+    kw = dict(position=t.get("position", 3, [0.0, 0.0, 0.0]), orientation=quat,
+              velocity=t.get("velocity", 3, [0.0, 0.0, 0.0]),
+              angular_velocity=t.get("angular_velocity", 3, [0.0, 0.0, 0.0]),
+              color=t.get("color", 3, [0.7, 0.7, 0.7], check=_rgb, what="3 numbers between 0 and 1"),
+              static=static, visual_mesh=t.get("visual_mesh", "str"))
+    t.done(inapplicable)
+    _builder_call(path, t.where, "a body", world.add_body, name, shape, mass=None if static else mass,
+                  density=None if static else density, **kw)
+
+
+def _chain(path, world, i, entry):
+    t = _Table(path, f"chains[{i}]", entry, CHAIN_KEYS)
+    kw = dict(name=t.get("name", "str", required=True),
+              links=t.get("links", "int", 10, check=lambda v: 1 <= v <= 100000, what="an integer 1-100000"),
+              joint=t.choice("joint", ("revolute", "spherical"), "revolute"),
+              link_length=t.get("link_length", "number", 0.1, check=_positive, what=POSITIVE),
+              radius=t.get("radius", "number", 0.02, check=_positive, what=POSITIVE),
+              mass=t.get("mass", "number", 0.1, check=_positive, what=POSITIVE),
+              origin=t.get("origin", 3, [0.0, 0.0, 0.0]),
+              direction=t.get("direction", 3, [1.0, 0.0, 0.0], check=_nonzero, what="a non-zero vector"),
+              axis=t.get("axis", 3, [0.0, 1.0, 0.0], check=_nonzero, what="a non-zero vector"),
+              parent=t.get("parent", "str", "world"),
+              color=t.get("color", 3, [0.85, 0.55, 0.2], check=_rgb, what="3 numbers between 0 and 1"))
+    t.done()
+    if not world.has_body(kw["parent"]):
+        raise t.error("parent", '"world" or the name of a body', kw["parent"])
+    name, n = kw["name"], kw["links"]
+    clash = next((f"{name}_{k}" for k in range(n) if world.has_body(f"{name}_{k}")), None)
+    clash = clash or next((f"{name}_j{k}" for k in range(n) if world.has_joint(f"{name}_j{k}")), None)
+    if clash is not None:
+        raise t.error("name", f"a name whose links {name}_0 … {name}_{n - 1} (and joints {name}_j0 …) "
+                              f"are new, but {show(clash)} exists", name)
+    _builder_call(path, t.where, "a chain", make_chain, world, **kw)
+
+
+def _joint(path, world, i, entry):
+    t = _Table(path, f"joints[{i}]", entry, JOINT_KEYS)
+    name = t.get("name", "str", required=True)
+    if world.has_joint(name):
+        raise t.error("name", "a unique joint name", name)
+    jtype = t.choice("type", JOINT_TYPES, required=True)
+    for k in t.data:
+        if k in JOINT_ONLY and jtype not in JOINT_ONLY[k]:
+            t.used.add(k)
+            raise t.error(k, JOINT_HINTS.get((k, jtype),
+                                             f"no {k} on a {jtype} joint ({k} is for {', '.join(JOINT_ONLY[k])})"))
+    ends = {}
+    for role in ("parent", "child"):
+        b = t.get(role, "str", required=True)
+        if not world.has_body(b):
+            raise t.error(role, '"world" or the name of a body', b)
+        ends[role] = b
+    if ends["parent"] == ends["child"]:
+        raise t.error("child", "a body other than the parent", ends["child"])
+    lim = t.get("limits_deg", 2, check=_range, what="[lo, hi] with lo <= hi")
+    lim2 = t.get("limits2_deg", 2, check=_range, what="[lo, hi] with lo <= hi")
+    lim_m = t.get("limits", 2, check=_range, what="[lo, hi] (m) with lo <= hi")
+    swing = t.get("swing_deg", "number", check=lambda v: 0 < v <= 180, what="an angle in (0, 180]")
+    twist = t.get("twist_deg", 2, check=_range, what="[lo, hi] with lo <= hi")
+    axis = t.get("axis", 3, [1.0, 0.0, 0.0], check=_nonzero, what="a non-zero vector")
+    if jtype == "universal" and not t.has("axis2"):
+        raise t.error("axis2", "a second axis [x, y, z], perpendicular to axis (a universal joint needs one); "
+                               "the key is missing")
+    axis2 = t.get("axis2", 3, check=_nonzero, what="a non-zero vector")
+    if axis2 is not None:
+        n0 = np.asarray(axis) / np.linalg.norm(axis)
+        n1 = np.asarray(axis2) / np.linalg.norm(axis2)
+        if abs(n0 @ n1) > 1e-3:
+            raise t.error("axis2", f"a vector perpendicular to axis {show(axis)}", t.data["axis2"])
+        n1 = n1 - (n0 @ n1) * n0
+        axis2 = list(n1 / np.linalg.norm(n1))
+    rad = lambda v: None if v is None else [math.radians(x) for x in v]  # noqa: E731
+    kw = dict(anchor=t.get("anchor", 3, required=True), axis=axis, axis2=axis2,
+              limits=lim_m if jtype == "prismatic" else rad(lim), limits2=rad(lim2),
+              swing=None if swing is None else math.radians(swing), twist=rad(twist),
+              friction=t.get("friction", "number", 0.0, check=_nonneg, what=NON_NEGATIVE))
+    motor = t.choice("motor", ("off", "velocity", "position"), "off")
+    target = t.get("motor_target", "number")
+    target_deg = t.get("motor_target_deg", "number")
+    if target is not None and target_deg is not None:
+        raise t.error("motor_target_deg", "either motor_target or motor_target_deg, not both")
+    if target is None:
+        target = math.radians(target_deg) if target_deg is not None else 0.0
+    mkw = dict(max_force=t.get("motor_max", "number", 0.0, check=_nonneg, what=NON_NEGATIVE),
+               frequency=t.get("motor_frequency", "number", 20.0, check=_positive, what=POSITIVE),
+               damping=t.get("motor_damping", "number", 1.0, check=_nonneg, what=NON_NEGATIVE))
+    t.done()
+    joint = _builder_call(path, t.where, "a joint", world.add_joint, name, jtype, ends["parent"], ends["child"],
+                          **kw)
+    if motor != "off":
+        _builder_call(path, t.key("motor"), "a motor", joint.set_motor, motor, target, **mkw)
+
+
+def _load(path, world, i, entry):
+    t = _Table(path, f"loads[{i}]", entry, LOAD_KEYS)
+    body = t.get("body", "str", required=True)
+    if not world.has_body(body) or body == "world":
+        raise t.error("body", "the name of a body", body)
+    start = t.get("start", "number", 0.0)
+    end = t.get("end", "number", check=lambda v: v > start, what=f"a time after start ({start:g} s)")
+    kw = dict(force=t.get("force", 3, [0.0, 0.0, 0.0]), torque=t.get("torque", 3, [0.0, 0.0, 0.0]),
+              point=t.get("point", 3), start=start, end=math.inf if end is None else end)
+    t.done()
+    _builder_call(path, t.where, "a load", world.add_load, body, **kw)
+
+
+def build_world(path, data):
+    """Build a World from parsed scene data (after overrides); raises SceneError."""
+    for k in data:
+        if k not in TABLES:
+            if k in NOT_YET:
+                raise SceneError(path, k, f"one of the tables {', '.join(TABLES)}; "
+                                          f"{NOT_YET[k]} are not supported yet")
+            raise SceneError(path, k, f"one of the tables {', '.join(TABLES)}", k)
+    world = _world_and_solver(path, data)
+    view = _view(path, data)
+    for array, add in (("bodies", _body), ("chains", _chain), ("joints", _joint), ("loads", _load)):
+        for i, entry in enumerate(_array(path, data, array)):
+            add(path, world, i, entry)
+    world.view = view
     world.scene_path = str(path)
     return world
 
 
 def load_scene(path, overrides=None):
-    """Read, override, check and build a scene file; raises SceneError on any problem."""
+    """Read a scene file, apply `overrides` ({KEY: VALUE}, as `--set`), check it and
+    build the World. Raises SceneError (one line naming file and key) on any problem."""
     try:
         with open(path, "rb") as f:
             text = f.read()
     except OSError as e:
-        raise SceneError(path, "(file)", "a readable scene file", e.strerror) from None
+        raise SceneError(path, "(file)", "a readable scene file", e.strerror or str(e)) from None
     try:
         data = tomllib.loads(text.decode("utf-8"))
     except UnicodeDecodeError:
         raise SceneError(path, "(file)", "UTF-8 text") from None
     except tomllib.TOMLDecodeError as e:
         raise SceneError(path, "(syntax)", "valid TOML", str(e)) from None
-    _apply_overrides(path, data, overrides)
-    return build_world(path, data)
+    provenance = _apply_overrides(path, data, overrides)
+    try:
+        return build_world(path, data)
+    except SceneError as e:
+        if e.key in provenance:
+            raise e.with_key(provenance[e.key]) from None
+        raise

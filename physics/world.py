@@ -632,6 +632,13 @@ class World:
         self._refresh_rows()
 
     # ------------------------------------------------------------------ access
+    def has_body(self, name):
+        """True if a body (or "world") of that name exists."""
+        return name in self._body_index
+
+    def has_joint(self, name):
+        return name in self._joint_index
+
     def body(self, name):
         if name not in self._body_index:
             raise KeyError(f"no body named {name!r}")
@@ -677,9 +684,15 @@ class World:
                            self.joint_anchor_a, self.joint_anchor_b, self.joint_frame_a,
                            self.joint_frame_b, self.joint_limit_lo, self.joint_limit_hi,
                            self.joint_limit_on, self.joint_row_start, self.joint_q, self.joint_err,
-                           self.row_J, self.row_C, self.row_active, True)
+                           self.row_J, self.row_C, self.row_active, self._free_rows_used(), True)
         compute_joint_rates(self.joint_type, self.joint_body, self.joint_row_start, self.joint_row_count,
                             self.row_J, self.body_vel, self.body_omega, self.joint_qd)
+
+    def _free_rows_used(self):
+        """Per joint, 1 if the solver uses its free rows (impulse friction or motor)."""
+        if self._solver != "impulse":
+            return np.zeros(len(self.joint_info), np.int64)
+        return ((self.joint_friction > 0.0) | (self.joint_motor_mode != 0)).astype(np.int64)
 
     def save_state(self):
         """A cheap copy of everything time changes."""
@@ -730,7 +743,7 @@ class World:
                 self.joint_type, self.joint_body, self.joint_anchor_a, self.joint_anchor_b,
                 self.joint_frame_a, self.joint_frame_b, self.joint_limit_lo, self.joint_limit_hi,
                 self.joint_limit_on, self.joint_row_start, self.joint_row_count,
-                self.joint_q, self.joint_qd, self.joint_err,
+                self.joint_q, self.joint_qd, self.joint_err, self._free_rows_used(),
                 self.row_joint, self.row_kind, self.row_rot, self.row_J, self.row_C, self.row_active,
                 self.body_row_ptr, self.body_row_idx, self._row_minv_jt, self._row_bound)
             ms = (_time.perf_counter() - t0) * 1e3 / max(n, 1)
@@ -748,7 +761,7 @@ class World:
                 self.joint_limit_on, self.joint_row_start, self.joint_row_count,
                 self.joint_q, self.joint_qd, self.joint_err, self.joint_friction, self.joint_motor_mode,
                 self.joint_motor_target, self.joint_motor_max, self.joint_motor_freq, self.joint_motor_damping,
-                self.row_joint, self.row_kind, self.row_J, self.row_C, self.row_active, self.row_lambda,
+                self._free_rows_used(), self.row_joint, self.row_kind, self.row_J, self.row_C, self.row_active, self.row_lambda,
                 self._row_lambda_pos, self._row_minv_jt, self._row_mass)
             st = self.impulse_stats
             tpm = self.impulse_params[impulse.P_TICKS_PER_MS]

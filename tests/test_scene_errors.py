@@ -1,4 +1,5 @@
-"""A broken scene file gives one message naming the file and the key, never a traceback."""
+"""A broken scene file or override gives one SceneError naming the file and the key
+path, never a traceback; through the CLI it is exit status 2 with one line on stderr."""
 import subprocess
 import sys
 from pathlib import Path
@@ -10,53 +11,117 @@ from physics.scene import SceneError, load_scene
 ROOT = Path(__file__).resolve().parent.parent
 GOOD_BODY = '[[bodies]]\nname = "box"\nshape = "box"\nsize = [1, 1, 1]\nmass = 1.0\n'
 GOOD_JOINT = '[[joints]]\nname = "hinge"\ntype = "revolute"\nparent = "world"\nchild = "box"\nanchor = [0, 0, 0]\n'
+GOOD_CHAIN = '[[chains]]\nname = "pendulum"\nlinks = 3\n'
 
+# case: (scene text, key path the message must name, another word it must contain)
 MALFORMED = {
-    "syntax error": ("[[bodies]\nname = 1", "(syntax)"),
-    "missing key": ('[[bodies]]\nname = "box"\nshape = "box"\nmass = 1.0\n', "bodies[0].size"),
-    "wrong type": ('[world]\ndt = "fast"\n', "world.dt"),
-    "vector of two": ('[[bodies]]\nname = "b"\nshape = "sphere"\nradius = 1\nmass = 1\nposition = [0, 1]\n',
-                      "bodies[0].position"),
-    "unknown joint type": (GOOD_BODY + GOOD_JOINT.replace("revolute", "hinged"), "joints[0].type"),
-    "unknown body": (GOOD_BODY + GOOD_JOINT.replace('child = "box"', 'child = "door"'), "joints[0].child"),
-    "non-positive mass": (GOOD_BODY.replace("mass = 1.0", "mass = -2.0"), "bodies[0].mass"),
-    "NaN mass": (GOOD_BODY.replace("mass = 1.0", "mass = nan"), "bodies[0].mass"),
-    "unknown key": (GOOD_BODY.replace("mass = 1.0", "mas = 1.0"), "bodies[0].mas"),
-    "duplicate name": (GOOD_BODY + GOOD_BODY, "bodies[1].name"),
-    "unknown shape": (GOOD_BODY.replace('"box"\nsize', '"cone"\nsize'), "bodies[0].shape"),
-    "limits reversed": (GOOD_BODY + GOOD_JOINT + "limits_deg = [30, -30]\n", "joints[0].limits_deg"),
-    "inf in vector": (GOOD_BODY.replace("size = [1, 1, 1]", "size = [1, inf, 1]"), "bodies[0].size"),
+    "syntax error": ("[[bodies]\nname = 1", "(syntax)", "line 1"),
+    "missing key": ('[[bodies]]\nname = "box"\nshape = "box"\nmass = 1.0\n', "bodies[0].size", "missing"),
+    "wrong type: string for a number": ('[world]\ndt = "fast"\n', "world.dt", '"fast"'),
+    "wrong type: two numbers for a vector": (
+        '[[bodies]]\nname = "b"\nshape = "sphere"\nradius = 1\nmass = 1\nposition = [0, 1]\n',
+        "bodies[0].position", "3 numbers"),
+    "unknown joint type": (GOOD_BODY + GOOD_JOINT.replace("revolute", "hinged"), "joints[0].type",
+                           'one of fixed, spherical, revolute, universal, prismatic, got "hinged"'),
+    "unknown shape": (GOOD_BODY.replace('"box"\nsize', '"cone"\nsize'), "bodies[0].shape", '"cone"'),
+    "parent that is not a body": (GOOD_BODY + GOOD_JOINT.replace('parent = "world"', 'parent = "frame"'),
+                                  "joints[0].parent", '"frame"'),
+    "child that is not a body": (GOOD_BODY + GOOD_JOINT.replace('child = "box"', 'child = "door"'),
+                                 "joints[0].child", '"door"'),
+    "non-positive mass": (GOOD_BODY.replace("mass = 1.0", "mass = -2.0"), "bodies[0].mass", "positive"),
+    "NaN mass": (GOOD_BODY.replace("mass = 1.0", "mass = nan"), "bodies[0].mass", "nan"),
+    "inf in a vector": (GOOD_BODY.replace("size = [1, 1, 1]", "size = [1, inf, 1]"), "bodies[0].size", "inf"),
+    "zero radius": ('[[bodies]]\nname = "b"\nshape = "sphere"\nradius = 0\nmass = 1\n', "bodies[0].radius",
+                    "positive"),
+    "non-positive dt": ("[world]\ndt = 0.0\n", "world.dt", "between"),
+    "both mass and density": (GOOD_BODY + "density = 500.0\n", "bodies[0].mass", "exactly one"),
+    "neither mass nor density": (GOOD_BODY.replace("mass = 1.0\n", ""), "bodies[0].mass", "exactly one"),
+    "unknown key (typo)": (GOOD_BODY.replace("mass = 1.0", "mas = 1.0"), "bodies[0].mas", "known key"),
+    "key that does not apply to the shape": (GOOD_BODY + "radius = 0.2\n", "bodies[0].radius", "box"),
+    "key that does not apply to the joint": (GOOD_BODY + GOOD_JOINT + "swing_deg = 30\n", "joints[0].swing_deg",
+                                             "spherical"),
+    "universal joint without axis2": (GOOD_BODY + GOOD_JOINT.replace("revolute", "universal"),
+                                      "joints[0].axis2", "missing"),
+    "duplicate body name": (GOOD_BODY + GOOD_BODY, "bodies[1].name", "unique"),
+    "duplicate joint name": (GOOD_BODY + GOOD_JOINT + GOOD_JOINT, "joints[1].name", "unique"),
+    "limits lo > hi": (GOOD_BODY + GOOD_JOINT + "limits_deg = [30, -30]\n", "joints[0].limits_deg", "lo <= hi"),
+    "a plane that is not static": ('[[bodies]]\nname = "g"\nshape = "plane"\nmass = 1.0\n', "bodies[0].static",
+                                   "plane"),
+    "solver that does not exist yet": ('[solver]\nkind = "lcp"\n', "solver.kind", "not available yet"),
+    "table that is not supported yet": ('[[ropes]]\nname = "r"\n', "ropes", "not supported yet"),
 }
 
 
-@pytest.mark.parametrize("case", sorted(MALFORMED))
-def test_malformed_scene_is_refused_with_the_key_named(case, tmp_path):
-    text, key = MALFORMED[case]
-    path = tmp_path / "broken.toml"
+def _write(tmp_path, text, name="broken.toml"):
+    path = tmp_path / name
     path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("case", list(MALFORMED))
+def test_malformed_scene_raises_one_line_naming_file_and_key(case, tmp_path):
+    text, key, word = MALFORMED[case]
+    path = _write(tmp_path, text)
     with pytest.raises(SceneError) as err:
         load_scene(path)
     message = str(err.value)
-    assert str(path) in message and key in message and "\n" not in message
+    assert message.startswith(f"{path}: {key}: expected ")
+    assert word in message and "\n" not in message
 
 
-def test_override_naming_a_missing_joint_is_refused(tmp_path):
-    path = tmp_path / "ok.toml"
-    path.write_text(GOOD_BODY + GOOD_JOINT)
-    with pytest.raises(SceneError, match=r"--set joint\.nosuch\.friction"):
-        load_scene(path, {"joint.nosuch.friction": "2"})
+def test_unknown_joint_type_message_reads_as_documented(tmp_path):
+    path = _write(tmp_path, GOOD_BODY + GOOD_JOINT.replace("revolute", "hinged"))
+    with pytest.raises(SceneError) as err:
+        load_scene(path)
+    assert str(err.value) == (f'{path}: joints[0].type: expected one of fixed, spherical, revolute, '
+                              'universal, prismatic, got "hinged"')
 
 
-def test_missing_file_is_refused(tmp_path):
-    with pytest.raises(SceneError, match="readable"):
+def test_missing_file_is_a_scene_error(tmp_path):
+    with pytest.raises(SceneError, match="none.toml: \\(file\\): expected a readable scene file"):
         load_scene(tmp_path / "none.toml")
 
 
+BAD_OVERRIDES = {
+    "joint that is not in the scene": ({"joint.nosuch.limits_deg": "[-10,10]"}, "--set joint.nosuch.limits_deg",
+                                       'expected the name of a joint in the scene, got "nosuch"'),
+    "unknown top key": ({"gravity.z": "-1"}, "--set gravity.z", "world.KEY"),
+    "unknown key in [world]": ({"world.gravty": "[0,0,-1]"}, "--set world.gravty", "known key"),
+    "bad value": ({"world.dt": "fast"}, "--set world.dt", '"fast"'),
+    "reversed limits": ({"joint.hinge.limits_deg": "[10,-10]"}, "--set joint.hinge.limits_deg", "lo <= hi"),
+    "chain link set by its body name": ({"body.pendulum_1.mass": "2"}, "--set body.pendulum_1.mass", "chain.NAME"),
+    "key of a table the engine lacks": ({"rope.r.length": "2"}, "--set rope.r.length", "not supported yet"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_OVERRIDES))
+def test_bad_override_raises_naming_the_override(case, tmp_path):
+    overrides, key, words = BAD_OVERRIDES[case]
+    path = _write(tmp_path, GOOD_BODY + GOOD_CHAIN + GOOD_JOINT, "ok.toml")
+    with pytest.raises(SceneError) as err:
+        load_scene(path, overrides)
+    message = str(err.value)
+    assert message.startswith(f"{path}: {key}: expected ") and words in message
+
+
+def test_overrides_are_parsed_as_toml_values_or_plain_strings(tmp_path):
+    path = _write(tmp_path, GOOD_BODY + GOOD_CHAIN + GOOD_JOINT, "ok.toml")
+    world = load_scene(path, {"world.gravity": "[0,0,-1.62]", "solver.penalty_preset": "critical",
+                              "body.box.mass": "20", "chain.pendulum.links": "5",
+                              "joint.hinge.limits_deg": "[-10, 10]", "view.eye": "[1, 2, 3]"})
+    assert list(world.gravity) == [0.0, 0.0, -1.62]
+    assert world.penalty_preset == "critical"
+    assert world.body("box").mass == 20.0
+    assert len(world.bodies) == 1 + 5
+    assert world.joint("hinge").limits == pytest.approx((-0.17453292519943295, 0.17453292519943295))
+    assert world.view == {"eye": [1.0, 2.0, 3.0]}
+    assert world.scene_path == str(path)
+
+
 @pytest.mark.parametrize("case", ["unknown joint type", "NaN mass", "syntax error"])
-def test_cli_exits_2_with_one_line_and_no_traceback(case, tmp_path):
-    text, key = MALFORMED[case]
-    path = tmp_path / "broken.toml"
-    path.write_text(text)
+def test_cli_exits_2_with_one_line_naming_the_key_and_no_traceback(case, tmp_path):
+    text, key, _ = MALFORMED[case]
+    path = _write(tmp_path, text)
     res = subprocess.run([sys.executable, str(ROOT / "app.py"), str(path), "--headless", "--duration", "0.1"],
                          capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 2
