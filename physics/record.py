@@ -4,10 +4,12 @@
     per body (creation order, not the world): NAME.x NAME.y NAME.z  NAME.qx NAME.qy NAME.qz NAME.qw
         NAME.vx NAME.vy NAME.vz  NAME.wx NAME.wy NAME.wz      (world frame; m, m/s, rad/s)
     per joint (creation order): NAME.q NAME.qd NAME.err       (Joint.angle, Joint.rate, Joint.error)
+    per rope: NAME.length NAME.stretch                        (current total length m, largest
+                                                               relative segment stretch)
     solver.iterations solver.ms                               (world.stats)
 
 Floats are written with repr precision (they read back bit for bit), iterations as an
-integer. Ropes will add NAME.length and NAME.stretch before the solver columns.
+integer.
 
     with open("run.csv", "w", newline="") as f, Recorder(world, f) as rec:
         rec.header()
@@ -19,6 +21,7 @@ import csv
 
 BODY_COLUMNS = ("x", "y", "z", "qx", "qy", "qz", "qw", "vx", "vy", "vz", "wx", "wy", "wz")
 JOINT_COLUMNS = ("q", "qd", "err")
+ROPE_COLUMNS = ("length", "stretch")
 SOLVER_COLUMNS = ("solver.iterations", "solver.ms")
 
 
@@ -27,6 +30,7 @@ def columns(world):
     cols = ["t"]
     cols += [f"{b.name}.{c}" for b in world.bodies for c in BODY_COLUMNS]
     cols += [f"{j.name}.{c}" for j in world.joints for c in JOINT_COLUMNS]
+    cols += [f"{name}.{c}" for name in world.ropes for c in ROPE_COLUMNS]
     return cols + list(SOLVER_COLUMNS)
 
 
@@ -63,6 +67,8 @@ class Recorder:
         m = len(w.joint_info)
         for j in range(m):
             values += [float(w.joint_q[j, 0]), float(w.joint_qd[j, 0]), float(w.joint_err[j])]
+        for rope in w.ropes.values():
+            values += [rope.total_length(), rope.max_stretch()]
         values += [int(w.stats.iterations), float(w.stats.solve_ms)]
         return values
 

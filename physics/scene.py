@@ -93,13 +93,37 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
     start = 0.0
     end = 0.33                     # default: forever
 
+    [[ropes]]                      # a Cosserat rope (seed 002), physics/rope.py
+    name = "tow"                   # required, unique (not a body's name)
+    start = [x, y, z]              # required: the rope is laid straight from start …
+    end = [x, y, z]                # … to end (required); its rest length is the distance
+    segments = 28                  # 1 … 5000
+    radius = 0.015                 # m
+    density = 1200.0               # kg/m³
+    E = 0.05e6                     # Pa, bending (K11 = K22 = Eπr⁴/4)
+    G = 0.1e6                      # Pa, twist (K33 = Gπr⁴/2)
+    damping = 0.0                  # s, Kelvin-Voigt retardation time of bending and twist
+    friction = 0.5                 # Coulomb μ on the ground (z = 0)
+    ground = true                  # contact with the ground on/off
+    color = [0.85, 0.75, 0.45]
+    start_attach = "robot"         # "world" or a body: the end is pinned there; default free
+    end_attach = "cart"
+    start_clamp = false            # also hold the end element's orientation (built-in end)
+    end_clamp = false
+
+    [[motor_events]]               # a motor program: at `time` set the joint's motor target
+    joint = "drive_x"              # required: a revolute or prismatic joint
+    time = 4.0                     # required, s
+    target = 0.5                   # rad/s, rad, m/s or m — or target_deg (exactly one)
+    mode = "velocity"              # optional: also switch the mode
+
 Bodies are added in file order, then chains, then joints (so a joint may attach to a
-chain link), then loads. Limits need lo <= hi.
+chain link), then loads, ropes and motor events. Limits need lo <= hi.
 
 Overrides (`--set KEY=VALUE`, or `load_scene(path, {"KEY": "VALUE"})`) edit the parsed
 file before it is checked; keys name things the way the CSV does:
 
-    world.KEY   solver.KEY   view.KEY   body.NAME.KEY   joint.NAME.KEY   chain.NAME.KEY
+    world.KEY   solver.KEY   view.KEY   body.NAME.KEY   joint.NAME.KEY   chain.NAME.KEY   rope.NAME.KEY
 
 A value is parsed as a TOML value (`[0, 0, -1.62]`, `20`, `true`, `"x"`); when that
 fails it is taken as a plain string (`solver.penalty_preset=critical`). A non-string
@@ -120,8 +144,8 @@ from .world import SOLVERS, World
 SHAPES = ("box", "sphere", "capsule", "cylinder", "plane")
 JOINT_TYPES = ("fixed", "spherical", "revolute", "universal", "prismatic")
 PLANNED_SOLVERS = ("penalty", "impulse", "lcp")     # DESIGN.md; SOLVERS says which exist
-TABLES = ("world", "solver", "view", "bodies", "chains", "joints", "loads")
-NOT_YET = {"ropes": "ropes (seed 002)"}             # planned tables the engine lacks so far
+TABLES = ("world", "solver", "view", "bodies", "chains", "joints", "loads", "ropes", "motor_events")
+NOT_YET = {"contacts": "contacts (seeds 003-004)"}  # planned tables the engine lacks so far
 BODY_NOT_YET = {"restitution": "no restitution (contacts and impacts, seeds 003-004, are not supported yet)",
                 "contact_friction": "no contact_friction (contacts, seeds 003-004, are not supported yet)"}
 
@@ -139,6 +163,9 @@ MOTOR_KEYS = ("motor", "motor_target", "motor_target_deg", "motor_max", "motor_f
 JOINT_KEYS = (("name", "type", "parent", "child", "anchor", "axis", "axis2", "limits_deg", "limits2_deg",
                "limits", "swing_deg", "twist_deg", "friction") + MOTOR_KEYS)
 LOAD_KEYS = ("body", "force", "torque", "point", "start", "end")
+ROPE_KEYS = ("name", "start", "end", "segments", "radius", "density", "E", "G", "damping", "friction", "ground",
+             "color", "start_attach", "end_attach", "start_clamp", "end_clamp")
+EVENT_KEYS = ("joint", "time", "target", "target_deg", "mode")
 
 # which shapes / joint types a key applies to
 SHAPE_ONLY = {"size": ("box",), "radius": ("sphere", "capsule", "cylinder"), "length": ("capsule", "cylinder")}
@@ -303,7 +330,7 @@ def _builder_call(path, key, what, fn, *args, **kwargs):
 
 
 # ---------------------------------------------------------------------------- overrides
-_ARRAYS = {"body": "bodies", "joint": "joints", "chain": "chains"}
+_ARRAYS = {"body": "bodies", "joint": "joints", "chain": "chains", "rope": "ropes"}
 
 
 def parse_override_value(raw):
@@ -345,11 +372,9 @@ def _apply_overrides(path, data, overrides):
                 raise SceneError(path, where, expected, name)
             entries[found[0]][k] = value
             provenance[f"{array}[{found[0]}].{k}"] = where
-        elif head in ("rope", "ropes"):
-            raise SceneError(path, where, "a key the engine supports; ropes are not supported yet")
         else:
-            raise SceneError(path, where, "world.KEY, solver.KEY, view.KEY, body.NAME.KEY, joint.NAME.KEY "
-                             "or chain.NAME.KEY", key)
+            raise SceneError(path, where, "world.KEY, solver.KEY, view.KEY, body.NAME.KEY, joint.NAME.KEY, "
+                             "chain.NAME.KEY or rope.NAME.KEY", key)
     return provenance
 
 
@@ -537,6 +562,58 @@ def _load(path, world, i, entry):
     _builder_call(path, t.where, "a load", world.add_load, body, **kw)
 
 
+def _rope(path, world, i, entry):
+    from .rope import Rope
+    t = _Table(path, f"ropes[{i}]", entry, ROPE_KEYS)
+    name = t.get("name", "str", required=True)
+    if name in world.ropes or world.has_body(name):
+        raise t.error("name", "a unique name (not a body's)", name)
+    start = t.get("start", 3, required=True)
+    end = t.get("end", 3, required=True)
+    if np.linalg.norm(np.subtract(end, start)) < 1e-6:
+        raise t.error("end", "a point away from start", t.data["end"])
+    kw = dict(segments=t.get("segments", "int", 28, check=lambda v: 1 <= v <= 5000, what="an integer 1-5000"),
+              radius=t.get("radius", "number", 0.015, check=_positive, what=POSITIVE),
+              density=t.get("density", "number", 1200.0, check=_positive, what=POSITIVE),
+              E=t.get("E", "number", 0.05e6, check=_nonneg, what="a modulus >= 0 (Pa)"),
+              G=t.get("G", "number", 0.1e6, check=_nonneg, what="a modulus >= 0 (Pa)"),
+              damping=t.get("damping", "number", 0.0, check=_nonneg, what="a time >= 0 (s)"),
+              friction=t.get("friction", "number", 0.5, check=_nonneg, what=NON_NEGATIVE),
+              ground=t.get("ground", "bool", True))
+    color = t.get("color", 3, [0.85, 0.75, 0.45], check=_rgb, what="3 numbers between 0 and 1")
+    ends = []
+    for end_name, node in (("start", 0), ("end", -1)):
+        body = t.get(f"{end_name}_attach", "str")
+        clamp = t.get(f"{end_name}_clamp", "bool", False)
+        if body is not None and not world.has_body(body):
+            raise t.error(f"{end_name}_attach", '"world" or the name of a body', body)
+        if clamp and body is None:
+            raise t.error(f"{end_name}_clamp", f"{end_name}_attach (only an attached end can be clamped)")
+        ends.append((end_name, node, body, clamp))
+    t.done()
+    rope = _builder_call(path, t.where, "a rope", Rope.straight, start, end, **kw)
+    world.add_rope(name, rope, color=color)
+    for end_name, node, body, clamp in ends:
+        if body is not None:
+            _builder_call(path, t.key(f"{end_name}_attach"), "an attachment", world.attach_rope, name, node,
+                          body=body, clamp=clamp)
+
+
+def _motor_event(path, world, i, entry):
+    t = _Table(path, f"motor_events[{i}]", entry, EVENT_KEYS)
+    joint = t.get("joint", "str", required=True)
+    if not world.has_joint(joint):
+        raise t.error("joint", "the name of a joint", joint)
+    time = t.get("time", "number", required=True, check=_nonneg, what="a time >= 0 (s)")
+    target, target_deg = t.get("target", "number"), t.get("target_deg", "number")
+    if (target is None) == (target_deg is None):
+        raise t.error("target", "exactly one of target and target_deg")
+    mode = t.choice("mode", ("off", "velocity", "position"))
+    t.done()
+    _builder_call(path, t.where, "a motor event", world.add_motor_event, joint, time,
+                  math.radians(target_deg) if target is None else target, mode=mode)
+
+
 def build_world(path, data):
     """Build a World from parsed scene data (after overrides); raises SceneError."""
     for k in data:
@@ -547,7 +624,8 @@ def build_world(path, data):
             raise SceneError(path, k, f"one of the tables {', '.join(TABLES)}", k)
     world = _world_and_solver(path, data)
     view = _view(path, data)
-    for array, add in (("bodies", _body), ("chains", _chain), ("joints", _joint), ("loads", _load)):
+    for array, add in (("bodies", _body), ("chains", _chain), ("joints", _joint), ("loads", _load),
+                       ("ropes", _rope), ("motor_events", _motor_event)):
         for i, entry in enumerate(_array(path, data, array)):
             add(path, world, i, entry)
     world.view = view

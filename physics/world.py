@@ -11,7 +11,7 @@ import numpy as np
 
 from . import impulse, penalty
 from .clock import ticks_per_ms
-from .integrate import is_static
+from .integrate import gather_forces, integrate_velocities, is_static
 from .joint_rows import (JOINT_TYPE_NAMES, JOINT_TYPES, ROW_EQ, ROW_FREE, ROW_LAYOUT, ROW_LIMIT,
                          TRANSLATIONAL_EQ_ROWS, PRISMATIC, SPHERICAL, UNIVERSAL, REVOLUTE,
                          compute_joint_rates, compute_joint_rows)
@@ -267,6 +267,15 @@ class World:
         self._add_body_arrays("world", Plane(), (0.5, 0.5, 0.5), math.inf, np.zeros(3),
                               np.array([0.0, 0.0, 0.0, 1.0]), np.zeros(3), np.zeros(3), True, None)
         self._initial_state = None
+        self.ropes = {}                     # name → physics.rope.Rope, stepped with the bodies
+        self._rope_color = {}
+        self._grab = None                   # the mouse spring (see grab())
+        self._events = []                   # (time, joint index, mode, target), sorted by time
+        self._next_event = 0
+        self._zero3 = np.zeros(3)
+        self._zero_force = np.zeros((0, 3))
+        self._no_loads = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)),
+                          np.zeros(0, np.int64), np.zeros((0, 2)))
 
     # ------------------------------------------------------------------ settings
     @property
@@ -631,6 +640,113 @@ class World:
         self.joint_limit_on[j, dof] = 1
         self._refresh_rows()
 
+    # ------------------------------------------------------------------ ropes
+    def add_rope(self, name, rope, color=(0.85, 0.75, 0.45)):
+        """Add a physics.rope.Rope (seed 002), stepped with the bodies every Δt; attach its
+        ends with attach_rope. Returns the rope."""
+        from .rope import Rope
+        if not isinstance(name, str) or not name or name in self.ropes or name in self._body_index:
+            raise ValueError(f"rope name {name!r} is empty or already used")
+        if not isinstance(rope, Rope):
+            raise ValueError("add_rope needs a physics.rope.Rope")
+        self.ropes[name] = rope
+        self._rope_color[name] = tuple(float(c) for c in color)
+        self._initial_state = None
+        return rope
+
+    def attach_rope(self, name, node, body="world", point=None, clamp=False):
+        """Pin rope node `node` (index, −1 = last) to the world or to a body at the world
+        `point` (default: where the node is now), which then moves with the body; both
+        feel the attachment. clamp=True also holds the end element's orientation."""
+        rope = self.ropes[name]
+        p = rope.positions[node].copy() if point is None else _vec3(point, "rope attachment point")
+        if body == "world":
+            handle = rope.attach_world(node, position=p, clamp=clamp)
+        else:
+            if not self.has_body(body):
+                raise ValueError(f"rope {name!r}: no body named {body!r}")
+            i = self._body_index[body]
+            local = q_rotate(q_conj(self.body_quat[i]), p - self.body_pos[i])
+            handle = rope.attach_body(node, i, local_point=local, body_pos=self.body_pos, body_quat=self.body_quat,
+                                      clamp=clamp)
+        self._initial_state = None
+        return handle
+
+    def rope_energy(self):
+        """Kinetic + gravitational + elastic energy of the ropes (J)."""
+        return float(sum(r.kinetic_energy() + r.potential_energy(self._gravity) + r.elastic_energy()
+                         for r in self.ropes.values()))
+
+    # ------------------------------------------------------------------ motor schedule
+    def add_motor_event(self, joint, time, target, mode=None):
+        """At simulated `time` (s) set the motor target of `joint` (and its mode if given):
+        a piecewise-constant program, e.g. a robot that drives, turns and stops."""
+        if not self.has_joint(joint):
+            raise ValueError(f"motor event: no joint named {joint!r}")
+        if mode is not None and mode not in impulse.MOTOR_MODES:
+            raise ValueError(f"motor event: mode must be one of {', '.join(impulse.MOTOR_MODES)}, got {mode!r}")
+        time, target = float(time), float(target)
+        if not (math.isfinite(time) and time >= 0.0 and math.isfinite(target)):
+            raise ValueError("motor event: time must be finite and >= 0, target finite")
+        self._events.append((time, self._joint_index[joint], mode, target))
+        self._events.sort(key=lambda e: e[0])
+        self._next_event = sum(1 for e in self._events if e[0] < self.time - 1e-9)
+
+    # ------------------------------------------------------------------ mouse spring
+    GRAB_FREQUENCY = 2.0      # Hz: the spring's natural frequency on the grabbed body's mass
+    GRAB_MAX_ACCEL = 30.0     # m/s²: the spring force is bounded by this times the mass
+
+    def grab(self, body, point, target, frequency=None, max_accel=None):
+        """Start dragging `body` at world `point` towards world `target` with a soft
+        spring, applied every step with any solver: stiffness k = m ω², damping
+        c = 2 m ω (critical for the body's mass m, ω = 2π·frequency), |F| ≤ m·max_accel."""
+        if not self.has_body(body) or self._body_index[body] == 0:
+            raise ValueError(f"grab: {body!r} is not a body")
+        i = self._body_index[body]
+        if self.body_inv_mass[i] == 0.0:
+            raise ValueError(f"grab: {body!r} is static")
+        f = self.GRAB_FREQUENCY if frequency is None else float(frequency)
+        a = self.GRAB_MAX_ACCEL if max_accel is None else float(max_accel)
+        if not (math.isfinite(f) and f > 0 and math.isfinite(a) and a > 0):
+            raise ValueError("grab: frequency and max_accel must be finite and > 0")
+        local = q_rotate(q_conj(self.body_quat[i]), _vec3(point, "grab point") - self.body_pos[i])
+        self._grab = {"body": i, "local": local, "target": _vec3(target, "grab target"),
+                      "omega": 2.0 * math.pi * f, "max_accel": a, "force": np.zeros(3)}
+
+    def move_grab(self, target):
+        if self._grab is not None:
+            self._grab["target"] = _vec3(target, "grab target")
+
+    def release_grab(self):
+        self._grab = None
+
+    @property
+    def grab_info(self):
+        """None, or the grabbed body's name, the grab point now, the target and the force (N)."""
+        g = self._grab
+        if g is None:
+            return None
+        i = g["body"]
+        return {"body": self.body_info[i].name, "point": self.body_pos[i] + q_rotate(self.body_quat[i], g["local"]),
+                "target": g["target"].copy(), "force": g["force"].copy()}
+
+    def _add_grab_force(self):
+        g = self._grab
+        i = g["body"]
+        m = 1.0 / self.body_inv_mass[i]
+        r = q_rotate(self.body_quat[i], g["local"])
+        p = self.body_pos[i] + r
+        v = self.body_vel[i] + np.cross(self.body_omega[i], r)
+        w = g["omega"]
+        f = m * w * w * (g["target"] - p) - 2.0 * m * w * v
+        fmax = m * g["max_accel"]
+        norm = float(np.linalg.norm(f))
+        if norm > fmax:
+            f *= fmax / norm
+        g["force"] = f
+        self._force_acc[i] += f
+        self._torque_acc[i] += np.cross(r, f)
+
     # ------------------------------------------------------------------ access
     def has_body(self, name):
         """True if a body (or "world") of that name exists."""
@@ -663,7 +779,8 @@ class World:
         return float(self.joint_err.max()) if self.joint_err.size else 0.0
 
     def energy(self):
-        """Kinetic + gravitational potential energy of the dynamic bodies (J)."""
+        """Kinetic + gravitational potential energy of the dynamic bodies, plus the ropes'
+        energy (rope_energy) (J)."""
         dyn = self.body_inv_mass > 0.0
         m = 1.0 / self.body_inv_mass[dyn]
         ke = 0.5 * np.sum(m * np.sum(self.body_vel[dyn] ** 2, axis=1))
@@ -675,7 +792,7 @@ class World:
         wb = w + qw * t + np.cross(qv, t)
         ke += 0.5 * np.sum(self.body_inertia[dyn] * wb ** 2)
         pe = -np.sum(m * (self.body_pos[dyn] @ self._gravity))
-        return float(ke + pe)
+        return float(ke + pe) + (self.rope_energy() if self.ropes else 0.0)
 
     # ------------------------------------------------------------------ state
     def _refresh_rows(self):
@@ -698,13 +815,25 @@ class World:
         """A cheap copy of everything time changes."""
         s = {f: getattr(self, f).copy() for f in STATE_BODY_FIELDS + STATE_JOINT_FIELDS}
         s["time"], s["step_count"] = self.time, self.step_count
+        s["motors"] = (self.joint_motor_mode.copy(), self.joint_motor_target.copy())
+        s["ropes"] = {name: rope.save_state() for name, rope in self.ropes.items()}
         return s
 
     def restore_state(self, s):
         for f in STATE_BODY_FIELDS + STATE_JOINT_FIELDS:
             getattr(self, f)[:] = s[f]
         self.time, self.step_count = s["time"], s["step_count"]
+        if "motors" in s and s["motors"][0].shape == self.joint_motor_mode.shape:
+            self.joint_motor_mode[:], self.joint_motor_target[:] = s["motors"]
+        for name, saved in s.get("ropes", {}).items():
+            if name in self.ropes:
+                try:
+                    self.ropes[name].restore_state(saved)
+                except ValueError:      # the rope was re-discretized since: keep its shape
+                    pass
+        self._next_event = sum(1 for e in self._events if e[0] < self.time - 1e-9)
         self.blown_up = None
+        self._grab = None
         self._refresh_rows()
 
     def reset(self):
@@ -724,21 +853,78 @@ class World:
         return n
 
     def advance_steps(self, n):
-        """Advance n fixed steps in one kernel call. Raises SimulationBlowUp on a blow-up."""
+        """Advance n fixed steps. Raises SimulationBlowUp on a blow-up.
+
+        Bodies and joints alone run in one kernel call (split at scheduled motor events);
+        with ropes or a mouse grab each step is a short sequence of kernel calls."""
         if self.blown_up is not None:
             raise self.blown_up
         if self._initial_state is None:
             self._initial_state = self.save_state()
-        if n <= 0:
-            return
+        while n > 0:
+            self._fire_events()
+            chunk = n
+            if self._next_event < len(self._events):
+                ahead = int(math.ceil((self._events[self._next_event][0] - self.time) / self.dt - 1e-9))
+                chunk = max(1, min(n, ahead))
+            if self.ropes or self._grab is not None:
+                for _ in range(chunk):
+                    self._coupled_step()
+            else:
+                self._run_kernel(chunk)
+            n -= chunk
+
+    def _fire_events(self):
+        """Apply every scheduled motor event whose time has come."""
+        while self._next_event < len(self._events) and self._events[self._next_event][0] <= self.time + 1e-9:
+            _, j, mode, target = self._events[self._next_event]
+            if mode is not None:
+                self.joint_motor_mode[j] = impulse.MOTOR_MODES[mode]
+            self.joint_motor_target[j] = target
+            self._next_event += 1
+
+    def _coupled_step(self):
+        """One Δt with ropes and/or the mouse spring.
+
+        Order (seed 002, rope.py): external forces, gravity and the grab spring go into
+        the body velocities first; each rope then steps and applies its attachment
+        impulses to the bodies; the joint solver's step follows with nothing left to add
+        (no gravity, no forces), integrating positions from the coupled velocities."""
+        h = self.dt
+        gather_forces(self.time, self.body_pos, self.body_quat, self.body_force, self.body_torque,
+                      self.load_body, self.load_force, self.load_torque, self.load_point, self.load_at_point,
+                      self.load_window, self._force_acc, self._torque_acc)
+        if self._grab is not None:
+            self._add_grab_force()
+        integrate_velocities(self.body_quat, self.body_vel, self.body_omega, self.body_inv_mass, self.body_inertia,
+                             self.body_inv_inertia, self._force_acc, self._torque_acc, self._gravity, False, h)
+        for name, rope in self.ropes.items():
+            rope.step(h, self._gravity, self.body_pos, self.body_quat, self.body_vel, self.body_omega,
+                      self.body_inv_mass, self.body_inv_inertia)
+            if not np.isfinite(rope.positions).all():
+                self.blown_up = SimulationBlowUp(self.time + h, f"rope {name!r} became NaN")
+                raise self.blown_up
+        self._run_kernel(1, coupled=True)
+
+    def _run_kernel(self, n, coupled=False):
+        """n steps of the active solver's kernel; `coupled`: velocities already hold this
+        step's gravity and forces (see _coupled_step)."""
         t0 = _time.perf_counter()
-        loads = (self.load_body, self.load_force, self.load_torque, self.load_point, self.load_at_point,
-                 self.load_window)
+        if coupled:
+            gravity, force, torque = self._zero3, self._zero_force, self._zero_force
+            loads = self._no_loads
+        else:
+            gravity, force, torque = self._gravity, self.body_force, self.body_torque
+            loads = (self.load_body, self.load_force, self.load_torque, self.load_point, self.load_at_point,
+                     self.load_window)
+        if self._zero_force.shape != self.body_force.shape:
+            self._zero_force = np.zeros_like(self.body_force)
+            force = torque = self._zero_force if coupled else force
         if self._solver == "penalty":
             done = penalty.penalty_run(
-                n, self.dt, self.time, self.penalty_params, self._gravity, self.gyroscopic, self.max_speed,
+                n, self.dt, self.time, self.penalty_params, gravity, self.gyroscopic, self.max_speed,
                 self.max_spin, self.body_pos, self.body_quat, self.body_vel, self.body_omega, self.body_inv_mass,
-                self.body_inertia, self.body_inv_inertia, self.body_force, self.body_torque,
+                self.body_inertia, self.body_inv_inertia, force, torque,
                 self._force_acc, self._torque_acc, *loads,
                 self.joint_type, self.joint_body, self.joint_anchor_a, self.joint_anchor_b,
                 self.joint_frame_a, self.joint_frame_b, self.joint_limit_lo, self.joint_limit_hi,
@@ -751,9 +937,9 @@ class World:
         else:
             self.impulse_params[impulse.P_TICKS_PER_MS] = ticks_per_ms()
             done = impulse.impulse_run(
-                n, self.dt, self.time, self.impulse_params, self.impulse_stats, self._gravity, self.gyroscopic,
+                n, self.dt, self.time, self.impulse_params, self.impulse_stats, gravity, self.gyroscopic,
                 self.max_speed, self.max_spin, self.body_pos, self.body_quat, self.body_vel, self.body_omega,
-                self.body_inv_mass, self.body_inertia, self.body_inv_inertia, self.body_force, self.body_torque,
+                self.body_inv_mass, self.body_inertia, self.body_inv_inertia, force, torque,
                 self._force_acc, self._torque_acc, self._body_pvel, self._body_pomega,
                 self._body_inv_inertia_world, *loads,
                 self.joint_type, self.joint_body, self.joint_anchor_a, self.joint_anchor_b,
@@ -785,7 +971,9 @@ class World:
         — index 0 is the static world. joints: names, kinds, anchor (m,3) world anchor
         on the parent, frame (m,3,3) world joint frame on the parent (columns n0 n1 n2;
         n0 = hinge/slide/twist axis), child_frame (m,3,3), q (m,3), error (m,), bodies (m,2),
-        limit_on/lo/hi (m,3) as in Joint.limit.
+        limit_on/lo/hi (m,3) as in Joint.limit. ropes: per rope name, radius, color,
+        positions (N,3) and frames (N−1,4) (element quaternions, local z along the rope).
+        grab: grab_info (the mouse spring) or None.
         """
         from .quat import q_mul as _qm, q_rotate as _qr, q_to_matrix as _qmat
         m = len(self.joint_info)
@@ -808,4 +996,8 @@ class World:
             "joint_bodies": self.joint_body.copy(),
             "joint_limit_on": self.joint_limit_on.copy(), "joint_limit_lo": self.joint_limit_lo.copy(),
             "joint_limit_hi": self.joint_limit_hi.copy(),
+            "ropes": [{"name": name, "radius": rope.radius, "color": self._rope_color[name],
+                       "positions": rope.positions.copy(), "frames": rope.frames.copy()}
+                      for name, rope in self.ropes.items()],
+            "grab": self.grab_info,
         }

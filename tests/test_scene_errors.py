@@ -48,7 +48,14 @@ MALFORMED = {
     "a plane that is not static": ('[[bodies]]\nname = "g"\nshape = "plane"\nmass = 1.0\n', "bodies[0].static",
                                    "plane"),
     "solver that does not exist yet": ('[solver]\nkind = "lcp"\n', "solver.kind", "not available yet"),
-    "table that is not supported yet": ('[[ropes]]\nname = "r"\n', "ropes", "not supported yet"),
+    "table that is not supported yet": ('[[contacts]]\nname = "r"\n', "contacts", "not supported yet"),
+    "rope without an end": ('[[ropes]]\nname = "r"\nstart = [0, 0, 1]\n', "ropes[0].end", "missing"),
+    "rope attached to an unknown body": ('[[ropes]]\nname = "r"\nstart = [0, 0, 1]\nend = [1, 0, 1]\n'
+                                         'start_attach = "nobody"\n', "ropes[0].start_attach", "nobody"),
+    "rope with a negative modulus": ('[[ropes]]\nname = "r"\nstart = [0, 0, 1]\nend = [1, 0, 1]\nE = -1\n',
+                                     "ropes[0].E", ">= 0"),
+    "motor event on an unknown joint": ('[[motor_events]]\njoint = "nope"\ntime = 1\ntarget = 0\n',
+                                        "motor_events[0].joint", "nope"),
 }
 
 
@@ -90,7 +97,7 @@ BAD_OVERRIDES = {
     "bad value": ({"world.dt": "fast"}, "--set world.dt", '"fast"'),
     "reversed limits": ({"joint.hinge.limits_deg": "[10,-10]"}, "--set joint.hinge.limits_deg", "lo <= hi"),
     "chain link set by its body name": ({"body.pendulum_1.mass": "2"}, "--set body.pendulum_1.mass", "chain.NAME"),
-    "key of a table the engine lacks": ({"rope.r.length": "2"}, "--set rope.r.length", "not supported yet"),
+    "rope that is not in the scene": ({"rope.r.segments": "2"}, "--set rope.r.segments", "the name of a rope"),
 }
 
 
