@@ -3,6 +3,8 @@
 Bodies are instanced per distinct shape (one buffer write per shape batch per frame),
 lit by one directional light with a PCF shadow map, over a gradient background and a
 grid floor; debug overlays are lines. Shared by the window and offscreen rendering.
+Bodies naming a visual mesh file are drawn with it (visual_mesh.py); the snapshot's
+ropes, if any, are skinned tubes (rope_mesh.py) lit and shadowed like the bodies.
 """
 from pathlib import Path
 
@@ -10,7 +12,8 @@ import moderngl
 import numpy as np
 from pyrr import matrix44
 
-from . import meshes
+from . import meshes, visual_mesh
+from .rope_mesh import RopeSet
 
 SHADERS = Path(__file__).resolve().parent.parent / "assets" / "shaders"
 LIGHT_DIR = np.array([0.35, 0.55, -1.0]) / np.linalg.norm([0.35, 0.55, -1.0])
@@ -84,17 +87,25 @@ class SceneRenderer:
         self.overlays = {"joints": False, "limits": False, "com": False, "violation": False}
         self.line_vbo = ctx.buffer(reserve=6 * 4 * 2)
         self.line_vao = None
+        self.ropes = RopeSet(ctx)
         self._build(snapshot)
 
     def _build(self, snap):
         groups = {}
         shapes = snap["shapes"]
         self.radii = np.array([meshes.bounding_radius(s) for s in shapes])
+        visuals = snap.get("visual_meshes") or [None] * len(shapes)
         for i, shape in enumerate(shapes):
-            if shape.kind != "plane":
-                groups.setdefault(meshes.shape_key(shape), (shape, []))[1].append(i)
+            if shape.kind == "plane":
+                continue
+            mesh = visual_mesh.mesh_for(visuals[i]) if visuals[i] else None
+            if mesh is not None:
+                groups.setdefault(("file", str(visuals[i])), (mesh, []))[1].append(i)
+                self.radii[i] = visual_mesh.bounding_radius(mesh)
+            else:
+                groups.setdefault(meshes.shape_key(shape), (meshes.for_shape(shape), []))[1].append(i)
         progs = (self.mesh_prog, self.shadow_prog)
-        self.batches = [_Batch(self.ctx, progs, meshes.for_shape(s), idx) for s, idx in groups.values()]
+        self.batches = [_Batch(self.ctx, progs, mesh, idx) for mesh, idx in groups.values()]
         self.ground = _Batch(self.ctx, progs, meshes.ground(), [0])
         self.base_colors = np.asarray(snap["colors"], np.float32)
         self.has_plane = any(s.kind == "plane" for s in shapes)
@@ -102,13 +113,19 @@ class SceneRenderer:
     def release(self):
         for b in self.batches + [self.ground]:
             b.release()
+        self.ropes.release()
 
     # ------------------------------------------------------------------ helpers
     def _light_view_proj(self, snap):
-        pos = snap["position"][1:] if len(snap["position"]) > 1 else np.zeros((1, 3))
+        pos, radii = snap["position"][1:], self.radii[1:len(snap["position"])]
+        rope_pos, rope_radii = self.ropes.bounds        # the ropes drawn this frame
+        if len(rope_pos):
+            pos, radii = np.vstack([pos, rope_pos]), np.concatenate([radii, rope_radii])
+        if len(pos) == 0:
+            pos, radii = np.zeros((1, 3)), np.zeros(1)
         centre = pos.mean(axis=0)
         centre[2] = max(centre[2], 0.0) * 0.5
-        radius = float(np.max(np.linalg.norm(pos - centre, axis=1) + self.radii[1:len(pos) + 1], initial=1.0)) + 0.5
+        radius = float(np.max(np.linalg.norm(pos - centre, axis=1) + radii, initial=1.0)) + 0.5
         eye = centre - LIGHT_DIR * radius * 3.0
         view = matrix44.create_look_at(eye, centre, (0.0, 0.0, 1.0))
         proj = matrix44.create_orthogonal_projection(-radius, radius, -radius, radius, radius * 0.5, radius * 6.0)
@@ -184,6 +201,7 @@ class SceneRenderer:
         ground = np.hstack([np.eye(4, dtype=np.float32).reshape(1, 16),
                             np.array([GROUND_COLOR], np.float32)])
         self.ground.inst.write(ground.tobytes())
+        self.ropes.update(snap.get("ropes"))
         light = self._light_view_proj(snap)
         # 1. shadow map
         if self.shadows:
@@ -194,6 +212,7 @@ class SceneRenderer:
             self.shadow_prog["u_light_view_proj"].write(light.tobytes())
             for b in self.batches:
                 b.shadow_vao.render(instances=len(b.bodies))
+            self.ropes.draw_shadow(light.tobytes())
         # 2. scene
         target_fbo.use()
         ctx.viewport = (0, 0, size[0], size[1])
@@ -217,6 +236,9 @@ class SceneRenderer:
         p["u_grid"].value = 0.0
         for b in self.batches:
             b.vao.render(instances=len(b.bodies))
+        self.ropes.draw({"u_view_proj": vp.tobytes(), "u_light_view_proj": light.tobytes(),
+                         "u_light_dir": tuple(LIGHT_DIR), "u_eye": tuple(camera.eye),
+                         "u_shadows": 1.0 if self.shadows else 0.0, "u_shadow_map": 0, "u_grid": 0.0})
         lines = self._lines(snap)
         if lines is not None:
             ctx.disable(moderngl.DEPTH_TEST)
