@@ -6,12 +6,17 @@
     hook = rope.attach_body(-1, body=3, local_point=(0, 0, 0.1))
     rope.step(h, gravity, body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia)
     positions, frames = rope.snapshot()
+    rope.grab_node(5, target, stiffness=200.0, max_force=50.0)   # viewer drag, every step
+    rope.release_node()
 
 Model (rest lengths, masses, inertias, stiffness, rest Darboux vector) and state (node
 positions/velocities, element quaternions/angular velocities, accumulated impulses) are
 kept apart (`rope.model`, `rope.state`, numba namedtuples from rope_kernels.py); every edit
 (a live parameter, an attachment, a box) goes through a method that rebuilds what depends
-on it. The step itself is one numba call, O(N); see rope_kernels.py for the stages.
+on it. The step itself is one numba call, O(N); see rope_kernels.py for the stages: the
+velocities from one exact block-tridiagonal solve of bending/twist, length and tangent
+rows (eq. 10-14, 16-18), then a Gauss-Newton projection of the positions onto length and
+tangent (eq. 7, 15) to `tolerance`, which also corrects the velocities.
 
 Coupling with rigid bodies (arrays in the World's layout: body_pos (n,3), body_quat (n,4)
 (x, y, z, w), body_vel (n,3), body_omega (n,3), body_inv_mass (n,), body_inv_inertia (n,3)
@@ -26,9 +31,10 @@ principal, body frame). The order the caller must follow each step of h:
        x += h v, q += h/2 (ω,0)⊗q, normalized (physics/integrate.py integrate_positions).
 
 rope.step reads body_pos/body_quat as the start-of-step pose and puts each anchored node
-where step 3 will carry its anchor, so nothing may change body velocities between 2 and
-3; a small mismatch (another solver running after the rope) is not fatal: it shows as
-segment stretch, which a drift bias (`drift_bias`) feeds back into the next step.
+where step 3 will carry its anchor (its position projection moves node and body together,
+the body's share as a velocity change), so nothing may change body velocities between 2
+and 3; a small mismatch (another solver running after the rope) is not fatal: it shows as
+segment stretch, which the next step's projection removes.
 """
 import math
 from collections import namedtuple
@@ -36,7 +42,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import rope_kernels as K
-from .quat import q_conj, q_from_matrix, q_mul, q_rotate, q_to_matrix
+from .quat import q_conj, q_from_matrix, q_mul, q_rotate
 
 RopeSnapshot = namedtuple("RopeSnapshot", ["positions", "frames"])
 _EMPTY_BODIES = (np.zeros((0, 3)), np.zeros((0, 4)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0),
@@ -133,19 +139,27 @@ class Rope:
     frames: optional (N−1,4) initial element quaternions (default: parallel transport).
     friction: Coulomb μ of the rope on the ground and boxes. ground: contact with the
       plane z = ground_z on/off.
-    Solver: iterations (velocity sweeps, each ending with the exact tridiagonal solve),
-      position_iterations (split-impulse relax sweeps), erp (inextensibility, 0-1),
-      tangent_erp (eq. 15 relax, 0-1), drift_bias (Baumgarte rate on the stretch left
-      over after the relax — only non-zero when a rigid body dragged the rope), warm_start,
-      bending "implicit" (soft rows, stable at any h) or "explicit" (eq. 14 torques
-      applied directly, as in the paper: needs h ≲ l²√(ρA/EI)), gyroscopic (ω × Iω of
-      the elements, implicit).
+    Solver (set_solver): iterations (Gauss-Seidel sweeps over contacts, body attachments,
+      interior clamps and the grab spring, each ending with the exact coupled solve of the
+      rope's own rows; one sweep when none of those is active), position_iterations (cap on
+      the Gauss-Newton projections per step), tolerance (the projection stops when
+      max_j |C_j|/l_j < tolerance, C_j = r_{j+1} − r_j − l_j d3: stretch and |n − d3|/2 are
+      below it), erp (0-1, of each projection), drift_bias (Baumgarte rate on the violation
+      found at the start of a step), warm_start, bending "implicit" (soft rows in the exact
+      solve, stable at any h) or "explicit" (eq. 14 torques applied directly, as in the
+      paper: needs h ≲ l²√(ρA/EI)), gyroscopic (ω × Iω of the elements), geometric_stiffness
+      (the tension's stiffness in the velocity solve), projection_velocity (the projection
+      also corrects the velocities, an implicit step: stable when transverse waves cross
+      many segments per step; off = split impulses, stable only while they cross less than
+      about one segment per step).
+    Clamps at the rope's ends are exact (in the coupled solve); a clamp at an interior node
+    is a Gauss-Seidel row on its element, much weaker on light elements (l ≫ r).
     """
 
     def __init__(self, points, radius=0.015, density=1200.0, E=0.05e6, G=0.1e6, damping=0.0, drag=0.0,
-                 rest_shape="straight", frames=None, friction=0.5, ground=True, ground_z=0.0, iterations=10,
-                 position_iterations=3, erp=1.0, tangent_erp=0.5, drift_bias=0.1, warm_start=True,
-                 bending="implicit", gyroscopic=True, max_rotation=0.2, max_substeps=8):
+                 rest_shape="straight", frames=None, friction=0.5, ground=True, ground_z=0.0, iterations=2,
+                 position_iterations=30, tolerance=1e-4, erp=1.0, drift_bias=0.1, warm_start=True,
+                 bending="implicit", gyroscopic=True, geometric_stiffness=True, projection_velocity=True):
         points = np.array(points, float)
         if points.ndim != 2 or points.shape[1] != 3 or len(points) < 2 or not np.all(np.isfinite(points)):
             raise ValueError("points must be a finite (N,3) array with N >= 2")
@@ -168,9 +182,10 @@ class Rope:
         self._next_handle = 0
         self._boxes = np.zeros((0, K.BOX_COLS))
         self.h_last = 0.0
-        self.set_solver(iterations=iterations, position_iterations=position_iterations, erp=erp,
-                        tangent_erp=tangent_erp, drift_bias=drift_bias, warm_start=warm_start, bending=bending,
-                        gyroscopic=gyroscopic, max_rotation=max_rotation, max_substeps=max_substeps)
+        self.prm[K.P_GRAB_NODE] = -1.0
+        self.set_solver(iterations=iterations, position_iterations=position_iterations, tolerance=tolerance, erp=erp,
+                        drift_bias=drift_bias, warm_start=warm_start, bending=bending, gyroscopic=gyroscopic,
+                        geometric_stiffness=geometric_stiffness, projection_velocity=projection_velocity)
         self.damping = damping
         self.drag = drag
         self.friction = friction
@@ -237,19 +252,19 @@ class Rope:
         self.state = K.RopeState(
             node_pos=np.ascontiguousarray(points, float), node_vel=np.ascontiguousarray(vel, float),
             elem_quat=np.ascontiguousarray(quats, float), elem_omega=np.ascontiguousarray(omega, float),
-            seg_lam=np.zeros(E), tan_lam=np.zeros((E, 2)), pair_lam=np.zeros((max(E - 1, 0), 3)),
-            clamp_lam=np.zeros((A, 3)), att_lam=np.zeros((A, 3)), contact_lam=np.zeros((N, 2, 4)),
-            contact_box=np.full(N, -1, np.int64))
+            seg_lam=np.zeros((E, 3)), pair_lam=np.zeros((max(E - 1, 0), 3)), clamp_lam=np.zeros((A, 3)),
+            att_lam=np.zeros((A, 3)), contact_lam=np.zeros((N, 2, 4)), contact_box=np.full(N, -1, np.int64),
+            grab_lam=np.zeros(3))
         self.work = K.RopeWork(
-            seg=np.zeros((E, K.SEG_COLS)), tri=np.zeros((E, K.TRI_COLS)), tan=np.zeros((E, K.TAN_COLS)),
-            pair=np.zeros((max(E - 1, 0), K.PAIR_COLS)), clamp=np.zeros((A, K.PAIR_COLS)),
-            att=np.zeros((A, K.ATT_WORK_COLS)), contact=np.zeros((N, 2, K.CONTACT_COLS)), torque=np.zeros((E, 3)))
+            blk=np.zeros((E, K.BLK_COLS)), elem_w=np.zeros((E, 3)),
+            clamp=np.zeros((A, K.PAIR_COLS)), bw=np.zeros((E + 1, K.BW_COLS)), tmp=np.zeros(36),
+            att=np.zeros((A, K.ATT_WORK_COLS)),
+            contact=np.zeros((N, 2, K.CONTACT_COLS)), grab=np.zeros(K.GRAB_COLS), torque=np.zeros((E, 3)))
         self._rebuild()
 
     def _rebuild(self):
         """Model and link arrays from the parameters, loads and attachments (not hot)."""
         N = self.state.node_pos.shape[0]
-        E = N - 1
         r, rho = self._radius, self._density
         area = math.pi * r * r
         l = self._seg_rest
@@ -405,6 +420,7 @@ class Rope:
         self._loads = loads
         self._u0 = u0
         h_prev = self.prm[K.P_H_PREV]
+        self.prm[K.P_GRAB_NODE] = -1.0
         self._set_shape(x, np.full(n, length / n), q, v, w)
         self.prm[K.P_H_PREV] = h_prev
 
@@ -475,15 +491,16 @@ class Rope:
         """(K11, K22, K33) in N·m²."""
         return tuple(float(self.prm[k]) for k in (K.P_K1, K.P_K2, K.P_K3))
 
-    def set_solver(self, iterations=None, position_iterations=None, erp=None, tangent_erp=None, drift_bias=None,
-                   warm_start=None, bending=None, gyroscopic=None, max_rotation=None, max_substeps=None):
+    def set_solver(self, iterations=None, position_iterations=None, tolerance=None, erp=None, drift_bias=None,
+                   warm_start=None, bending=None, gyroscopic=None, geometric_stiffness=None,
+                   projection_velocity=None):
+        """Change solver settings (see the class docstring); None keeps a setting."""
         p = self.prm
         for idx, v, lo, hi, name, integer in (
-                (K.P_MAX_ROTATION, max_rotation, 0.0, 3.0, "max_rotation", False),
-                (K.P_MAX_SUBSTEPS, max_substeps, 1, 1000, "max_substeps", True),
                 (K.P_ITERATIONS, iterations, 1, 100000, "iterations", True),
                 (K.P_POSITION_ITERATIONS, position_iterations, 0, 100000, "position_iterations", True),
-                (K.P_ERP, erp, 0.0, 1.0, "erp", False), (K.P_TANGENT_ERP, tangent_erp, 0.0, 1.0, "tangent_erp", False),
+                (K.P_TOLERANCE, tolerance, 0.0, 1.0, "tolerance", False),
+                (K.P_ERP, erp, 0.0, 1.0, "erp", False),
                 (K.P_DRIFT_BIAS, drift_bias, 0.0, 1.0, "drift_bias", False)):
             if v is None:
                 continue
@@ -491,23 +508,29 @@ class Rope:
             if not (lo <= v <= hi) or (integer and v != int(v)):
                 raise ValueError(f"{name} must be {'an integer ' if integer else ''}between {lo} and {hi}, got {v!r}")
             p[idx] = v
-        if warm_start is not None:
-            p[K.P_WARM_START] = 1.0 if warm_start else 0.0
         if bending is not None:
             if bending not in ("implicit", "explicit"):
                 raise ValueError(f"bending must be 'implicit' or 'explicit', got {bending!r}")
             p[K.P_BENDING_EXPLICIT] = 1.0 if bending == "explicit" else 0.0
-        if gyroscopic is not None:
-            p[K.P_GYROSCOPIC] = 1.0 if gyroscopic else 0.0
+        for idx, v in ((K.P_WARM_START, warm_start), (K.P_GYROSCOPIC, gyroscopic),
+                       (K.P_GEOMETRIC, geometric_stiffness), (K.P_PROJECTION_VELOCITY, projection_velocity)):
+            if v is not None:
+                p[idx] = 1.0 if v else 0.0
 
     @property
     def solver_settings(self):
         p = self.prm
         return {"iterations": int(p[K.P_ITERATIONS]), "position_iterations": int(p[K.P_POSITION_ITERATIONS]),
-                "erp": float(p[K.P_ERP]), "tangent_erp": float(p[K.P_TANGENT_ERP]),
+                "tolerance": float(p[K.P_TOLERANCE]), "erp": float(p[K.P_ERP]),
                 "drift_bias": float(p[K.P_DRIFT_BIAS]), "warm_start": bool(p[K.P_WARM_START]),
                 "bending": "explicit" if p[K.P_BENDING_EXPLICIT] else "implicit",
-                "gyroscopic": bool(p[K.P_GYROSCOPIC])}
+                "gyroscopic": bool(p[K.P_GYROSCOPIC]), "geometric_stiffness": bool(p[K.P_GEOMETRIC]),
+                "projection_velocity": bool(p[K.P_PROJECTION_VELOCITY])}
+
+    @property
+    def solver_stats(self):
+        """Of the last step: projections used and the largest |C_j|/l_j the last one found."""
+        return {"projections": int(self.prm[K.P_PROJECTIONS_USED]), "violation": float(self.prm[K.P_VIOLATION])}
 
     # ------------------------------------------------------------------ loads, obstacles
     def set_point_mass(self, node, mass):
@@ -622,6 +645,46 @@ class Rope:
         """{handle: dict(node, body (−1 = world), point, clamp)}."""
         return {hd: {"node": at.node, "body": at.body, "point": at.point.copy(), "clamp": at.clamp}
                 for hd, at in self._attachments.items()}
+
+    # ------------------------------------------------------------------ grab (interactive drag)
+    def grab_node(self, node, target, stiffness=200.0, damping=None, max_force=50.0):
+        """Pull `node` towards `target` (m, world) with a spring applied every step until
+        release_node(): force k(target − r) − c v, at most max_force (N) in size. It is a soft
+        constraint solved with the rope's own rows (implicit: stable for any k and h).
+        stiffness k (N/m); damping c (N·s/m), None: critical for the rope's mass,
+        c = 2√(k m_rope). Call again every frame to move the target (the same node keeps
+        its spring impulse). A node pinned to the world does not move. Returns the node."""
+        i = self._node(node)
+        t = np.asarray(target, float).reshape(3)
+        if not np.all(np.isfinite(t)):
+            raise ValueError("target must be a finite point")
+        k = self._positive(stiffness, "stiffness")
+        c = 2.0 * math.sqrt(k * self.mass) if damping is None else self._nonneg(damping, "damping")
+        fmax = self._positive(max_force, "max_force")
+        p = self.prm
+        if int(p[K.P_GRAB_NODE]) != i:
+            self.state.grab_lam[:] = 0.0
+        p[K.P_GRAB_NODE] = i
+        p[K.P_GRAB_X], p[K.P_GRAB_Y], p[K.P_GRAB_Z] = t
+        p[K.P_GRAB_K], p[K.P_GRAB_C], p[K.P_GRAB_FMAX] = k, c, fmax
+        return i
+
+    def release_node(self):
+        """Stop the grab spring."""
+        self.prm[K.P_GRAB_NODE] = -1.0
+        self.state.grab_lam[:] = 0.0
+
+    @property
+    def grabbed_node(self):
+        """The node held by grab_node, or None."""
+        i = int(self.prm[K.P_GRAB_NODE])
+        return None if i < 0 else i
+
+    def grab_force(self):
+        """Force (N) the grab spring put on its node in the last step."""
+        if self.h_last <= 0.0 or self.grabbed_node is None:
+            return np.zeros(3)
+        return self.state.grab_lam / self.h_last
 
     # ------------------------------------------------------------------ stepping
     def _body_arrays(self, arrays):
@@ -742,11 +805,15 @@ class Rope:
         return float(self.model.node_mass.sum())
 
     def segment_tension(self):
-        """Tension (N) of every segment in the last step: −p_i/h from the inextensibility
-        impulses (eq. 10-11); positive = pulled."""
+        """Tension (N) of every segment in the last step: −λ_j·d3/h from the impulses of the
+        rows C_j (eq. 10-11, 17); positive = pulled."""
         if self.h_last <= 0.0:
             return np.zeros(self.n_elements)
-        return -self.state.seg_lam / self.h_last
+        q = self.state.elem_quat
+        d3 = np.column_stack([2.0 * (q[:, 0] * q[:, 2] + q[:, 1] * q[:, 3]),
+                              2.0 * (q[:, 1] * q[:, 2] - q[:, 0] * q[:, 3]),
+                              1.0 - 2.0 * (q[:, 0] ** 2 + q[:, 1] ** 2)])
+        return -np.einsum("ij,ij->i", self.state.seg_lam, d3) / self.h_last
 
     def tension(self, node):
         """Tension (N) at a node: the mean of its segments' tensions (one at an end)."""
@@ -760,8 +827,8 @@ class Rope:
 
     def attachment_force(self, handle):
         """Force (N, world) the rope exerted on what it is attached to during the last
-        step: the attachment impulse / h on a body; on a world anchor, the reaction of the
-        inextensibility and tangent rows on the pinned node."""
+        step: the attachment impulse / h on a body; on a world anchor, the impulse of the
+        rows C_j (eq. 7 + 15) on the pinned node / h. (Clamp moments are not included.)"""
         at = self._attachment(handle)
         a = self._handles.index(handle)
         if self.h_last <= 0.0:
@@ -769,16 +836,10 @@ class Rope:
         if at.body >= 0:
             return self.state.att_lam[a] / self.h_last
         i = at.node
-        n = self.work.seg[:, :3]
-        p = self.state.seg_lam
+        lam = self.state.seg_lam
         imp = np.zeros(3)
         if i > 0:
-            imp += n[i - 1] * p[i - 1]
+            imp += lam[i - 1]
         if i < self.n_elements:
-            imp -= n[i] * p[i]
-        tan = self.work.tan
-        if i < self.n_elements:
-            imp -= tan[i, 0:3] * self.state.tan_lam[i, 0] + tan[i, 3:6] * self.state.tan_lam[i, 1]
-        if i > 0:
-            imp += tan[i - 1, 0:3] * self.state.tan_lam[i - 1, 0] + tan[i - 1, 3:6] * self.state.tan_lam[i - 1, 1]
-        return -imp / self.h_last
+            imp -= lam[i]
+        return imp / self.h_last

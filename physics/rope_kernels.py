@@ -1,58 +1,64 @@
 """Numba kernels of the Cosserat rope (seed 002), pure functions over preallocated arrays.
 
-Discretization (seed 002, fig. 2): N nodes r_i carry position and mass, N−1 elements
+Discretization (seed 002, fig. 2): N nodes r_i carry position and mass, E = N−1 elements
 between them carry a unit quaternion q_j (x, y, z, w) and an angular velocity ω_j (world
-frame); d1, d2, d3 are the columns of R(q_j) and d3 must follow the tangent (eq. 1).
-N−2 element pairs carry the bending/twist strain (the Darboux vector, eq. 12).
+frame); d1, d2, d3 are the columns of R(q_j) (eq. 2). N−2 element pairs carry the
+bending/twist strain (the Darboux vector, eq. 12).
+
+Segment j's inextensibility (eq. 7) and tangent coupling (eq. 15) are held as one vector
+condition, C_j = r_{j+1} − r_j − l_j d3(q_j) = 0 (zero exactly when |r_{j+1} − r_j| = l_j
+and the tangent is d3). Its rows couple only neighbouring segments, and so do the
+bending/twist rows of the element pairs, so the rope's own rows are solved exactly in O(N)
+by the Thomas algorithm of eq. 11 on blocks: 6×6 blocks (pair j−1/j, segment j) for the
+velocities (eq. 10-14, 16-18), 3×3 blocks (segment j) for the positions.
+
+Why not the paper's sequence (Thomas for the lengths, sequential impulses for the
+tangents, explicit eq. 14 torques): with light elements (l ≫ r, the paper's rope) a
+bending impulse lands on the element and the tangent rows hand only ~r²/l² of it to the
+nodes per sweep, so a stiff rod droops; and a transverse wave in a taut rope crosses
+c·h/l = h√(T/ρA)/l segments per step (≈ 17 at N = 1000, h = 15 ms), which only an
+implicit step survives: geometric stiffness in the velocity solve and a position
+projection whose correction also goes into the velocities.
 
 One step of h (`rope_step`), in named stages:
 
-    prepare            segment directions n_i and lengths; the inextensibility matrix
-                       A = J W Jᵀ (eq. 11), factored once (Thomas); tangent rows (eq. 16);
-                       bending/twist rows (eq. 12-14); attachment rows; contacts
-    integrate vel.     v += h g, air drag, kinematic anchors, element gyroscopic term
-    warm start         last step's accumulated impulses (tangent, bending, clamps,
-                       attachments, contacts), scaled by h/h_prev
-    iterate            attachments → clamps → bending/twist → tangent → contacts →
-                       inextensibility (exact O(N) Thomas solve, eq. 10-11), repeated
+    prepare            frames and C_j; element inertias with the tension's geometric
+                       stiffness; bending/twist rows (eq. 12-14, soft, implicit);
+                       attachment and clamp rows; the 6×6 block factors
+    integrate vel.     drag, v += h g, kinematic anchors, gyroscopic term (eq. 4-6)
+    warm start         last step's impulses of the Gauss-Seidel rows (body attachments,
+                       interior clamps, contacts, grab), scaled by h/h_prev
+    iterate            those rows → the exact coupled solve (bending/twist, length,
+                       tangent); once when there are none
     integrate pos.     r += h v, q += h/2 (ω,0)⊗q, normalized (eq. 5-6)
-    relax              split impulses on the predicted positions (pseudo-velocities,
-                       J V* = −ERP·G/h): tangent (eq. 15), inextensibility (same
-                       tridiagonal matrix, Newton iterations), contacts
+    project            contacts pushed out, then Gauss-Newton steps of the projection onto
+                       C = 0 (eq. 15-16, seed 004) until max |C|/l < tolerance, the
+                       correction also applied to the velocities
 
 Array layouts (all float64 unless said, C-contiguous):
-    node_pos, node_vel (N,3); elem_quat (E,4); elem_omega (E,3), E = N−1
-    pair rows: one per element pair (E−1) and one per clamp (attachment)
+    node_pos, node_vel (N,3); elem_quat (E,4); elem_omega (E,3)
+    clamp rows: one per attachment
 Impulses are N·s (linear) and N·m·s (angular); "lam" arrays hold accumulated impulses.
 """
 import math
 from collections import namedtuple
 
-import numpy as np
 from numba import njit
 
-from .integrate import gyroscopic_implicit
 from .quat import qmul, rotate, rotate_inv, world_inv_inertia_times
 
 # ---------------------------------------------------------------- parameter vector
 (P_RADIUS, P_K1, P_K2, P_K3, P_RETARDATION, P_DRAG, P_FRICTION, P_GROUND_ON, P_GROUND_Z, P_ITERATIONS,
- P_POSITION_ITERATIONS, P_ERP, P_TANGENT_ERP, P_DRIFT_BIAS, P_WARM_START, P_BENDING_EXPLICIT, P_H_PREV,
- P_GYROSCOPIC, P_SECOND_ORDER, P_MAX_ROTATION, P_MAX_SUBSTEPS, P_SUBSTEPS_USED) = range(22)
-N_PARAMS = 22
+ P_POSITION_ITERATIONS, P_ERP, P_TOLERANCE, P_DRIFT_BIAS, P_WARM_START, P_BENDING_EXPLICIT, P_H_PREV,
+ P_GYROSCOPIC, P_GEOMETRIC, P_PROJECTION_VELOCITY, P_PROJECTIONS_USED, P_VIOLATION,
+ P_GRAB_NODE, P_GRAB_X, P_GRAB_Y, P_GRAB_Z, P_GRAB_K, P_GRAB_C, P_GRAB_FMAX) = range(29)
+N_PARAMS = 29
 
-# tridiagonal work columns (E, TRI_COLS); T_BIAS holds the segment's target length at t + h
-T_DIAG, T_OFF, T_CPRIME, T_DINV, T_RHS, T_MASK, T_BIAS, T_LOWER = range(8)
-TRI_COLS = 8
-# segment geometry (E, 4): unit direction n_i (3) and current length |r_{i+1} − r_i|
-SEG_COLS = 4
-# tangent rows (E, 21): g1 g2 (linear, on v_{j+1}; −g on v_j), k1 k2 (angular, on ω_j),
-# M_j k1, M_j k2, K⁻¹ (2×2 symmetric: 11 12 22)
-TAN_G1, TAN_G2, TAN_K1, TAN_K2, TAN_MK1, TAN_MK2, TAN_KINV = 0, 3, 6, 9, 12, 15, 18
-TAN_COLS = 21
-# pair rows (P, 39): T (u̇ = T(ω_b − ω_a), 3×3 row-major), M_a Tᵀ and M_b Tᵀ (row k = M T[k]),
-# (K + Γ)⁻¹ symmetric (6), Γ (3), bias (3)
-PR_T, PR_A, PR_B, PR_KINV, PR_GAMMA, PR_BIAS = 0, 9, 18, 27, 33, 36
-PAIR_COLS = 39
+# bending/twist rows of a pair of frames (clamp rows (A, 45); element pairs are written straight
+# into the coupled solve's blocks, see BW_*): T (u̇ = T(ω_b − ω_a), 3×3 row-major), M_a⁻¹Tᵀ and
+# M_b⁻¹Tᵀ (row k = M⁻¹ T[k]), (K + Γ)⁻¹ symmetric (6), Γ (3), bias (3), K + Γ symmetric (6)
+PR_T, PR_A, PR_B, PR_KINV, PR_GAMMA, PR_BIAS, PR_K = 0, 9, 18, 27, 33, 36, 39
+PAIR_COLS = 45
 # attachment integers (A, 3): node, body (−1 = world), clamp (1 = orientation held)
 AI_NODE, AI_BODY, AI_CLAMP = range(3)
 # attachment floats (A, 7): point (world target, or body-local point), frame quaternion
@@ -67,6 +73,9 @@ BOX_COLS = 10
 # contacts (N, 2, 5): slot 0 ground, slot 1 nearest box; normal (3), gap, active
 C_NX, C_GAP, C_ACTIVE = 0, 3, 4
 CONTACT_COLS = 5
+# grab work (20): stiffness bias k·C/(c + hk) (3), Γ = 1/(h(c + hk)), active, (G + Γ)⁻¹ (sym 6),
+# node mobility G (9)
+GRAB_COLS = 20
 
 RopeModel = namedtuple("RopeModel", [
     "seg_rest",            # (E,)  rest length l_j of each segment (m)
@@ -74,7 +83,7 @@ RopeModel = namedtuple("RopeModel", [
     "pair_u0",             # (E−1, 3) rest Darboux vector û (1/m), material frame
     "node_mass",           # (N,)  m_i = ρπr²(l_{i−1}+l_i)/2 + point loads (kg)
     "node_w",              # (N,)  inverse mass in the velocity solve (0: world anchor)
-    "node_w_pos",          # (N,)  inverse mass in the position relax (0 also on bodies)
+    "node_w_pos",          # (N,)  inverse mass in the position projection (0 also on bodies)
     "node_batt",           # (N,)  int64: body attachment index of the node, or −1
     "elem_inertia",        # (E, 3) principal inertia (I11, I22, I33) (kg·m²)
     "elem_inv_inertia",    # (E, 3) its inverse
@@ -83,13 +92,13 @@ RopeModel = namedtuple("RopeModel", [
 RopeState = namedtuple("RopeState", [
     "node_pos", "node_vel",        # (N, 3) m, m/s
     "elem_quat", "elem_omega",     # (E, 4), (E, 3) rad/s world frame
-    "seg_lam",                     # (E,)  inextensibility impulse of the last step (N·s)
-    "tan_lam",                     # (E, 2) tangent-coupling impulses (accumulated)
+    "seg_lam",                     # (E, 3) impulse λ_j on the rows C_j in the last step (N·s, world)
     "pair_lam",                    # (E−1, 3) bending/twist impulses (u-space, N·m²·s)
     "clamp_lam",                   # (A, 3) clamp impulses (u-space)
     "att_lam",                     # (A, 3) impulse on the body at the attachment (N·s)
     "contact_lam",                 # (N, 2, 4) normal impulse, friction impulse (3)
     "contact_box",                 # (N,) int64: box touched in slot 1, or −1
+    "grab_lam",                    # (3,) impulse of the grab spring (N·s)
 ])
 
 RopeLinks = namedtuple("RopeLinks", [
@@ -98,13 +107,14 @@ RopeLinks = namedtuple("RopeLinks", [
 ])
 
 RopeWork = namedtuple("RopeWork", [
-    "seg",                 # (E, 4) segment direction and length
-    "tri",                 # (E, 7) tridiagonal matrix, its factors, rhs/solution, mask, bias
-    "tan",                 # (E, 21) tangent rows
-    "pair",                # (E−1, 39) bending/twist rows
-    "clamp",               # (A, 39) clamp rows
+    "blk",                 # (E, BLK_COLS) frames, C_j and block factors of A
+    "elem_w",              # (E, 3) element inverse inertias of the velocity solve (geometric stiffness)
+    "clamp",               # (A, 45) clamp rows
+    "bw",                  # (E+1, BW_COLS) factors of the coupled 6×6 block solve
+    "tmp",                 # (36,) scratch of the 6×6 factorization
     "att",                 # (A, 20) attachment rows
     "contact",             # (N, 2, 5) contact candidates
+    "grab",                # (20,) grab spring row
     "torque",              # (E, 3) explicit bending torques (only with bending="explicit")
 ])
 
@@ -192,7 +202,9 @@ def darboux(ax, ay, az, aw, bx, by, bz, bw, lbar):
 # ================================================================ tridiagonal solver (eq. 11)
 @njit(cache=True, error_model="numpy")
 def thomas_solve(lower, diag, upper, rhs, cprime, out):
-    """Solve a tridiagonal system by the Thomas algorithm (tridiagonal elimination, eq. 11).
+    """Solve a tridiagonal system by the Thomas algorithm (tridiagonal elimination, eq. 11):
+    the paper's solve for the length rows alone; the step uses its block forms (block_solve,
+    coupled_solve), which reduce to it for 1×1 blocks.
 
     Row i reads lower[i]·x[i−1] + diag[i]·x[i] + upper[i]·x[i+1] = rhs[i] (lower[0] and
     upper[n−1] unused). Stable without pivoting for diagonally dominant or symmetric
@@ -210,108 +222,6 @@ def thomas_solve(lower, diag, upper, rhs, cprime, out):
         out[i] = (rhs[i] - lower[i] * out[i - 1]) / d
     for i in range(n - 2, -1, -1):
         out[i] -= cprime[i] * out[i + 1]
-
-
-@njit(cache=True, error_model="numpy")
-def tri_factor(tri, n):
-    """Factor the symmetric tridiagonal matrix (tri[:, T_DIAG], tri[:, T_OFF]) once, so
-    that every later solve with it is two O(n) sweeps: c'_i = e_i/d'_i, d'_i = a_i − e_{i−1}c'_{i−1}."""
-    prev_c = 0.0
-    prev_e = 0.0
-    for i in range(n):
-        d = tri[i, T_DIAG] - prev_e * prev_c
-        inv = 1.0 / d
-        tri[i, T_DINV] = inv
-        c = tri[i, T_OFF] * inv if i < n - 1 else 0.0
-        tri[i, T_CPRIME] = c
-        prev_c = c
-        prev_e = tri[i, T_OFF]
-
-
-@njit(cache=True, error_model="numpy")
-def tri_solve(tri, n):
-    """Solve with the factored matrix; tri[:, T_RHS] in, solution out in place."""
-    prev = 0.0
-    prev_e = 0.0
-    for i in range(n):
-        y = (tri[i, T_RHS] - prev_e * prev) * tri[i, T_DINV]
-        tri[i, T_RHS] = y
-        prev = y
-        prev_e = tri[i, T_OFF]
-    for i in range(n - 2, -1, -1):
-        tri[i, T_RHS] -= tri[i, T_CPRIME] * tri[i + 1, T_RHS]
-
-
-@njit(cache=True, error_model="numpy")
-def tri_solve_general(tri, n):
-    """Thomas elimination of a general tridiagonal system held in tri: row i is
-    T_LOWER·x[i−1] + T_DIAG·x[i] + T_OFF·x[i+1] = T_RHS; the solution replaces T_RHS."""
-    if n == 0:
-        return
-    prev_c = 0.0
-    prev_y = 0.0
-    for i in range(n):
-        lo = tri[i, T_LOWER] if i > 0 else 0.0
-        inv = 1.0 / (tri[i, T_DIAG] - lo * prev_c)
-        prev_c = tri[i, T_OFF] * inv if i < n - 1 else 0.0
-        tri[i, T_CPRIME] = prev_c
-        prev_y = (tri[i, T_RHS] - lo * prev_y) * inv
-        tri[i, T_RHS] = prev_y
-    for i in range(n - 2, -1, -1):
-        tri[i, T_RHS] -= tri[i, T_CPRIME] * tri[i + 1, T_RHS]
-
-
-# ================================================================ geometry
-@njit(cache=True, error_model="numpy")
-def segment_geometry(node_pos, seg):
-    """n_i = (r_{i+1} − r_i)/|r_{i+1} − r_i| and the length, for every segment."""
-    for i in range(seg.shape[0]):
-        dx = node_pos[i + 1, 0] - node_pos[i, 0]
-        dy = node_pos[i + 1, 1] - node_pos[i, 1]
-        dz = node_pos[i + 1, 2] - node_pos[i, 2]
-        ln = math.sqrt(dx * dx + dy * dy + dz * dz)
-        inv = 1.0 / ln if ln > 1e-300 else 0.0
-        seg[i, 0] = dx * inv
-        seg[i, 1] = dy * inv
-        seg[i, 2] = dz * inv
-        seg[i, 3] = ln
-
-
-# ================================================================ inextensibility (eq. 7-11)
-@njit(cache=True, error_model="numpy", inline="always")
-def node_quad(k, node_w, node_batt, att_work, use_bodies, ax, ay, az, bx, by, bz):
-    """aᵀ W_k b: W_k = w_k E for a free node, the merged node+body inverse mass for a
-    node attached to a rigid body (velocity solve only)."""
-    a = node_batt[k] if use_bodies else -1
-    if a < 0:
-        return node_w[k] * (ax * bx + ay * by + az * bz)
-    wx, wy, wz = sym_times(att_work[a], AW_W, bx, by, bz)
-    return ax * wx + ay * wy + az * wz
-
-
-@njit(cache=True, error_model="numpy")
-def inextensibility_assemble(seg, node_w, node_batt, att_work, use_bodies, tri):
-    """A = J W Jᵀ for the rows n_i·(v_{i+1} − v_i) = 0 (eq. 8-11): diagonal
-    n_iᵀ(W_i + W_{i+1})n_i (= 1/m_i + 1/m_{i+1}), off-diagonal −n_iᵀ W_{i+1} n_{i+1}
-    (= −n_i·n_{i+1}/m_{i+1}). A segment between two immovable nodes becomes an identity
-    row with zero right-hand side (T_MASK = 0). Then factored (Thomas)."""
-    E = seg.shape[0]
-    for i in range(E):
-        nx, ny, nz = seg[i, 0], seg[i, 1], seg[i, 2]
-        d = (node_quad(i, node_w, node_batt, att_work, use_bodies, nx, ny, nz, nx, ny, nz)
-             + node_quad(i + 1, node_w, node_batt, att_work, use_bodies, nx, ny, nz, nx, ny, nz))
-        if i < E - 1:
-            tri[i, T_OFF] = -node_quad(i + 1, node_w, node_batt, att_work, use_bodies, nx, ny, nz,
-                                       seg[i + 1, 0], seg[i + 1, 1], seg[i + 1, 2])
-        else:
-            tri[i, T_OFF] = 0.0
-        if d > 1e-300:
-            tri[i, T_DIAG] = d
-            tri[i, T_MASK] = 1.0
-        else:
-            tri[i, T_DIAG] = 1.0
-            tri[i, T_MASK] = 0.0
-    tri_factor(tri, E)
 
 
 @njit(cache=True, error_model="numpy")
@@ -333,330 +243,299 @@ def apply_body_impulse(body_quat, body_vel, body_omega, body_inv_mass, body_inv_
     body_omega[b, 2] += az
 
 
-@njit(cache=True, error_model="numpy")
-def inextensibility_velocity_pass(h, prm_second, seg, tri, model, state, links, att_work, body_quat, body_vel, body_omega,
-                                  body_inv_mass, body_inv_inertia):
-    """One exact solve for the inextensibility impulses p (eq. 10-11): V += W Jᵀ p with J
-    the start-of-step rows n_i·(v_{i+1} − v_i) (eq. 8).
+# ================================================================ coupled length + tangent rows (eq. 7-11, 15-18)
+# Segment j's condition, eq. 7 (|r_{j+1} − r_j| = l_j) and eq. 15 (n_j = d3(q_j)) together:
+#     C_j = r_{j+1} − r_j − l_j d3(q_j) = 0       (3 rows, m)
+#     Ċ_j = v_{j+1} − v_j + l_j d3 × ω_j = 0      (eq. 8 and 16 together)
+# Jacobian blocks: −E on node j, +E on node j+1, l_j[d3]× on element j. A = J M⁻¹ Jᵀ is block
+# tridiagonal (3×3 blocks; segments j and j+1 share node j+1 only):
+#     D_j = W_j + W_{j+1} + l_j² (i1 d2 d2ᵀ + i2 d1 d1ᵀ),   O_j = −W_{j+1}
+# (W a node's inverse mass, a 3×3 for a node merged with a rigid body), solved exactly by
+# block tridiagonal elimination (the Thomas algorithm of eq. 11 with 3×3 blocks).
+# blk (E, BLK_COLS): frame d1 d2 d3 (9), S⁻¹ (sym 6), O (sym 6), C = S⁻¹O (9), rhs/solution (3),
+# residual C (3), mask (1: the segment's stretch direction can move)
+B_F, B_SINV, B_O, B_C, B_X, B_RES, B_MASK = 0, 9, 15, 21, 30, 33, 36
+BLK_COLS = 37
 
-    To first order the right-hand side is −J V (eq. 11). Here p is chosen so that the
-    segments land on their target length at t + h, |d_i + hΔv_i| = l_t (d_i = r_{i+1} − r_i),
-    which adds the centripetal term the linear row misses; this pass is one Newton step of
-    those equations. Its Jacobian is tridiagonal, n'_iᵀ(W_i + W_{i+1})n_i on the diagonal,
-    −n'_iᵀW_{i+1}n_{i+1} and −n'_iᵀW_i n_{i−1} off it (n'_i the predicted direction), equal
-    to A (eq. 11) when n' = n, so the same Thomas elimination solves it. A segment turning
-    by more than ~45° in one step falls back to the linear row of the paper.
-    At a node on a rigid body the impulse P goes to the merged node+body point: the node
-    gets W P and the body the part F = P − m_node W P at its anchor (it accumulates in the
-    attachment's impulse). seg_lam accumulates p over the passes of the step."""
-    E = seg.shape[0]
+
+@njit(cache=True, error_model="numpy", inline="always")
+def frame_axes(qx, qy, qz, qw):
+    """d1, d2, d3: the columns of R(q) (eq. 2)."""
+    return (1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (qx * qy + qz * qw), 2.0 * (qx * qz - qy * qw),
+            2.0 * (qx * qy - qz * qw), 1.0 - 2.0 * (qx * qx + qz * qz), 2.0 * (qy * qz + qx * qw),
+            2.0 * (qx * qz + qy * qw), 2.0 * (qy * qz - qx * qw), 1.0 - 2.0 * (qx * qx + qy * qy))
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def node_inv_mass(k, node_w, node_batt, att_work, use_bodies):
+    """W_k as 6 numbers (sym 00 01 02 11 12 22) and whether it is a plain w E."""
+    a = node_batt[k] if use_bodies else -1
+    if a < 0:
+        w = node_w[k]
+        return w, 0.0, 0.0, w, 0.0, w, True
+    return (att_work[a, AW_W], att_work[a, AW_W + 1], att_work[a, AW_W + 2], att_work[a, AW_W + 3],
+            att_work[a, AW_W + 4], att_work[a, AW_W + 5], False)
+
+
+@njit(cache=True, error_model="numpy")
+def rod_frames(node_pos, elem_quat, seg_rest, blk):
+    """Frames d1 d2 d3 of every element and C_j = r_{j+1} − r_j − l_j d3 (eq. 7 + 15) into
+    blk; returns max_j |C_j|/l_j."""
+    x = node_pos
+    q = elem_quat
+    worst = 0.0
+    for j in range(blk.shape[0]):
+        d1x, d1y, d1z, d2x, d2y, d2z, d3x, d3y, d3z = frame_axes(q[j, 0], q[j, 1], q[j, 2], q[j, 3])
+        blk[j, 0], blk[j, 1], blk[j, 2] = d1x, d1y, d1z
+        blk[j, 3], blk[j, 4], blk[j, 5] = d2x, d2y, d2z
+        blk[j, 6], blk[j, 7], blk[j, 8] = d3x, d3y, d3z
+        l = seg_rest[j]
+        cx = x[j + 1, 0] - x[j, 0] - l * d3x
+        cy = x[j + 1, 1] - x[j, 1] - l * d3y
+        cz = x[j + 1, 2] - x[j, 2] - l * d3z
+        blk[j, B_RES], blk[j, B_RES + 1], blk[j, B_RES + 2] = cx, cy, cz
+        c = cx * cx + cy * cy + cz * cz
+        if c > worst * l * l:
+            worst = c / (l * l)
+    return math.sqrt(worst)
+
+
+@njit(cache=True, error_model="numpy")
+def block_factor(elem_inv_inertia, seg_rest, node_w, node_batt, att_work, use_bodies, blk):
+    """The factors of block_factor_general when every node's W is a plain w E (no node
+    merged with a body): O_j = −w_{j+1}E, S_j = D_j − w_j² S_{j−1}⁻¹, and C_j = −w_{j+1}S_j⁻¹
+    is not stored (block_solve then reads w from B_O). Returns False (and does nothing)
+    otherwise."""
+    if use_bodies:
+        for k in range(node_batt.shape[0]):
+            if node_batt[k] >= 0:
+                block_factor_general(elem_inv_inertia, seg_rest, node_w, node_batt, att_work, use_bodies, blk)
+                return False
+    E = blk.shape[0]
+    pw = node_w[0]
+    i0 = i1 = i2 = i3 = i4 = i5 = 0.0
+    ww = 0.0
+    for j in range(E):
+        d1x, d1y, d1z, d2x, d2y, d2z = blk[j, 0], blk[j, 1], blk[j, 2], blk[j, 3], blk[j, 4], blk[j, 5]
+        nw = node_w[j + 1]
+        l = seg_rest[j]
+        e1 = l * l * elem_inv_inertia[j, 0]
+        e2 = l * l * elem_inv_inertia[j, 1]
+        ws = pw + nw
+        s00 = ws + e1 * d2x * d2x + e2 * d1x * d1x - ww * i0
+        s01 = e1 * d2x * d2y + e2 * d1x * d1y - ww * i1
+        s02 = e1 * d2x * d2z + e2 * d1x * d1z - ww * i2
+        s11 = ws + e1 * d2y * d2y + e2 * d1y * d1y - ww * i3
+        s12 = e1 * d2y * d2z + e2 * d1y * d1z - ww * i4
+        s22 = ws + e1 * d2z * d2z + e2 * d1z * d1z - ww * i5
+        if ws > 0.0:
+            blk[j, B_MASK] = 1.0
+        else:
+            blk[j, B_MASK] = 0.0
+            d3x, d3y, d3z = blk[j, 6], blk[j, 7], blk[j, 8]
+            s00 += d3x * d3x
+            s01 += d3x * d3y
+            s02 += d3x * d3z
+            s11 += d3y * d3y
+            s12 += d3y * d3z
+            s22 += d3z * d3z
+        i0, i1, i2, i3, i4, i5 = inv3sym(s00, s01, s02, s11, s12, s22)
+        blk[j, B_SINV], blk[j, B_SINV + 1], blk[j, B_SINV + 2] = i0, i1, i2
+        blk[j, B_SINV + 3], blk[j, B_SINV + 4], blk[j, B_SINV + 5] = i3, i4, i5
+        blk[j, B_O] = -nw if j < E - 1 else 0.0
+        ww = nw * nw
+        pw = nw
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def block_factor_general(elem_inv_inertia, seg_rest, node_w, node_batt, att_work, use_bodies, blk):
+    """Block LDLᵀ factors of A = J M⁻¹ Jᵀ from the frames in blk: S_0 = D_0,
+    C_{j−1} = S_{j−1}⁻¹ O_{j−1}, S_j = D_j − O_{j−1} C_{j−1} (O = −W_j symmetric). A segment
+    between two immovable nodes cannot change its length: its d3 direction gets a unit pivot
+    and no right-hand side (B_MASK = 0)."""
+    E = blk.shape[0]
+    pw0, pw1, pw2, pw3, pw4, pw5, _ = node_inv_mass(0, node_w, node_batt, att_work, use_bodies)
+    for j in range(E):
+        d1x, d1y, d1z, d2x, d2y, d2z = blk[j, 0], blk[j, 1], blk[j, 2], blk[j, 3], blk[j, 4], blk[j, 5]
+        nw0, nw1, nw2, nw3, nw4, nw5, plain = node_inv_mass(j + 1, node_w, node_batt, att_work, use_bodies)
+        l = seg_rest[j]
+        e1 = l * l * elem_inv_inertia[j, 0]
+        e2 = l * l * elem_inv_inertia[j, 1]
+        s00 = pw0 + nw0 + e1 * d2x * d2x + e2 * d1x * d1x
+        s01 = pw1 + nw1 + e1 * d2x * d2y + e2 * d1x * d1y
+        s02 = pw2 + nw2 + e1 * d2x * d2z + e2 * d1x * d1z
+        s11 = pw3 + nw3 + e1 * d2y * d2y + e2 * d1y * d1y
+        s12 = pw4 + nw4 + e1 * d2y * d2z + e2 * d1y * d1z
+        s22 = pw5 + nw5 + e1 * d2z * d2z + e2 * d1z * d1z
+        if pw0 + nw0 + pw3 + nw3 + pw5 + nw5 > 0.0:
+            blk[j, B_MASK] = 1.0
+        else:
+            blk[j, B_MASK] = 0.0
+            d3x, d3y, d3z = blk[j, 6], blk[j, 7], blk[j, 8]
+            s00 += d3x * d3x
+            s01 += d3x * d3y
+            s02 += d3x * d3z
+            s11 += d3y * d3y
+            s12 += d3y * d3z
+            s22 += d3z * d3z
+        if j > 0:
+            # S_j −= O_{j−1} C_{j−1}, C stored row-major
+            p = j - 1
+            o0, o1, o2, o3, o4, o5 = blk[p, B_O], blk[p, B_O + 1], blk[p, B_O + 2], blk[p, B_O + 3], \
+                blk[p, B_O + 4], blk[p, B_O + 5]
+            s00 -= o0 * blk[p, B_C] + o1 * blk[p, B_C + 3] + o2 * blk[p, B_C + 6]
+            s01 -= o0 * blk[p, B_C + 1] + o1 * blk[p, B_C + 4] + o2 * blk[p, B_C + 7]
+            s02 -= o0 * blk[p, B_C + 2] + o1 * blk[p, B_C + 5] + o2 * blk[p, B_C + 8]
+            s11 -= o1 * blk[p, B_C + 1] + o3 * blk[p, B_C + 4] + o4 * blk[p, B_C + 7]
+            s12 -= o1 * blk[p, B_C + 2] + o3 * blk[p, B_C + 5] + o4 * blk[p, B_C + 8]
+            s22 -= o2 * blk[p, B_C + 2] + o4 * blk[p, B_C + 5] + o5 * blk[p, B_C + 8]
+        i0, i1, i2, i3, i4, i5 = inv3sym(s00, s01, s02, s11, s12, s22)
+        blk[j, B_SINV], blk[j, B_SINV + 1], blk[j, B_SINV + 2] = i0, i1, i2
+        blk[j, B_SINV + 3], blk[j, B_SINV + 4], blk[j, B_SINV + 5] = i3, i4, i5
+        # O_j = −W_{j+1}, C_j = S_j⁻¹ O_j
+        blk[j, B_O], blk[j, B_O + 1], blk[j, B_O + 2] = -nw0, -nw1, -nw2
+        blk[j, B_O + 3], blk[j, B_O + 4], blk[j, B_O + 5] = -nw3, -nw4, -nw5
+        if plain:
+            f = -nw0
+            blk[j, B_C], blk[j, B_C + 1], blk[j, B_C + 2] = f * i0, f * i1, f * i2
+            blk[j, B_C + 3], blk[j, B_C + 4], blk[j, B_C + 5] = f * i1, f * i3, f * i4
+            blk[j, B_C + 6], blk[j, B_C + 7], blk[j, B_C + 8] = f * i2, f * i4, f * i5
+        else:
+            for col in range(3):
+                if col == 0:
+                    ox, oy, oz = -nw0, -nw1, -nw2
+                elif col == 1:
+                    ox, oy, oz = -nw1, -nw3, -nw4
+                else:
+                    ox, oy, oz = -nw2, -nw4, -nw5
+                blk[j, B_C + col] = i0 * ox + i1 * oy + i2 * oz
+                blk[j, B_C + 3 + col] = i1 * ox + i3 * oy + i4 * oz
+                blk[j, B_C + 6 + col] = i2 * ox + i4 * oy + i5 * oz
+        pw0, pw1, pw2, pw3, pw4, pw5 = nw0, nw1, nw2, nw3, nw4, nw5
+    for t in range(6):
+        blk[E - 1, B_O + t] = 0.0
+    for t in range(9):
+        blk[E - 1, B_C + t] = 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def block_solve(blk, plain):
+    """A λ = b with the factors of block_factor (block Thomas elimination, eq. 11):
+    y_j = S_j⁻¹(b_j − O_{j−1} y_{j−1}), then λ_j = y_j − C_j λ_{j+1} (plain: O = −wE,
+    C_j = −w_{j+1}S_j⁻¹). b in B_X, λ out. A masked segment's right-hand side along d3 is
+    dropped."""
+    E = blk.shape[0]
+    y0 = y1 = y2 = 0.0
+    for j in range(E):
+        r0, r1, r2 = blk[j, B_X], blk[j, B_X + 1], blk[j, B_X + 2]
+        if blk[j, B_MASK] == 0.0:
+            t = r0 * blk[j, 6] + r1 * blk[j, 7] + r2 * blk[j, 8]
+            r0 -= t * blk[j, 6]
+            r1 -= t * blk[j, 7]
+            r2 -= t * blk[j, 8]
+        if j > 0:
+            if plain:
+                w = blk[j - 1, B_O]
+                r0 -= w * y0
+                r1 -= w * y1
+                r2 -= w * y2
+            else:
+                o0, o1, o2 = sym_times(blk[j - 1], B_O, y0, y1, y2)
+                r0 -= o0
+                r1 -= o1
+                r2 -= o2
+        y0, y1, y2 = sym_times(blk[j], B_SINV, r0, r1, r2)
+        blk[j, B_X], blk[j, B_X + 1], blk[j, B_X + 2] = y0, y1, y2
+    x0, x1, x2 = y0, y1, y2
+    for j in range(E - 2, -1, -1):
+        if plain:
+            c0, c1, c2 = sym_times(blk[j], B_SINV, x0, x1, x2)
+            w = blk[j, B_O]
+            x0, x1, x2 = blk[j, B_X] - w * c0, blk[j, B_X + 1] - w * c1, blk[j, B_X + 2] - w * c2
+        else:
+            x0, x1, x2 = (blk[j, B_X] - (blk[j, B_C] * x0 + blk[j, B_C + 1] * x1 + blk[j, B_C + 2] * x2),
+                          blk[j, B_X + 1] - (blk[j, B_C + 3] * x0 + blk[j, B_C + 4] * x1 + blk[j, B_C + 5] * x2),
+                          blk[j, B_X + 2] - (blk[j, B_C + 6] * x0 + blk[j, B_C + 7] * x1 + blk[j, B_C + 8] * x2))
+        blk[j, B_X], blk[j, B_X + 1], blk[j, B_X + 2] = x0, x1, x2
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def elem_turn(blk, j, l, ii, l0, l1, l2):
+    """M_j⁻¹ (l_j[d3]×)ᵀ λ = l_j (i1 (λ·d2) d1 − i2 (λ·d1) d2): the element's share of λ."""
+    a = l * ii[j, 0] * (l0 * blk[j, 3] + l1 * blk[j, 4] + l2 * blk[j, 5])
+    c = -l * ii[j, 1] * (l0 * blk[j, 0] + l1 * blk[j, 1] + l2 * blk[j, 2])
+    return (a * blk[j, 0] + c * blk[j, 3], a * blk[j, 1] + c * blk[j, 4], a * blk[j, 2] + c * blk[j, 5])
+
+
+@njit(cache=True, error_model="numpy")
+def block_project(state, model, links, blk, att_work, erp, tol, feedback, h, body_quat, body_vel, body_omega,
+                  body_inv_mass, body_inv_inertia):
+    """Relax C_j = r_{j+1} − r_j − l_j d3 (eq. 7 and 15) at the current positions: one
+    Gauss-Newton step of the mass-weighted projection (eq. 15-16, seed 004) through the same
+    block matrix: A λ = −ERP·C, Δr = W Jᵀλ, Δθ_j = M_j⁻¹(l_j[d3]×)ᵀλ. C is linear in the
+    positions, so only the element turn is linearized. Returns max |C_j|/l_j before the
+    step; below tol nothing moves (and nothing is factored).
+    feedback: the correction also changes the velocities, V += Δ/h (the step is then
+    implicit in the constraint directions, stable for waves that cross many segments in one
+    step); a node on a rigid body then moves with the merged node+body mass and the body
+    gets the rest as a velocity change, F/h at its anchor (its caller-side integration
+    carries it along). Without feedback (split impulses) anchored nodes do not move."""
+    x = state.node_pos
+    q = state.elem_quat
+    E = blk.shape[0]
+    wpos = model.node_w if feedback else model.node_w_pos
+    nbatt = model.node_batt
+    rest = model.seg_rest
+    ii = model.elem_inv_inertia
+    worst = rod_frames(x, q, rest, blk)
+    if worst < tol:
+        return worst
+    plain = block_factor(ii, rest, wpos, nbatt, att_work, feedback, blk)
+    for j in range(E):
+        blk[j, B_X] = -erp * blk[j, B_RES]
+        blk[j, B_X + 1] = -erp * blk[j, B_RES + 1]
+        blk[j, B_X + 2] = -erp * blk[j, B_RES + 2]
+    block_solve(blk, plain)
     v = state.node_vel
-    nb = model.node_batt
-    nw = model.node_w
-    for i in range(E):
-        nx, ny, nz, ln = seg[i, 0], seg[i, 1], seg[i, 2], seg[i, 3]
-        dx = v[i + 1, 0] - v[i, 0]
-        dy = v[i + 1, 1] - v[i, 1]
-        dz = v[i + 1, 2] - v[i, 2]
-        jv = nx * dx + ny * dy + nz * dz
-        perp2 = dx * dx + dy * dy + dz * dz - jv * jv
-        lt = tri[i, T_BIAS]
-        along = ln + h * jv
-        if prm_second and h * h * perp2 < 0.5 * lt * lt and along > 0.0:
-            # predicted segment s = d + hΔv, residual (|s| − l_t)/h, Jacobian rows along n' = s/|s|
-            sx, sy, sz = ln * nx + h * dx, ln * ny + h * dy, ln * nz + h * dz
-            sl = math.sqrt(sx * sx + sy * sy + sz * sz)
-            res = (sl - lt) / h
-            ax, ay, az = sx / sl, sy / sl, sz / sl
-        else:
-            res = jv + (ln - lt) / h
-            ax, ay, az = nx, ny, nz
-        d = (node_quad(i, nw, nb, att_work, True, ax, ay, az, nx, ny, nz)
-             + node_quad(i + 1, nw, nb, att_work, True, ax, ay, az, nx, ny, nz))
-        if d > 1e-300 and tri[i, T_MASK] != 0.0:
-            tri[i, T_DIAG] = d
-            tri[i, T_RHS] = -res
-            tri[i, T_OFF] = (-node_quad(i + 1, nw, nb, att_work, True, ax, ay, az, seg[i + 1, 0], seg[i + 1, 1],
-                                        seg[i + 1, 2]) if i < E - 1 else 0.0)
-            tri[i, T_LOWER] = (-node_quad(i, nw, nb, att_work, True, ax, ay, az, seg[i - 1, 0], seg[i - 1, 1],
-                                          seg[i - 1, 2]) if i > 0 else 0.0)
-        else:
-            tri[i, T_DIAG] = 1.0
-            tri[i, T_RHS] = 0.0
-            tri[i, T_OFF] = 0.0
-            tri[i, T_LOWER] = 0.0
-    tri_solve_general(tri, E)
-    for i in range(E):
-        state.seg_lam[i] += tri[i, T_RHS]
-    # V += W Jᵀ p : node k gets n_{k−1} p_{k−1} − n_k p_k
-    N = E + 1
-    for k in range(N):
-        px = py = pz = 0.0
-        if k > 0:
-            p = tri[k - 1, T_RHS]
-            px += seg[k - 1, 0] * p
-            py += seg[k - 1, 1] * p
-            pz += seg[k - 1, 2] * p
+    om = state.elem_omega
+    fb = 1.0 / h if feedback else 0.0
+    p0 = p1 = p2 = 0.0
+    for k in range(E + 1):
         if k < E:
-            p = tri[k, T_RHS]
-            px -= seg[k, 0] * p
-            py -= seg[k, 1] * p
-            pz -= seg[k, 2] * p
-        a = model.node_batt[k]
+            l0, l1, l2 = blk[k, B_X], blk[k, B_X + 1], blk[k, B_X + 2]
+            tx, ty, tz = elem_turn(blk, k, rest[k], ii, l0, l1, l2)
+            q[k, 0], q[k, 1], q[k, 2], q[k, 3] = integrate_quat(q[k, 0], q[k, 1], q[k, 2], q[k, 3], tx, ty, tz, 1.0)
+            om[k, 0] += fb * tx
+            om[k, 1] += fb * ty
+            om[k, 2] += fb * tz
+        else:
+            l0 = l1 = l2 = 0.0
+        px, py, pz = p0 - l0, p1 - l1, p2 - l2
+        p0, p1, p2 = l0, l1, l2
+        a = nbatt[k] if feedback else -1
         if a < 0:
-            w = model.node_w[k]
-            v[k, 0] += w * px
-            v[k, 1] += w * py
-            v[k, 2] += w * pz
+            wk = wpos[k]
+            if wk == 0.0:
+                continue
+            dx, dy, dz = wk * px, wk * py, wk * pz
         else:
             dx, dy, dz = sym_times(att_work[a], AW_W, px, py, pz)
-            v[k, 0] += dx
-            v[k, 1] += dy
-            v[k, 2] += dz
             m = att_work[a, AW_MASS]
-            fx, fy, fz = px - m * dx, py - m * dy, pz - m * dz
-            b = links.att_int[a, AI_BODY]
-            apply_body_impulse(body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia, b,
+            fx, fy, fz = (px - m * dx) * fb, (py - m * dy) * fb, (pz - m * dz) * fb
+            bb = links.att_int[a, AI_BODY]
+            apply_body_impulse(body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia, bb,
                                att_work[a, AW_R], att_work[a, AW_R + 1], att_work[a, AW_R + 2], fx, fy, fz)
             state.att_lam[a, 0] += fx
             state.att_lam[a, 1] += fy
             state.att_lam[a, 2] += fz
-
-
-@njit(cache=True, error_model="numpy")
-def stretch_merit(node_pos, seg_rest, tri):
-    """Σ ((|r_{i+1} − r_i| − l_i)/l_i)² over the rows that can move."""
-    e = 0.0
-    for i in range(seg_rest.shape[0]):
-        dx = node_pos[i + 1, 0] - node_pos[i, 0]
-        dy = node_pos[i + 1, 1] - node_pos[i, 1]
-        dz = node_pos[i + 1, 2] - node_pos[i, 2]
-        c = (math.sqrt(dx * dx + dy * dy + dz * dz) - seg_rest[i]) / seg_rest[i]
-        e += c * c * tri[i, T_MASK]
-    return e
-
-
-@njit(cache=True, error_model="numpy")
-def move_along_rows(node_pos, node_w_pos, seg, tri, alpha):
-    """r_k += α W_k (n_{k−1} p_{k−1} − n_k p_k) with p in tri[:, T_RHS]."""
-    E = seg.shape[0]
-    for k in range(E + 1):
-        w = node_w_pos[k] * alpha
-        if w == 0.0:
-            continue
-        px = py = pz = 0.0
-        if k > 0:
-            p = tri[k - 1, T_RHS]
-            px += seg[k - 1, 0] * p
-            py += seg[k - 1, 1] * p
-            pz += seg[k - 1, 2] * p
-        if k < E:
-            p = tri[k, T_RHS]
-            px -= seg[k, 0] * p
-            py -= seg[k, 1] * p
-            pz -= seg[k, 2] * p
-        node_pos[k, 0] += w * px
-        node_pos[k, 1] += w * py
-        node_pos[k, 2] += w * pz
-
-
-@njit(cache=True, error_model="numpy")
-def inextensibility_sweep(node_pos, seg_rest, node_w_pos, forward):
-    """One nonlinear Gauss-Seidel sweep: each segment in turn put exactly back to its rest
-    length, the correction shared by inverse mass along the segment (robust for any turn)."""
-    E = seg_rest.shape[0]
-    for t in range(E):
-        i = t if forward else E - 1 - t
-        wa = node_w_pos[i]
-        wb = node_w_pos[i + 1]
-        ws = wa + wb
-        if ws == 0.0:
-            continue
-        dx = node_pos[i + 1, 0] - node_pos[i, 0]
-        dy = node_pos[i + 1, 1] - node_pos[i, 1]
-        dz = node_pos[i + 1, 2] - node_pos[i, 2]
-        ln = math.sqrt(dx * dx + dy * dy + dz * dz)
-        if ln < 1e-300:
-            continue
-        f = (ln - seg_rest[i]) / (ln * ws)
-        node_pos[i, 0] += wa * f * dx
-        node_pos[i, 1] += wa * f * dy
-        node_pos[i, 2] += wa * f * dz
-        node_pos[i + 1, 0] -= wb * f * dx
-        node_pos[i + 1, 1] -= wb * f * dy
-        node_pos[i + 1, 2] -= wb * f * dz
-
-
-@njit(cache=True, error_model="numpy")
-def inextensibility_project(node_pos, seg_rest, node_w_pos, erp, seg, tri, att_work, node_batt):
-    """Split-impulse relax of G_i = |r_{i+1} − r_i| − l_i (eq. 7): pseudo-velocities with
-    J V* = −ERP·G/h through the same tridiagonal matrix, evaluated at the current
-    (predicted) positions, so repeated calls are Gauss-Newton steps of the mass-weighted
-    projection (eq. 15-16, seed 004). The step is halved until the stretch decreases
-    (backtracking), which keeps a large turn of the segments from overshooting. Rigid-body
-    and world anchors do not move here."""
-    E = seg.shape[0]
-    segment_geometry(node_pos, seg)
-    inextensibility_assemble(seg, node_w_pos, node_batt, att_work, False, tri)
-    e0 = 0.0
-    for i in range(E):
-        c = seg[i, 3] - seg_rest[i]
-        tri[i, T_RHS] = -erp * c * tri[i, T_MASK]
-        c /= seg_rest[i]
-        e0 += c * c * tri[i, T_MASK]
-    if e0 < 1e-30:
-        return
-    tri_solve(tri, E)
-    alpha = 1.0
-    move_along_rows(node_pos, node_w_pos, seg, tri, alpha)
-    for _ in range(6):
-        if stretch_merit(node_pos, seg_rest, tri) < e0:
-            return
-        move_along_rows(node_pos, node_w_pos, seg, tri, -0.5 * alpha)
-        alpha *= 0.5
-
-
-# ================================================================ tangent coupling (eq. 15-18)
-@njit(cache=True, error_model="numpy")
-def tangent_row(node_pos, elem_quat, elem_inv_inertia, node_w, j, tan):
-    """Rows of G_j = n_j − d3(q_j) = 0 (eq. 15) projected on the element's d1, d2:
-    C_a = d_a·n_j, Ċ_a = g_a·(v_{j+1} − v_j) + k_a·ω_j with g_a = (E − n nᵀ)d_a/|r_{j+1} − r_j|
-    (R_p of eq. 16) and k_a = d_a × n_j (R_q of eq. 16). The third component of G,
-    d3·G = n·d3 − 1, is second order, so the 3×3 matrix of eq. 18 is singular at G = 0:
-    these two rows carry all its first-order information. Writes tan[j] and returns C."""
-    dx = node_pos[j + 1, 0] - node_pos[j, 0]
-    dy = node_pos[j + 1, 1] - node_pos[j, 1]
-    dz = node_pos[j + 1, 2] - node_pos[j, 2]
-    ln = math.sqrt(dx * dx + dy * dy + dz * dz)
-    inv = 1.0 / ln
-    nx, ny, nz = dx * inv, dy * inv, dz * inv
-    qx, qy, qz, qw = elem_quat[j, 0], elem_quat[j, 1], elem_quat[j, 2], elem_quat[j, 3]
-    ix, iy, iz = elem_inv_inertia[j, 0], elem_inv_inertia[j, 1], elem_inv_inertia[j, 2]
-    c1 = 0.0
-    c2 = 0.0
-    for a in range(2):
-        if a == 0:
-            ex, ey, ez = rotate(qx, qy, qz, qw, 1.0, 0.0, 0.0)
-        else:
-            ex, ey, ez = rotate(qx, qy, qz, qw, 0.0, 1.0, 0.0)
-        dn = ex * nx + ey * ny + ez * nz
-        if a == 0:
-            c1 = dn
-        else:
-            c2 = dn
-        o = 3 * a
-        tan[j, TAN_G1 + o] = (ex - dn * nx) * inv
-        tan[j, TAN_G1 + o + 1] = (ey - dn * ny) * inv
-        tan[j, TAN_G1 + o + 2] = (ez - dn * nz) * inv
-        kx, ky, kz = ey * nz - ez * ny, ez * nx - ex * nz, ex * ny - ey * nx
-        tan[j, TAN_K1 + o] = kx
-        tan[j, TAN_K1 + o + 1] = ky
-        tan[j, TAN_K1 + o + 2] = kz
-        mx, my, mz = world_inv_inertia_times(qx, qy, qz, qw, ix, iy, iz, kx, ky, kz)
-        tan[j, TAN_MK1 + o] = mx
-        tan[j, TAN_MK1 + o + 1] = my
-        tan[j, TAN_MK1 + o + 2] = mz
-    # K = J M⁻¹ Jᵀ (2×2, eq. 18)
-    w = node_w[j] + node_w[j + 1]
-    k11 = (w * (tan[j, 0] * tan[j, 0] + tan[j, 1] * tan[j, 1] + tan[j, 2] * tan[j, 2])
-           + tan[j, 6] * tan[j, 12] + tan[j, 7] * tan[j, 13] + tan[j, 8] * tan[j, 14])
-    k12 = (w * (tan[j, 0] * tan[j, 3] + tan[j, 1] * tan[j, 4] + tan[j, 2] * tan[j, 5])
-           + tan[j, 6] * tan[j, 15] + tan[j, 7] * tan[j, 16] + tan[j, 8] * tan[j, 17])
-    k22 = (w * (tan[j, 3] * tan[j, 3] + tan[j, 4] * tan[j, 4] + tan[j, 5] * tan[j, 5])
-           + tan[j, 9] * tan[j, 15] + tan[j, 10] * tan[j, 16] + tan[j, 11] * tan[j, 17])
-    det = k11 * k22 - k12 * k12
-    if det > 1e-300:
-        idet = 1.0 / det
-        tan[j, TAN_KINV] = k22 * idet
-        tan[j, TAN_KINV + 1] = -k12 * idet
-        tan[j, TAN_KINV + 2] = k11 * idet
-    else:
-        tan[j, TAN_KINV] = 0.0
-        tan[j, TAN_KINV + 1] = 0.0
-        tan[j, TAN_KINV + 2] = 0.0
-    return c1, c2
-
-
-@njit(cache=True, error_model="numpy")
-def tangent_prepare(state, model, tan):
-    for j in range(tan.shape[0]):
-        tangent_row(state.node_pos, state.elem_quat, model.elem_inv_inertia, model.node_w, j, tan)
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def tangent_apply(tan, j, l1, l2, node_w, v, w):
-    """V += M⁻¹ Jᵀ λ for tangent row pair j (eq. 17)."""
-    gx = tan[j, 0] * l1 + tan[j, 3] * l2
-    gy = tan[j, 1] * l1 + tan[j, 4] * l2
-    gz = tan[j, 2] * l1 + tan[j, 5] * l2
-    wa = node_w[j]
-    wb = node_w[j + 1]
-    v[j, 0] -= wa * gx
-    v[j, 1] -= wa * gy
-    v[j, 2] -= wa * gz
-    v[j + 1, 0] += wb * gx
-    v[j + 1, 1] += wb * gy
-    v[j + 1, 2] += wb * gz
-    w[j, 0] += tan[j, 12] * l1 + tan[j, 15] * l2
-    w[j, 1] += tan[j, 13] * l1 + tan[j, 16] * l2
-    w[j, 2] += tan[j, 14] * l1 + tan[j, 17] * l2
-
-
-@njit(cache=True, error_model="numpy")
-def tangent_warm_start(tan, state, model, scale):
-    for j in range(tan.shape[0]):
-        l1 = state.tan_lam[j, 0] * scale
-        l2 = state.tan_lam[j, 1] * scale
-        state.tan_lam[j, 0] = l1
-        state.tan_lam[j, 1] = l2
-        tangent_apply(tan, j, l1, l2, model.node_w, state.node_vel, state.elem_omega)
-
-
-@njit(cache=True, error_model="numpy")
-def tangent_solve(tan, state, model):
-    """One Gauss-Seidel sweep of eq. 18: Δλ = −K⁻¹ Ġ, accumulated (eq. 17)."""
-    v = state.node_vel
-    w = state.elem_omega
-    for j in range(tan.shape[0]):
-        rvx = v[j + 1, 0] - v[j, 0]
-        rvy = v[j + 1, 1] - v[j, 1]
-        rvz = v[j + 1, 2] - v[j, 2]
-        c1 = (tan[j, 0] * rvx + tan[j, 1] * rvy + tan[j, 2] * rvz
-              + tan[j, 6] * w[j, 0] + tan[j, 7] * w[j, 1] + tan[j, 8] * w[j, 2])
-        c2 = (tan[j, 3] * rvx + tan[j, 4] * rvy + tan[j, 5] * rvz
-              + tan[j, 9] * w[j, 0] + tan[j, 10] * w[j, 1] + tan[j, 11] * w[j, 2])
-        l1 = -(tan[j, TAN_KINV] * c1 + tan[j, TAN_KINV + 1] * c2)
-        l2 = -(tan[j, TAN_KINV + 1] * c1 + tan[j, TAN_KINV + 2] * c2)
-        state.tan_lam[j, 0] += l1
-        state.tan_lam[j, 1] += l2
-        tangent_apply(tan, j, l1, l2, model.node_w, v, w)
-
-
-@njit(cache=True, error_model="numpy")
-def tangent_project(state, model, erp, tan):
-    """Split-impulse relax of eq. 15 at the current positions: displacement −ERP·K⁻¹C
-    through M⁻¹Jᵀ — the light element mostly turns to the tangent; a node moves only
-    where the element cannot (e.g. next to a clamp)."""
-    x = state.node_pos
-    q = state.elem_quat
-    w = model.node_w_pos
-    for j in range(tan.shape[0]):
-        c1, c2 = tangent_row(x, q, model.elem_inv_inertia, w, j, tan)
-        l1 = -erp * (tan[j, TAN_KINV] * c1 + tan[j, TAN_KINV + 1] * c2)
-        l2 = -erp * (tan[j, TAN_KINV + 1] * c1 + tan[j, TAN_KINV + 2] * c2)
-        gx = tan[j, 0] * l1 + tan[j, 3] * l2
-        gy = tan[j, 1] * l1 + tan[j, 4] * l2
-        gz = tan[j, 2] * l1 + tan[j, 5] * l2
-        x[j, 0] -= w[j] * gx
-        x[j, 1] -= w[j] * gy
-        x[j, 2] -= w[j] * gz
-        x[j + 1, 0] += w[j + 1] * gx
-        x[j + 1, 1] += w[j + 1] * gy
-        x[j + 1, 2] += w[j + 1] * gz
-        tx = tan[j, 12] * l1 + tan[j, 15] * l2
-        ty = tan[j, 13] * l1 + tan[j, 16] * l2
-        tz = tan[j, 14] * l1 + tan[j, 17] * l2
-        q[j, 0], q[j, 1], q[j, 2], q[j, 3] = integrate_quat(q[j, 0], q[j, 1], q[j, 2], q[j, 3], tx, ty, tz, 1.0)
+        x[k, 0] += dx
+        x[k, 1] += dy
+        x[k, 2] += dz
+        v[k, 0] += fb * dx
+        v[k, 1] += fb * dy
+        v[k, 2] += fb * dz
+    return worst
 
 
 # ================================================================ bending and twist (eq. 12-14)
@@ -669,10 +548,11 @@ def pair_row_prepare(row, r, ax, ay, az, aw, bx, by, bz, bw, lbar, u0x, u0y, u0z
     u̇ = T (ω_b − ω_a), T = (1/l̄)(p_w E − [p_v]×) R_aᵀ, p = a* ⊗ b; the torques of
     eq. 14 are τ_b = −Tᵀ s(u − û), τ_a = −τ_b with s_k = l̄ K_kk.
     Instead of applying them explicitly (stable only for h ≲ l²·√(ρA/EI)), the row is a
-    soft constraint solved with the others (backward Euler, Kelvin-Voigt damping with
-    retardation time τ): impulse P = −h s (C + h u̇') − h τ s u̇', i.e.
-    u̇' + Γ P + C/(h+τ) = 0 with Γ = 1/(h s (h+τ)). At rest P/h equals eq. 14's torque.
-    Fills row r except the M⁻¹Tᵀ blocks (PR_A, PR_B), which the caller writes, and K⁻¹.
+    soft constraint (backward Euler, Kelvin-Voigt damping with retardation time τ):
+    impulse P = −h s (C + h u̇') − h τ s u̇', i.e. u̇' + Γ P + C/(h+τ) = 0 with
+    Γ = 1/(h s (h+τ)); at rest P/h equals eq. 14's torque. It is solved exactly with the
+    segment rows (coupled_velocity_pass), or by Gauss-Seidel for an interior clamp.
+    Fills row r except the M⁻¹Tᵀ blocks (PR_A, PR_B), which the caller writes, and K.
     Returns C (3)."""
     ux, uy, uz, px, py, pz, pw = darboux(ax, ay, az, aw, bx, by, bz, bw, lbar)
     cx, cy, cz = ux - u0x, uy - u0y, uz - u0z
@@ -695,15 +575,24 @@ def pair_row_prepare(row, r, ax, ay, az, aw, bx, by, bz, bw, lbar, u0x, u0y, u0z
     row[r, 8] = il * (s20 * d1z + s21 * d2z + s22 * d3z)
     tau = prm[P_RETARDATION]
     for k in range(3):
-        s = lbar * prm[P_K1 + k]
-        c = cx if k == 0 else (cy if k == 1 else cz)
-        if s > 0.0:
-            row[r, PR_GAMMA + k] = 1.0 / (h * s * (h + tau))
-            row[r, PR_BIAS + k] = c / (h + tau)
-        else:
-            row[r, PR_GAMMA + k] = 1e30      # no stiffness: the row carries no impulse
-            row[r, PR_BIAS + k] = 0.0
+        if not soft_row(row[r], PR_GAMMA, PR_BIAS, k, lbar * prm[P_K1 + k], cx if k == 0 else (cy if k == 1 else cz),
+                        h, tau):
+            row[r, PR_T + 3 * k] = row[r, PR_T + 3 * k + 1] = row[r, PR_T + 3 * k + 2] = 0.0
     return cx, cy, cz
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def soft_row(row, og, ob, k, s, c, h, tau):
+    """Γ_k = 1/(h s (h + τ)) and bias C_k/(h + τ) of bending/twist row k with stiffness
+    s = l̄ K_kk (see pair_row_prepare), into row[og + k] and row[ob + k]; returns False when
+    s = 0: the row is then unused (the caller zeroes its Jacobian; Γ = 1, no bias)."""
+    if s > 0.0:
+        row[og + k] = 1.0 / (h * s * (h + tau))
+        row[ob + k] = c / (h + tau)
+        return True
+    row[og + k] = 1.0
+    row[ob + k] = 0.0
+    return False
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -719,7 +608,7 @@ def pair_fill_minv(row, r, off, qx, qy, qz, qw, ix, iy, iz):
 
 @njit(cache=True, error_model="numpy", inline="always")
 def pair_finish(row, r):
-    """K⁻¹ = (T (M_a + M_b) Tᵀ + diag Γ)⁻¹."""
+    """K = T (M_a⁻¹ + M_b⁻¹) Tᵀ + diag Γ and its inverse."""
     k00 = 0.0
     k01 = 0.0
     k02 = 0.0
@@ -737,8 +626,12 @@ def pair_finish(row, r):
         k11 += t1 * a1
         k12 += t2 * a1
         k22 += t2 * a2
-    i0, i1, i2, i3, i4, i5 = inv3sym(k00 + row[r, PR_GAMMA], k01, k02, k11 + row[r, PR_GAMMA + 1], k12,
-                                     k22 + row[r, PR_GAMMA + 2])
+    k00 += row[r, PR_GAMMA]
+    k11 += row[r, PR_GAMMA + 1]
+    k22 += row[r, PR_GAMMA + 2]
+    row[r, PR_K], row[r, PR_K + 1], row[r, PR_K + 2] = k00, k01, k02
+    row[r, PR_K + 3], row[r, PR_K + 4], row[r, PR_K + 5] = k11, k12, k22
+    i0, i1, i2, i3, i4, i5 = inv3sym(k00, k01, k02, k11, k12, k22)
     row[r, PR_KINV] = i0
     row[r, PR_KINV + 1] = i1
     row[r, PR_KINV + 2] = i2
@@ -748,17 +641,74 @@ def pair_finish(row, r):
 
 
 @njit(cache=True, error_model="numpy")
-def pair_prepare(state, model, prm, h, pair):
+def pair_prepare(state, model, prm, h, blk, ii, bw):
+    """Rows of every element pair j, j+1 (see pair_row_prepare for the model), written in
+    the elements' own frames (d1 d2 d3 of both, from blk): with p = a* ⊗ b and
+    t_k = S[k]/l̄ (S = p_w E − [p_v]×) the a-frame components of T's rows, their b-frame
+    components are t_k R(p) (R(p) = R_aᵀR_b), so M_a⁻¹ and M_b⁻¹ stay diagonal. Written
+    straight into the μ slot of block j+1 of the coupled solve (left = a, right = b)."""
     q = state.elem_quat
-    ii = model.elem_inv_inertia
-    for j in range(pair.shape[0]):
-        pair_row_prepare(pair, j, q[j, 0], q[j, 1], q[j, 2], q[j, 3], q[j + 1, 0], q[j + 1, 1], q[j + 1, 2],
-                         q[j + 1, 3], model.pair_rest[j], model.pair_u0[j, 0], model.pair_u0[j, 1],
-                         model.pair_u0[j, 2], prm, h)
-        pair_fill_minv(pair, j, PR_A, q[j, 0], q[j, 1], q[j, 2], q[j, 3], ii[j, 0], ii[j, 1], ii[j, 2])
-        pair_fill_minv(pair, j, PR_B, q[j + 1, 0], q[j + 1, 1], q[j + 1, 2], q[j + 1, 3], ii[j + 1, 0],
-                       ii[j + 1, 1], ii[j + 1, 2])
-        pair_finish(pair, j)
+    tau = prm[P_RETARDATION]
+    k1, k2, k3 = prm[P_K1], prm[P_K2], prm[P_K3]
+    for j in range(bw.shape[0] - 2):
+        row = bw[j + 1]
+        row[BW_SRC], row[BW_IDX], row[BW_SL], row[BW_SR] = 1.0, j, -1.0, 1.0
+        row[BW_P] = row[BW_P + 1] = row[BW_P + 2] = 0.0
+        fa = blk[j]
+        fb = blk[j + 1]
+        lbar = model.pair_rest[j]
+        ux, uy, uz, px, py, pz, pw = darboux(q[j, 0], q[j, 1], q[j, 2], q[j, 3], q[j + 1, 0], q[j + 1, 1],
+                                             q[j + 1, 2], q[j + 1, 3], lbar)
+        il = 1.0 / lbar
+        # t_k (rows of S/l̄); a row without stiffness is unused (zero Jacobian)
+        cx, cy, cz = ux - model.pair_u0[j, 0], uy - model.pair_u0[j, 1], uz - model.pair_u0[j, 2]
+        f0 = il if soft_row(row, BW_GAMMA, BW_BIAS, 0, lbar * k1, cx, h, tau) else 0.0
+        f1 = il if soft_row(row, BW_GAMMA, BW_BIAS, 1, lbar * k2, cy, h, tau) else 0.0
+        f2 = il if soft_row(row, BW_GAMMA, BW_BIAS, 2, lbar * k3, cz, h, tau) else 0.0
+        t00, t01, t02 = pw * f0, pz * f0, -py * f0
+        t10, t11, t12 = -pz * f1, pw * f1, px * f1
+        t20, t21, t22 = py * f2, -px * f2, pw * f2
+        # R(p)
+        r00, r01, r02 = 1.0 - 2.0 * (py * py + pz * pz), 2.0 * (px * py - pz * pw), 2.0 * (px * pz + py * pw)
+        r10, r11, r12 = 2.0 * (px * py + pz * pw), 1.0 - 2.0 * (px * px + pz * pz), 2.0 * (py * pz - px * pw)
+        r20, r21, r22 = 2.0 * (px * pz - py * pw), 2.0 * (py * pz + px * pw), 1.0 - 2.0 * (px * px + py * py)
+        # b-frame components s_k = t_k R(p)
+        s00 = t00 * r00 + t01 * r10 + t02 * r20
+        s01 = t00 * r01 + t01 * r11 + t02 * r21
+        s02 = t00 * r02 + t01 * r12 + t02 * r22
+        s10 = t10 * r00 + t11 * r10 + t12 * r20
+        s11 = t10 * r01 + t11 * r11 + t12 * r21
+        s12 = t10 * r02 + t11 * r12 + t12 * r22
+        s20 = t20 * r00 + t21 * r10 + t22 * r20
+        s21 = t20 * r01 + t21 * r11 + t22 * r21
+        s22 = t20 * r02 + t21 * r12 + t22 * r22
+        ia0, ia1, ia2 = ii[j, 0], ii[j, 1], ii[j, 2]
+        ib0, ib1, ib2 = ii[j + 1, 0], ii[j + 1, 1], ii[j + 1, 2]
+        for c in range(3):
+            a1, a2, a3 = fa[c], fa[3 + c], fa[6 + c]          # c-th world component of d1, d2, d3 of a
+            b1, b2, b3 = fb[c], fb[3 + c], fb[6 + c]
+            row[BW_T + c] = t00 * a1 + t01 * a2 + t02 * a3
+            row[BW_T + 3 + c] = t10 * a1 + t11 * a2 + t12 * a3
+            row[BW_T + 6 + c] = t20 * a1 + t21 * a2 + t22 * a3
+            row[BW_ML + c] = t00 * ia0 * a1 + t01 * ia1 * a2 + t02 * ia2 * a3
+            row[BW_ML + 3 + c] = t10 * ia0 * a1 + t11 * ia1 * a2 + t12 * ia2 * a3
+            row[BW_ML + 6 + c] = t20 * ia0 * a1 + t21 * ia1 * a2 + t22 * ia2 * a3
+            row[BW_MR + c] = s00 * ib0 * b1 + s01 * ib1 * b2 + s02 * ib2 * b3
+            row[BW_MR + 3 + c] = s10 * ib0 * b1 + s11 * ib1 * b2 + s12 * ib2 * b3
+            row[BW_MR + 6 + c] = s20 * ib0 * b1 + s21 * ib1 * b2 + s22 * ib2 * b3
+        # K = T (M_a⁻¹ + M_b⁻¹) Tᵀ + Γ (the coupled solve factors it with the rest)
+        m00 = t00 * t00 * ia0 + t01 * t01 * ia1 + t02 * t02 * ia2 + s00 * s00 * ib0 + s01 * s01 * ib1 + s02 * s02 * ib2
+        m01 = t00 * t10 * ia0 + t01 * t11 * ia1 + t02 * t12 * ia2 + s00 * s10 * ib0 + s01 * s11 * ib1 + s02 * s12 * ib2
+        m02 = t00 * t20 * ia0 + t01 * t21 * ia1 + t02 * t22 * ia2 + s00 * s20 * ib0 + s01 * s21 * ib1 + s02 * s22 * ib2
+        m11 = t10 * t10 * ia0 + t11 * t11 * ia1 + t12 * t12 * ia2 + s10 * s10 * ib0 + s11 * s11 * ib1 + s12 * s12 * ib2
+        m12 = t10 * t20 * ia0 + t11 * t21 * ia1 + t12 * t22 * ia2 + s10 * s20 * ib0 + s11 * s21 * ib1 + s12 * s22 * ib2
+        m22 = t20 * t20 * ia0 + t21 * t21 * ia1 + t22 * t22 * ia2 + s20 * s20 * ib0 + s21 * s21 * ib1 + s22 * s22 * ib2
+        row[BW_K] = m00 + row[BW_GAMMA]
+        row[BW_K + 1] = m01
+        row[BW_K + 2] = m02
+        row[BW_K + 3] = m11 + row[BW_GAMMA + 1]
+        row[BW_K + 4] = m12
+        row[BW_K + 5] = m22 + row[BW_GAMMA + 2]
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -783,41 +733,6 @@ def pair_delta(row, r, off, p0, p1, p2):
     return (row[r, off] * p0 + row[r, off + 3] * p1 + row[r, off + 6] * p2,
             row[r, off + 1] * p0 + row[r, off + 4] * p1 + row[r, off + 7] * p2,
             row[r, off + 2] * p0 + row[r, off + 5] * p1 + row[r, off + 8] * p2)
-
-
-@njit(cache=True, error_model="numpy")
-def pair_warm_start(pair, state, scale):
-    w = state.elem_omega
-    for j in range(pair.shape[0]):
-        lam = state.pair_lam[j]
-        lam[0] *= scale
-        lam[1] *= scale
-        lam[2] *= scale
-        ax, ay, az = pair_delta(pair, j, PR_A, lam[0], lam[1], lam[2])
-        bx, by, bz = pair_delta(pair, j, PR_B, lam[0], lam[1], lam[2])
-        w[j, 0] -= ax
-        w[j, 1] -= ay
-        w[j, 2] -= az
-        w[j + 1, 0] += bx
-        w[j + 1, 1] += by
-        w[j + 1, 2] += bz
-
-
-@njit(cache=True, error_model="numpy")
-def pair_solve(pair, state):
-    """One Gauss-Seidel sweep over the bending/twist rows of neighbouring elements."""
-    w = state.elem_omega
-    for j in range(pair.shape[0]):
-        p0, p1, p2 = pair_impulse(pair, j, state.pair_lam[j], w[j, 0], w[j, 1], w[j, 2], w[j + 1, 0],
-                                  w[j + 1, 1], w[j + 1, 2])
-        ax, ay, az = pair_delta(pair, j, PR_A, p0, p1, p2)
-        bx, by, bz = pair_delta(pair, j, PR_B, p0, p1, p2)
-        w[j, 0] -= ax
-        w[j, 1] -= ay
-        w[j, 2] -= az
-        w[j + 1, 0] += bx
-        w[j + 1, 1] += by
-        w[j + 1, 2] += bz
 
 
 @njit(cache=True, error_model="numpy")
@@ -863,6 +778,429 @@ def bending_torques_explicit(elem_quat, elem_omega, pair_rest, pair_u0, prm, tor
         torque[j + 1, 2] -= tz
 
 
+# ================================================================ coupled velocity solve (eq. 10-14, 16-18)
+# All the rope's own rows in one exact solve: for each element j the bending/twist row of the
+# pair (j−1, j) (eq. 12-14, soft) and the rows C_j of segment j (eq. 7 + 15). Block j =
+# [μ_j (3): pair (j−1, j), or a clamp at an end of the rope, or unused; λ_j (3): segment j,
+# unused for j = E]; blocks j and j+1 share only element j and node j+1, so A = J M⁻¹Jᵀ + Γ
+# is block tridiagonal with 6×6 blocks, solved by block Thomas elimination (eq. 11).
+# The μ rows act on a left element (j−1) and/or a right element (j) with signs s_L, s_R
+# (a clamp's anchor frame is its other side). The coupling of block j with block j+1 is
+#     O_j = [[Y, 0], [X, −W_{j+1}]],  Y = s_R s_L' T_j M_j⁻¹ T_{j+1}ᵀ,  X = s_L' l_j [d3]× M_j⁻¹ T_{j+1}ᵀ.
+# bw (E+1, BW_COLS): S⁻¹ (6×6), Y (9), X (9), W (sym 6), Z = S⁻¹O (6×6), rhs/solution (6),
+# μ source (0 none, 1 pair row, 2 clamp row), its index, s_L, s_R, and the μ rows gathered:
+# T (9), M⁻¹Tᵀ of the left and right elements (9 + 9), Γ (3), bias (3), impulse P (3), K + Γ (6)
+(BW_SINV, BW_Y, BW_XC, BW_W, BW_Z, BW_X, BW_SRC, BW_IDX, BW_SL, BW_SR, BW_T, BW_ML, BW_MR, BW_GAMMA, BW_BIAS,
+ BW_P, BW_K) = 0, 36, 45, 54, 60, 96, 102, 103, 104, 105, 106, 115, 124, 133, 136, 139, 142
+BW_COLS = 148
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def sym_idx(a, b):
+    """Index of (a, b) in a symmetric 3×3 stored as 00 01 02 11 12 22."""
+    if a > b:
+        a, b = b, a
+    return a * (5 - a) // 2 + b
+
+
+@njit(cache=True, error_model="numpy")
+def coupled_gather(bw, clamp, links, implicit_bending):
+    """The μ slots pair_prepare does not fill: a clamp at node 0 (right = its element, side b)
+    or node N−1 (left = its element, side b), copied from its clamp row; an unused slot gets
+    K = E and zero rows (the ends without clamp, and every pair with explicit bending)."""
+    nb = bw.shape[0]
+    E = nb - 1
+    for j in range(nb):
+        if 0 < j < E and implicit_bending:
+            continue
+        bw[j, BW_SRC] = 0.0
+        bw[j, BW_IDX] = -1.0
+        bw[j, BW_SL] = bw[j, BW_SR] = 0.0
+        for t in range(27):
+            bw[j, BW_T + t] = 0.0
+        for t in range(9):
+            bw[j, BW_GAMMA + t] = 0.0
+        bw[j, BW_K], bw[j, BW_K + 1], bw[j, BW_K + 2] = 1.0, 0.0, 0.0
+        bw[j, BW_K + 3], bw[j, BW_K + 4], bw[j, BW_K + 5] = 1.0, 0.0, 1.0
+    for a in range(links.att_int.shape[0]):
+        node = links.att_int[a, AI_NODE]
+        if links.att_int[a, AI_CLAMP] == 0 or not (node == 0 or node == E):
+            continue
+        j = node
+        bw[j, BW_SRC] = 2.0
+        bw[j, BW_IDX] = a
+        if j == 0:
+            bw[j, BW_SL], bw[j, BW_SR] = 0.0, 1.0
+        else:
+            bw[j, BW_SL], bw[j, BW_SR] = 1.0, 0.0
+        for t in range(9):
+            bw[j, BW_T + t] = clamp[a, PR_T + t]
+            bw[j, BW_ML + t] = clamp[a, PR_B + t] if j > 0 else 0.0
+            bw[j, BW_MR + t] = clamp[a, PR_B + t] if j == 0 else 0.0
+        for t in range(3):
+            bw[j, BW_GAMMA + t] = clamp[a, PR_GAMMA + t]
+            bw[j, BW_BIAS + t] = clamp[a, PR_BIAS + t]
+        for t in range(6):
+            bw[j, BW_K + t] = clamp[a, PR_K + t]
+
+
+@njit(cache=True, error_model="numpy")
+def inv6_spd(d, out, j):
+    """out[j, BW_SINV:+36] = inverse of the symmetric positive definite 6×6 d (row-major,
+    upper triangle read) = [[P, Q], [Qᵀ, R]] by its 3×3 blocks: Σ = R − QᵀP⁻¹Q,
+    S⁻¹ = [[P⁻¹ + P⁻¹QΣ⁻¹QᵀP⁻¹, −P⁻¹QΣ⁻¹], [·ᵀ, Σ⁻¹]] (two 3×3 inverses: a shorter
+    chain of divisions than six pivots in a row)."""
+    p0, p1, p2, p3, p4, p5 = inv3sym(d[0], d[1], d[2], d[7], d[8], d[14])
+    q00, q01, q02 = d[3], d[4], d[5]
+    q10, q11, q12 = d[9], d[10], d[11]
+    q20, q21, q22 = d[15], d[16], d[17]
+    # G = P⁻¹ Q
+    g00 = p0 * q00 + p1 * q10 + p2 * q20
+    g01 = p0 * q01 + p1 * q11 + p2 * q21
+    g02 = p0 * q02 + p1 * q12 + p2 * q22
+    g10 = p1 * q00 + p3 * q10 + p4 * q20
+    g11 = p1 * q01 + p3 * q11 + p4 * q21
+    g12 = p1 * q02 + p3 * q12 + p4 * q22
+    g20 = p2 * q00 + p4 * q10 + p5 * q20
+    g21 = p2 * q01 + p4 * q11 + p5 * q21
+    g22 = p2 * q02 + p4 * q12 + p5 * q22
+    # Σ = R − Qᵀ G
+    s0, s1, s2, s3, s4, s5 = inv3sym(d[21] - (q00 * g00 + q10 * g10 + q20 * g20),
+                                     d[22] - (q00 * g01 + q10 * g11 + q20 * g21),
+                                     d[23] - (q00 * g02 + q10 * g12 + q20 * g22),
+                                     d[28] - (q01 * g01 + q11 * g11 + q21 * g21),
+                                     d[29] - (q01 * g02 + q11 * g12 + q21 * g22),
+                                     d[35] - (q02 * g02 + q12 * g12 + q22 * g22))
+    # B = −G Σ⁻¹ (top right)
+    b00 = -(g00 * s0 + g01 * s1 + g02 * s2)
+    b01 = -(g00 * s1 + g01 * s3 + g02 * s4)
+    b02 = -(g00 * s2 + g01 * s4 + g02 * s5)
+    b10 = -(g10 * s0 + g11 * s1 + g12 * s2)
+    b11 = -(g10 * s1 + g11 * s3 + g12 * s4)
+    b12 = -(g10 * s2 + g11 * s4 + g12 * s5)
+    b20 = -(g20 * s0 + g21 * s1 + g22 * s2)
+    b21 = -(g20 * s1 + g21 * s3 + g22 * s4)
+    b22 = -(g20 * s2 + g21 * s4 + g22 * s5)
+    o = BW_SINV
+    # top left = P⁻¹ − B Gᵀ
+    out[j, o] = p0 - (b00 * g00 + b01 * g01 + b02 * g02)
+    out[j, o + 1] = out[j, o + 6] = p1 - (b00 * g10 + b01 * g11 + b02 * g12)
+    out[j, o + 2] = out[j, o + 12] = p2 - (b00 * g20 + b01 * g21 + b02 * g22)
+    out[j, o + 7] = p3 - (b10 * g10 + b11 * g11 + b12 * g12)
+    out[j, o + 8] = out[j, o + 13] = p4 - (b10 * g20 + b11 * g21 + b12 * g22)
+    out[j, o + 14] = p5 - (b20 * g20 + b21 * g21 + b22 * g22)
+    out[j, o + 3] = out[j, o + 18] = b00
+    out[j, o + 4] = out[j, o + 24] = b01
+    out[j, o + 5] = out[j, o + 30] = b02
+    out[j, o + 9] = out[j, o + 19] = b10
+    out[j, o + 10] = out[j, o + 25] = b11
+    out[j, o + 11] = out[j, o + 31] = b12
+    out[j, o + 15] = out[j, o + 20] = b20
+    out[j, o + 16] = out[j, o + 26] = b21
+    out[j, o + 17] = out[j, o + 32] = b22
+    out[j, o + 21] = s0
+    out[j, o + 22] = out[j, o + 27] = s1
+    out[j, o + 23] = out[j, o + 33] = s2
+    out[j, o + 28] = s3
+    out[j, o + 29] = out[j, o + 34] = s4
+    out[j, o + 35] = s5
+
+
+@njit(cache=True, error_model="numpy")
+def coupled_factor(blk, bw, ew, seg_rest, node_w, node_batt, att_work, tmp):
+    """Block LDLᵀ factors of the coupled matrix (see the section comment): D_j from the rows'
+    effective masses, S_j = D_j − O_{j−1}ᵀ Z_{j−1}, Z_j = S_j⁻¹ O_j, using the zero block of O.
+    Needs coupled_gather and the frames of rod_frames. tmp: 36 scratch."""
+    nb = bw.shape[0]
+    E = nb - 1
+    d = tmp
+    pw0, pw1, pw2, pw3, pw4, pw5, _ = node_inv_mass(0, node_w, node_batt, att_work, True)
+    pplain = True
+    for j in range(nb):
+        d[0], d[1], d[2] = bw[j, BW_K], bw[j, BW_K + 1], bw[j, BW_K + 2]
+        d[7], d[8], d[14] = bw[j, BW_K + 3], bw[j, BW_K + 4], bw[j, BW_K + 5]
+        for k in range(3):
+            d[6 * k + 3] = d[6 * k + 4] = d[6 * k + 5] = 0.0
+        sr = bw[j, BW_SR]
+        if j < E:
+            d1x, d1y, d1z, d2x, d2y, d2z = blk[j, 0], blk[j, 1], blk[j, 2], blk[j, 3], blk[j, 4], blk[j, 5]
+            d3x, d3y, d3z = blk[j, 6], blk[j, 7], blk[j, 8]
+            l = seg_rest[j]
+            nw0, nw1, nw2, nw3, nw4, nw5, plain = node_inv_mass(j + 1, node_w, node_batt, att_work, True)
+            if j + 1 == E:
+                plain = True
+            e1 = l * l * ew[j, 0]
+            e2 = l * l * ew[j, 1]
+            d[21] = pw0 + nw0 + e1 * d2x * d2x + e2 * d1x * d1x
+            d[22] = pw1 + nw1 + e1 * d2x * d2y + e2 * d1x * d1y
+            d[23] = pw2 + nw2 + e1 * d2x * d2z + e2 * d1x * d1z
+            d[28] = pw3 + nw3 + e1 * d2y * d2y + e2 * d1y * d1y
+            d[29] = pw4 + nw4 + e1 * d2y * d2z + e2 * d1y * d1z
+            d[35] = pw5 + nw5 + e1 * d2z * d2z + e2 * d1z * d1z
+            if pw0 + nw0 + pw3 + nw3 + pw5 + nw5 > 0.0:
+                blk[j, B_MASK] = 1.0
+            else:
+                blk[j, B_MASK] = 0.0
+                d[21] += d3x * d3x
+                d[22] += d3x * d3y
+                d[23] += d3x * d3z
+                d[28] += d3y * d3y
+                d[29] += d3y * d3z
+                d[35] += d3z * d3z
+            if sr != 0.0:
+                # μλ: s_R l_j (d3 × M_j⁻¹T[k])
+                f = sr * l
+                for k in range(3):
+                    mx, my, mz = bw[j, BW_MR + 3 * k], bw[j, BW_MR + 3 * k + 1], bw[j, BW_MR + 3 * k + 2]
+                    d[6 * k + 3] = f * (d3y * mz - d3z * my)
+                    d[6 * k + 4] = f * (d3z * mx - d3x * mz)
+                    d[6 * k + 5] = f * (d3x * my - d3y * mx)
+        else:
+            d[21] = d[28] = d[35] = 1.0
+            nw0 = nw1 = nw2 = nw3 = nw4 = nw5 = 0.0
+            plain = True
+        if j > 0:
+            # S_j = D_j − O_{j−1}ᵀ Z_{j−1} (upper triangle); O = [[Y, 0], [X, −W]]
+            p = j - 1
+            for r in range(3):
+                for c in range(r, 6):
+                    d[6 * r + c] -= (bw[p, BW_Y + r] * bw[p, BW_Z + c] + bw[p, BW_Y + 3 + r] * bw[p, BW_Z + 6 + c]
+                                     + bw[p, BW_Y + 6 + r] * bw[p, BW_Z + 12 + c]
+                                     + bw[p, BW_XC + r] * bw[p, BW_Z + 18 + c]
+                                     + bw[p, BW_XC + 3 + r] * bw[p, BW_Z + 24 + c]
+                                     + bw[p, BW_XC + 6 + r] * bw[p, BW_Z + 30 + c])
+            if pplain:
+                w = bw[p, BW_W]
+                for r in range(3, 6):
+                    for c in range(r, 6):
+                        d[6 * r + c] += w * bw[p, BW_Z + 6 * r + c]
+            else:
+                for r in range(3, 6):
+                    rr = r - 3
+                    for c in range(r, 6):
+                        d[6 * r + c] += (bw[p, BW_W + sym_idx(0, rr)] * bw[p, BW_Z + 18 + c]
+                                         + bw[p, BW_W + sym_idx(1, rr)] * bw[p, BW_Z + 24 + c]
+                                         + bw[p, BW_W + sym_idx(2, rr)] * bw[p, BW_Z + 30 + c])
+        inv6_spd(d, bw, j)
+        # O_j
+        for t in range(18):
+            bw[j, BW_Y + t] = 0.0
+        bw[j, BW_W], bw[j, BW_W + 1], bw[j, BW_W + 2] = nw0, nw1, nw2
+        bw[j, BW_W + 3], bw[j, BW_W + 4], bw[j, BW_W + 5] = nw3, nw4, nw5
+        if j + 1 == E:
+            for t in range(6):
+                bw[j, BW_W + t] = 0.0
+        if j < E:
+            n = j + 1
+            sl2 = bw[n, BW_SL]
+            if sl2 != 0.0:
+                f = sr * sl2
+                if f != 0.0:
+                    for k in range(3):
+                        for m in range(3):
+                            bw[j, BW_Y + 3 * k + m] = f * (bw[j, BW_MR + 3 * k] * bw[n, BW_T + 3 * m]
+                                                           + bw[j, BW_MR + 3 * k + 1] * bw[n, BW_T + 3 * m + 1]
+                                                           + bw[j, BW_MR + 3 * k + 2] * bw[n, BW_T + 3 * m + 2])
+                g = sl2 * seg_rest[j]
+                d3x, d3y, d3z = blk[j, 6], blk[j, 7], blk[j, 8]
+                for m in range(3):
+                    mx, my, mz = bw[n, BW_ML + 3 * m], bw[n, BW_ML + 3 * m + 1], bw[n, BW_ML + 3 * m + 2]
+                    bw[j, BW_XC + m] = g * (d3y * mz - d3z * my)
+                    bw[j, BW_XC + 3 + m] = g * (d3z * mx - d3x * mz)
+                    bw[j, BW_XC + 6 + m] = g * (d3x * my - d3y * mx)
+        # Z = S⁻¹ O: columns 0-2 S⁻¹[:, :3] Y + S⁻¹[:, 3:] X, columns 3-5 −S⁻¹[:, 3:] W
+        for r in range(6):
+            o = BW_SINV + 6 * r
+            for c in range(3):
+                bw[j, BW_Z + 6 * r + c] = (
+                    bw[j, o] * bw[j, BW_Y + c] + bw[j, o + 1] * bw[j, BW_Y + 3 + c] + bw[j, o + 2] * bw[j, BW_Y + 6 + c]
+                    + bw[j, o + 3] * bw[j, BW_XC + c] + bw[j, o + 4] * bw[j, BW_XC + 3 + c]
+                    + bw[j, o + 5] * bw[j, BW_XC + 6 + c])
+            a3, a4, a5 = bw[j, o + 3], bw[j, o + 4], bw[j, o + 5]
+            if plain:
+                w = bw[j, BW_W]
+                bw[j, BW_Z + 6 * r + 3] = -w * a3
+                bw[j, BW_Z + 6 * r + 4] = -w * a4
+                bw[j, BW_Z + 6 * r + 5] = -w * a5
+            else:
+                z0, z1, z2 = sym_times(bw[j], BW_W, a3, a4, a5)
+                bw[j, BW_Z + 6 * r + 3] = -z0
+                bw[j, BW_Z + 6 * r + 4] = -z1
+                bw[j, BW_Z + 6 * r + 5] = -z2
+        pw0, pw1, pw2, pw3, pw4, pw5 = nw0, nw1, nw2, nw3, nw4, nw5
+        pplain = plain
+
+
+@njit(cache=True, error_model="numpy")
+def coupled_solve(bw):
+    """A x = rhs with the factors of coupled_factor: y_j = S_j⁻¹(b_j − O_{j−1}ᵀ y_{j−1}),
+    x_j = y_j − Z_j x_{j+1} (block Thomas, eq. 11). rhs in BW_X, x out."""
+    nb = bw.shape[0]
+    for j in range(nb):
+        r0, r1, r2 = bw[j, BW_X], bw[j, BW_X + 1], bw[j, BW_X + 2]
+        r3, r4, r5 = bw[j, BW_X + 3], bw[j, BW_X + 4], bw[j, BW_X + 5]
+        if j > 0:
+            p = j - 1
+            y0, y1, y2 = bw[p, BW_X], bw[p, BW_X + 1], bw[p, BW_X + 2]
+            y3, y4, y5 = bw[p, BW_X + 3], bw[p, BW_X + 4], bw[p, BW_X + 5]
+            # Oᵀ y: [Yᵀ y_μ + Xᵀ y_λ ; −W y_λ]
+            r0 -= bw[p, BW_Y] * y0 + bw[p, BW_Y + 3] * y1 + bw[p, BW_Y + 6] * y2 + \
+                bw[p, BW_XC] * y3 + bw[p, BW_XC + 3] * y4 + bw[p, BW_XC + 6] * y5
+            r1 -= bw[p, BW_Y + 1] * y0 + bw[p, BW_Y + 4] * y1 + bw[p, BW_Y + 7] * y2 + \
+                bw[p, BW_XC + 1] * y3 + bw[p, BW_XC + 4] * y4 + bw[p, BW_XC + 7] * y5
+            r2 -= bw[p, BW_Y + 2] * y0 + bw[p, BW_Y + 5] * y1 + bw[p, BW_Y + 8] * y2 + \
+                bw[p, BW_XC + 2] * y3 + bw[p, BW_XC + 5] * y4 + bw[p, BW_XC + 8] * y5
+            w0, w1, w2 = sym_times(bw[p], BW_W, y3, y4, y5)
+            r3 += w0
+            r4 += w1
+            r5 += w2
+        for c in range(6):
+            o = BW_SINV + 6 * c
+            bw[j, BW_X + c] = (bw[j, o] * r0 + bw[j, o + 1] * r1 + bw[j, o + 2] * r2 + bw[j, o + 3] * r3
+                               + bw[j, o + 4] * r4 + bw[j, o + 5] * r5)
+    x0, x1, x2 = bw[nb - 1, BW_X], bw[nb - 1, BW_X + 1], bw[nb - 1, BW_X + 2]
+    x3, x4, x5 = bw[nb - 1, BW_X + 3], bw[nb - 1, BW_X + 4], bw[nb - 1, BW_X + 5]
+    for j in range(nb - 2, -1, -1):
+        for c in range(6):
+            o = BW_Z + 6 * c
+            bw[j, BW_X + c] -= (bw[j, o] * x0 + bw[j, o + 1] * x1 + bw[j, o + 2] * x2 + bw[j, o + 3] * x3
+                                + bw[j, o + 4] * x4 + bw[j, o + 5] * x5)
+        x0, x1, x2 = bw[j, BW_X], bw[j, BW_X + 1], bw[j, BW_X + 2]
+        x3, x4, x5 = bw[j, BW_X + 3], bw[j, BW_X + 4], bw[j, BW_X + 5]
+
+
+@njit(cache=True, error_model="numpy")
+def coupled_velocity_pass(h, beta, blk, bw, clamp, ew, model, state, links, att_work, body_quat, body_vel,
+                          body_omega, body_inv_mass, body_inv_inertia):
+    """One exact solve of all bending/twist rows (soft, eq. 12-14) and segment rows C_j
+    (eq. 10-11, 16-18): A x = −(J V + bias + Γ P), then V += M⁻¹Jᵀx (eq. 10, 17). μ rows:
+    u̇ = T(ω_b − ω_a), bias C/(h+τ), P the impulse so far this step. λ rows: Ċ_j + βC_j/h.
+    At a node on a rigid body the impulse P goes to the merged node+body point: the node
+    gets W P and the body F = P − m W P at its anchor."""
+    nb = bw.shape[0]
+    E = nb - 1
+    v = state.node_vel
+    w = state.elem_omega
+    rest = model.seg_rest
+    fb = beta / h
+    for j in range(nb):
+        src = bw[j, BW_SRC]
+        if src != 0.0:
+            sl, sr = bw[j, BW_SL], bw[j, BW_SR]
+            ox = oy = oz = 0.0
+            if sl != 0.0:
+                ox, oy, oz = sl * w[j - 1, 0], sl * w[j - 1, 1], sl * w[j - 1, 2]
+            if sr != 0.0:
+                ox += sr * w[j, 0]
+                oy += sr * w[j, 1]
+                oz += sr * w[j, 2]
+            if src == 2.0:
+                bb = links.att_int[int(bw[j, BW_IDX]), AI_BODY]
+                if bb >= 0:
+                    ox -= body_omega[bb, 0]
+                    oy -= body_omega[bb, 1]
+                    oz -= body_omega[bb, 2]
+            for k in range(3):
+                bw[j, BW_X + k] = -(bw[j, BW_T + 3 * k] * ox + bw[j, BW_T + 3 * k + 1] * oy
+                                    + bw[j, BW_T + 3 * k + 2] * oz + bw[j, BW_BIAS + k]
+                                    + bw[j, BW_GAMMA + k] * bw[j, BW_P + k])
+        else:
+            bw[j, BW_X] = bw[j, BW_X + 1] = bw[j, BW_X + 2] = 0.0
+        if j < E:
+            l = rest[j]
+            wx, wy, wz = w[j, 0], w[j, 1], w[j, 2]
+            d3x, d3y, d3z = blk[j, 6], blk[j, 7], blk[j, 8]
+            r0 = -(v[j + 1, 0] - v[j, 0] + l * (d3y * wz - d3z * wy) + fb * blk[j, B_RES])
+            r1 = -(v[j + 1, 1] - v[j, 1] + l * (d3z * wx - d3x * wz) + fb * blk[j, B_RES + 1])
+            r2 = -(v[j + 1, 2] - v[j, 2] + l * (d3x * wy - d3y * wx) + fb * blk[j, B_RES + 2])
+            if blk[j, B_MASK] == 0.0:
+                t = r0 * d3x + r1 * d3y + r2 * d3z
+                r0 -= t * d3x
+                r1 -= t * d3y
+                r2 -= t * d3z
+            bw[j, BW_X + 3], bw[j, BW_X + 4], bw[j, BW_X + 5] = r0, r1, r2
+        else:
+            bw[j, BW_X + 3] = bw[j, BW_X + 4] = bw[j, BW_X + 5] = 0.0
+    coupled_solve(bw)
+    lam_seg = state.seg_lam
+    nbatt = model.node_batt
+    nw = model.node_w
+    p0 = p1 = p2 = 0.0
+    for j in range(nb):
+        src = bw[j, BW_SRC]
+        if src != 0.0:
+            x0, x1, x2 = bw[j, BW_X], bw[j, BW_X + 1], bw[j, BW_X + 2]
+            bw[j, BW_P] += x0
+            bw[j, BW_P + 1] += x1
+            bw[j, BW_P + 2] += x2
+            sl, sr = bw[j, BW_SL], bw[j, BW_SR]
+            if sl != 0.0:
+                ax, ay, az = pair_delta(bw, j, BW_ML, x0, x1, x2)
+                w[j - 1, 0] += sl * ax
+                w[j - 1, 1] += sl * ay
+                w[j - 1, 2] += sl * az
+            if sr != 0.0:
+                ax, ay, az = pair_delta(bw, j, BW_MR, x0, x1, x2)
+                w[j, 0] += sr * ax
+                w[j, 1] += sr * ay
+                w[j, 2] += sr * az
+            if src == 2.0:
+                r = int(bw[j, BW_IDX])
+                bb = links.att_int[r, AI_BODY]
+                if bb >= 0:
+                    ax, ay, az = pair_delta(clamp, r, PR_A, x0, x1, x2)
+                    body_omega[bb, 0] -= ax
+                    body_omega[bb, 1] -= ay
+                    body_omega[bb, 2] -= az
+        if j < E:
+            l0, l1, l2 = bw[j, BW_X + 3], bw[j, BW_X + 4], bw[j, BW_X + 5]
+            lam_seg[j, 0] += l0
+            lam_seg[j, 1] += l1
+            lam_seg[j, 2] += l2
+            tx, ty, tz = elem_turn(blk, j, rest[j], ew, l0, l1, l2)
+            w[j, 0] += tx
+            w[j, 1] += ty
+            w[j, 2] += tz
+        else:
+            l0 = l1 = l2 = 0.0
+        # node j: +λ_{j−1} − λ_j
+        px, py, pz = p0 - l0, p1 - l1, p2 - l2
+        p0, p1, p2 = l0, l1, l2
+        a = nbatt[j]
+        if a < 0:
+            wk = nw[j]
+            v[j, 0] += wk * px
+            v[j, 1] += wk * py
+            v[j, 2] += wk * pz
+        else:
+            dx, dy, dz = sym_times(att_work[a], AW_W, px, py, pz)
+            v[j, 0] += dx
+            v[j, 1] += dy
+            v[j, 2] += dz
+            mass = att_work[a, AW_MASS]
+            fx, fy, fz = px - mass * dx, py - mass * dy, pz - mass * dz
+            bb = links.att_int[a, AI_BODY]
+            apply_body_impulse(body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia, bb,
+                               att_work[a, AW_R], att_work[a, AW_R + 1], att_work[a, AW_R + 2], fx, fy, fz)
+            state.att_lam[a, 0] += fx
+            state.att_lam[a, 1] += fy
+            state.att_lam[a, 2] += fz
+
+
+@njit(cache=True, error_model="numpy")
+def coupled_scatter(bw, state):
+    """The bending/twist and end-clamp impulses of the step back into pair_lam, clamp_lam."""
+    for j in range(bw.shape[0]):
+        src = bw[j, BW_SRC]
+        if src == 0.0:
+            continue
+        r = int(bw[j, BW_IDX])
+        lam = state.pair_lam if src == 1.0 else state.clamp_lam
+        lam[r, 0] = bw[j, BW_P]
+        lam[r, 1] = bw[j, BW_P + 1]
+        lam[r, 2] = bw[j, BW_P + 2]
+
+
 # ================================================================ attachments
 @njit(cache=True, error_model="numpy", inline="always")
 def anchor_frame(links, a, qx, qy, qz, qw):
@@ -874,13 +1212,12 @@ def anchor_frame(links, a, qx, qy, qz, qw):
 
 
 @njit(cache=True, error_model="numpy")
-def attach_prepare(state, model, links, prm, h, tau, att, clamp, body_pos, body_quat, body_vel, body_omega,
+def attach_prepare(state, model, links, prm, h, tau, att, clamp, ii, body_pos, body_quat, body_vel, body_omega,
                    body_inv_mass, body_inv_inertia):
     """Point rows node ↔ body anchor (3 rows, C = p_body − r_node, J = [−E | E, −[r]×]):
     K = w_node E + K_b, K_b = E/m_b − [r]× I⁻¹ [r]×; W = K_b (E + m_node K_b)⁻¹ is the
-    inverse mass of node and body point moving together (used by the tridiagonal solve).
+    inverse mass of node and body point moving together (used by the block solves).
     Clamps: a pair row between the anchor frame and the end element, l̄ = l_element/2."""
-    x = state.node_pos
     q = state.elem_quat
     E = q.shape[0]
     for a in range(links.att_int.shape[0]):
@@ -950,7 +1287,6 @@ def attach_prepare(state, model, links, prm, h, tau, att, clamp, body_pos, body_
             else:
                 for c in range(9):
                     clamp[a, PR_A + c] = 0.0
-            ii = model.elem_inv_inertia
             pair_fill_minv(clamp, a, PR_B, q[j, 0], q[j, 1], q[j, 2], q[j, 3], ii[j, 0], ii[j, 1], ii[j, 2])
             pair_finish(clamp, a)
 
@@ -972,6 +1308,7 @@ def attach_apply_point(state, model, links, att, a, lx, ly, lz, body_quat, body_
 
 @njit(cache=True, error_model="numpy")
 def attach_clamp_apply(state, links, clamp, a, p0, p1, p2, body_omega, E):
+    """Impulse of an interior clamp's row on its element and its body."""
     node = links.att_int[a, AI_NODE]
     b = links.att_int[a, AI_BODY]
     j = node if node < E else E - 1
@@ -999,7 +1336,8 @@ def attach_warm_start(state, model, links, att, clamp, scale, body_quat, body_ve
         if links.att_int[a, AI_BODY] >= 0:
             attach_apply_point(state, model, links, att, a, lam[0], lam[1], lam[2], body_quat, body_vel, body_omega,
                                body_inv_mass, body_inv_inertia)
-        if links.att_int[a, AI_CLAMP] != 0:
+        node = links.att_int[a, AI_NODE]
+        if links.att_int[a, AI_CLAMP] != 0 and 0 < node < E:
             c = state.clamp_lam[a]
             c[0] *= scale
             c[1] *= scale
@@ -1011,7 +1349,7 @@ def attach_warm_start(state, model, links, att, clamp, scale, body_quat, body_ve
 def attach_solve(state, model, links, att, clamp, body_quat, body_vel, body_omega, body_inv_mass,
                  body_inv_inertia):
     """One sweep: each body anchor's point row (λ = −K⁻¹ Ċ, Ċ = v_b + ω_b × r − v_node),
-    then each clamp's soft bending/twist row."""
+    then each interior clamp's soft bending/twist row (Gauss-Seidel, on the element)."""
     E = state.elem_quat.shape[0]
     v = state.node_vel
     w = state.elem_omega
@@ -1031,8 +1369,9 @@ def attach_solve(state, model, links, att, clamp, body_quat, body_vel, body_omeg
             state.att_lam[a, 2] += lz
             attach_apply_point(state, model, links, att, a, lx, ly, lz, body_quat, body_vel, body_omega,
                                body_inv_mass, body_inv_inertia)
-        if links.att_int[a, AI_CLAMP] != 0:
-            j = node if node < E else E - 1
+        if links.att_int[a, AI_CLAMP] != 0 and 0 < node < E:
+            # an interior clamp (the end clamps are in the coupled solve)
+            j = node
             if b >= 0:
                 wax, way, waz = body_omega[b, 0], body_omega[b, 1], body_omega[b, 2]
             else:
@@ -1095,7 +1434,8 @@ def contacts_prepare(state, model, links, prm, h, contact):
     """Contact candidates of every node, radius-aware (the rope surface touches): slot 0
     the ground plane z = ground_z, slot 1 the nearest box. A candidate is kept when its
     gap is below r + 2h|v| (speculative: the row lets the node approach up to contact
-    within the step, so nothing tunnels). Warm-start impulses of a lost contact are reset."""
+    within the step, so nothing tunnels). Warm-start impulses of a lost contact are reset.
+    Returns the number of candidates."""
     x = state.node_pos
     v = state.node_vel
     r = prm[P_RADIUS]
@@ -1103,6 +1443,7 @@ def contacts_prepare(state, model, links, prm, h, contact):
     gz = prm[P_GROUND_Z]
     boxes = links.boxes
     lam = state.contact_lam
+    count = 0
     for i in range(x.shape[0]):
         speed = math.sqrt(v[i, 0] * v[i, 0] + v[i, 1] * v[i, 1] + v[i, 2] * v[i, 2])
         margin = r + 2.0 * h * speed
@@ -1114,6 +1455,7 @@ def contacts_prepare(state, model, links, prm, h, contact):
             contact[i, 0, 2] = 1.0
             contact[i, 0, C_GAP] = gap
             contact[i, 0, C_ACTIVE] = 1.0
+            count += 1
         else:
             contact[i, 0, C_ACTIVE] = 0.0
             for c in range(4):
@@ -1136,11 +1478,13 @@ def contacts_prepare(state, model, links, prm, h, contact):
             contact[i, 1, 2] = bnz
             contact[i, 1, C_GAP] = bgap
             contact[i, 1, C_ACTIVE] = 1.0
+            count += 1
         else:
             state.contact_box[i] = -1
             contact[i, 1, C_ACTIVE] = 0.0
             for c in range(4):
                 lam[i, 1, c] = 0.0
+    return count
 
 
 @njit(cache=True, error_model="numpy")
@@ -1239,19 +1583,20 @@ def contacts_project(state, model, links, prm):
 
 # ================================================================ integration (eq. 5-6)
 @njit(cache=True, error_model="numpy")
-def integrate_velocities(state, model, links, prm, h, remaining, gravity, torque):
-    """Nodes: v += h g, then air drag v /= 1 + h c; world anchors move kinematically
-    to their target, reached at the end of the whole step (v = (target − r)/remaining).
-    Elements: implicit gyroscopic term of
-    I ω̇ = τ − ω × Iω (eq. 4), the explicit torques of eq. 14 if chosen, drag."""
+def integrate_velocities(state, model, links, prm, h, remaining, gravity, blk, torque):
+    """Nodes (eq. 5): air drag on the velocity so far, v /= 1 + h c (implicit in the drag,
+    and the weight of a rope at rest is not scaled by it), then v += h g; world anchors
+    move kinematically to their target, reached at the end of the whole step
+    (v = (target − r)/remaining). Elements (eq. 6): drag, the explicit torques of eq. 14 if
+    chosen, the implicit gyroscopic term of I ω̇ = τ − ω × Iω (eq. 4)."""
     v = state.node_vel
     x = state.node_pos
     drag = 1.0 / (1.0 + h * prm[P_DRAG])
     for i in range(v.shape[0]):
         if model.node_w[i] > 0.0:
-            v[i, 0] = (v[i, 0] + h * gravity[0]) * drag
-            v[i, 1] = (v[i, 1] + h * gravity[1]) * drag
-            v[i, 2] = (v[i, 2] + h * gravity[2]) * drag
+            v[i, 0] = v[i, 0] * drag + h * gravity[0]
+            v[i, 1] = v[i, 1] * drag + h * gravity[1]
+            v[i, 2] = v[i, 2] * drag + h * gravity[2]
     for a in range(links.att_int.shape[0]):
         if links.att_int[a, AI_BODY] < 0:
             i = links.att_int[a, AI_NODE]
@@ -1263,11 +1608,11 @@ def integrate_velocities(state, model, links, prm, h, remaining, gravity, torque
     explicit = prm[P_BENDING_EXPLICIT] != 0.0
     if explicit:
         bending_torques_explicit(q, w, model.pair_rest, model.pair_u0, prm, torque)
-    gyro = prm[P_GYROSCOPIC] == 1.0
+    gyro = prm[P_GYROSCOPIC] != 0.0
     ii = model.elem_inv_inertia
     I = model.elem_inertia
     for j in range(w.shape[0]):
-        wx, wy, wz = w[j, 0], w[j, 1], w[j, 2]
+        wx, wy, wz = w[j, 0] * drag, w[j, 1] * drag, w[j, 2] * drag
         if explicit:
             ax, ay, az = world_inv_inertia_times(q[j, 0], q[j, 1], q[j, 2], q[j, 3], ii[j, 0], ii[j, 1], ii[j, 2],
                                                  torque[j, 0], torque[j, 1], torque[j, 2])
@@ -1275,11 +1620,21 @@ def integrate_velocities(state, model, links, prm, h, remaining, gravity, torque
             wy += h * ay
             wz += h * az
         if gyro:
-            wx, wy, wz = gyroscopic_implicit(q[j, 0], q[j, 1], q[j, 2], q[j, 3], I[j, 0], I[j, 1], I[j, 2], wx, wy,
-                                             wz, h)
-        w[j, 0] = wx * drag
-        w[j, 1] = wy * drag
-        w[j, 2] = wz * drag
+            # round cross-section (I11 = I22): I ω̇ = −ω × Iω turns ω⊥ about d3 at the rate
+            # Ω = (I33 − I11) ω·d3 / I11 (eq. 4); implicit midpoint (Cayley), norm-preserving
+            d3x, d3y, d3z = blk[j, 6], blk[j, 7], blk[j, 8]
+            sp = wx * d3x + wy * d3y + wz * d3z
+            i11 = 0.5 * (I[j, 0] + I[j, 1])
+            a = 0.5 * h * (I[j, 2] - i11) * sp / i11
+            px, py, pz = wx - sp * d3x, wy - sp * d3y, wz - sp * d3z
+            cx, cy, cz = d3y * pz - d3z * py, d3z * px - d3x * pz, d3x * py - d3y * px
+            f = 1.0 / (1.0 + a * a)
+            wx = sp * d3x + f * ((1.0 - a * a) * px + 2.0 * a * cx)
+            wy = sp * d3y + f * ((1.0 - a * a) * py + 2.0 * a * cy)
+            wz = sp * d3z + f * ((1.0 - a * a) * pz + 2.0 * a * cz)
+        w[j, 0] = wx
+        w[j, 1] = wy
+        w[j, 2] = wz
 
 
 @njit(cache=True, error_model="numpy")
@@ -1301,35 +1656,112 @@ def integrate_positions(state, h):
         q[j, 0], q[j, 1], q[j, 2], q[j, 3] = nx, ny, nz, nw
 
 
-# ================================================================ the step
 @njit(cache=True, error_model="numpy")
-def substep_count(state, prm, h):
-    """Substeps so that no segment turns by more than P_MAX_ROTATION (rad) per substep,
-    judged from the current relative velocities |Δv⊥|/ℓ (at most P_MAX_SUBSTEPS)."""
-    v = state.node_vel
+def elem_effective_inertia(state, model, prm, h, blk, ew):
+    """Element inverse inertias for this step's velocity solves, with the geometric
+    stiffness of the tension (a backward-Euler step in the rows' direction): the torque
+    l_j λ_j × d3 that C_j puts on element j changes with a turn δθ by −l_j T_j δθ⊥ when
+    pulled (T_j = −λ_j·d3/h), so I_11, I_22 become I + h² l_j T_j. T_j from the last step's
+    λ; compression adds nothing. It stops transverse waves that cross several segments in
+    one step from ringing near the anchors. Frames from blk (rod_frames)."""
+    lam = state.seg_lam
+    ii = model.elem_inv_inertia
+    on = prm[P_GEOMETRIC] != 0.0 and prm[P_H_PREV] > 0.0
+    scale = h / prm[P_H_PREV] if on else 0.0
+    for j in range(ew.shape[0]):
+        k = 0.0
+        if on:
+            t = -(lam[j, 0] * blk[j, 6] + lam[j, 1] * blk[j, 7] + lam[j, 2] * blk[j, 8]) * scale
+            if t > 0.0:
+                k = h * model.seg_rest[j] * t
+        ew[j, 0] = 1.0 / (1.0 / ii[j, 0] + k)
+        ew[j, 1] = 1.0 / (1.0 / ii[j, 1] + k)
+        ew[j, 2] = ii[j, 2]
+
+
+# ================================================================ grab spring
+@njit(cache=True, error_model="numpy")
+def grab_prepare(state, model, prm, h, bw, grab, scale):
+    """A spring k (N/m) with damper c (N·s/m) from node i to a target point, as a soft
+    constraint (implicit, stable for any k): Ċ + k C/(c + hk) + Γ P = 0 with C = r_i − target,
+    Γ = 1/(h(c + hk)); its accumulated impulse is kept within |P| ≤ F_max h. Its effective
+    mass is the node's inside the rope: the mobility G = Δv_i/P of node i through the
+    factored coupled matrix (three solves), so one Gauss-Seidel update followed by the
+    coupled solve meets the row exactly. Warm-started. Not on anchored nodes."""
+    i = int(prm[P_GRAB_NODE])
+    grab[4] = 0.0
+    if i < 0 or model.node_w[i] == 0.0 or model.node_batt[i] >= 0:
+        state.grab_lam[:] = 0.0
+        return
+    k, c = prm[P_GRAB_K], prm[P_GRAB_C]
+    den = c + h * k
+    if not den > 0.0:
+        state.grab_lam[:] = 0.0
+        return
     x = state.node_pos
-    worst = 0.0
-    for i in range(v.shape[0] - 1):
-        ex = x[i + 1, 0] - x[i, 0]
-        ey = x[i + 1, 1] - x[i, 1]
-        ez = x[i + 1, 2] - x[i, 2]
-        l2 = ex * ex + ey * ey + ez * ez
-        dx = v[i + 1, 0] - v[i, 0]
-        dy = v[i + 1, 1] - v[i, 1]
-        dz = v[i + 1, 2] - v[i, 2]
-        # |Δv × e|² / |e|⁴ = (|Δv⊥|/ℓ)²
-        cx, cy, cz = dy * ez - dz * ey, dz * ex - dx * ez, dx * ey - dy * ex
-        r2 = (cx * cx + cy * cy + cz * cz) / (l2 * l2)
-        if r2 > worst:
-            worst = r2
-    limit = prm[P_MAX_ROTATION]
-    cap = int(prm[P_MAX_SUBSTEPS])
-    if limit <= 0.0:
-        return 1
-    n = int(math.ceil(h * math.sqrt(worst) / limit))
-    return max(1, min(cap, n))
+    f = k / den
+    g = 1.0 / (h * den)
+    grab[0] = f * (x[i, 0] - prm[P_GRAB_X])
+    grab[1] = f * (x[i, 1] - prm[P_GRAB_Y])
+    grab[2] = f * (x[i, 2] - prm[P_GRAB_Z])
+    grab[3] = g
+    grab[4] = 1.0
+    # G e_k: a unit impulse at node i changes Ċ_{i−1} by +w e_k and Ċ_i by −w e_k
+    nb = bw.shape[0]
+    E = nb - 1
+    w = model.node_w[i]
+    gm = grab[11:20]
+    for col in range(3):
+        for j in range(nb):
+            for t in range(6):
+                bw[j, BW_X + t] = 0.0
+        if i > 0:
+            bw[i - 1, BW_X + 3 + col] = -w
+        if i < E:
+            bw[i, BW_X + 3 + col] = w
+        coupled_solve(bw)
+        for r in range(3):
+            d = w if r == col else 0.0
+            if i > 0:
+                d += w * bw[i - 1, BW_X + 3 + r]
+            if i < E:
+                d -= w * bw[i, BW_X + 3 + r]
+            gm[3 * r + col] = d
+    i0, i1, i2, i3, i4, i5 = inv3sym(gm[0] + g, 0.5 * (gm[1] + gm[3]), 0.5 * (gm[2] + gm[6]), gm[4] + g,
+                                     0.5 * (gm[5] + gm[7]), gm[8] + g)
+    grab[5], grab[6], grab[7], grab[8], grab[9], grab[10] = i0, i1, i2, i3, i4, i5
+    lam = state.grab_lam
+    for a in range(3):
+        lam[a] *= scale
+        state.node_vel[i, a] += w * lam[a]
 
 
+@njit(cache=True, error_model="numpy")
+def grab_solve(state, model, prm, h, grab):
+    """ΔP = −(G + Γ)⁻¹(v_i + bias + Γ P), the sum clamped to |P| ≤ F_max h."""
+    if grab[4] == 0.0:
+        return
+    i = int(prm[P_GRAB_NODE])
+    w = model.node_w[i]
+    v = state.node_vel
+    lam = state.grab_lam
+    g = grab[3]
+    ox, oy, oz = lam[0], lam[1], lam[2]
+    dx, dy, dz = sym_times(grab, 5, v[i, 0] + grab[0] + g * ox, v[i, 1] + grab[1] + g * oy,
+                           v[i, 2] + grab[2] + g * oz)
+    nx, ny, nz = ox - dx, oy - dy, oz - dz
+    lim = prm[P_GRAB_FMAX] * h
+    t = math.sqrt(nx * nx + ny * ny + nz * nz)
+    if t > lim:
+        f = lim / t
+        nx, ny, nz = nx * f, ny * f, nz * f
+    lam[0], lam[1], lam[2] = nx, ny, nz
+    v[i, 0] += w * (nx - ox)
+    v[i, 1] += w * (ny - oy)
+    v[i, 2] += w * (nz - oz)
+
+
+# ================================================================ the step
 @njit(cache=True, error_model="numpy")
 def rope_step(h, gravity, prm, model, state, links, work, body_pos, body_quat, body_vel, body_omega,
               body_inv_mass, body_inv_inertia):
@@ -1337,77 +1769,68 @@ def rope_step(h, gravity, prm, model, state, links, work, body_pos, body_quat, b
 
     Body positions are not moved: the caller integrates them afterwards with
     semi-implicit Euler, and the rope's anchored nodes already sit where that puts the
-    anchors. The step is cut into substeps when a segment would turn too far in one
-    (see substep_count). See the module docstring for the stages."""
-    n = substep_count(state, prm, h)
-    hs = h / n
-    for k in range(n):
-        rope_substep(hs, k * hs, h, gravity, prm, model, state, links, work, body_pos, body_quat, body_vel,
-                     body_omega, body_inv_mass, body_inv_inertia)
-    prm[P_SUBSTEPS_USED] = n
-
-
-@njit(cache=True, error_model="numpy")
-def rope_substep(h, tau, h_full, gravity, prm, model, state, links, work, body_pos, body_quat, body_vel, body_omega,
-                 body_inv_mass, body_inv_inertia):
-    """One (sub)step of h starting tau into the caller's step of h_full."""
-    seg, tri, tan, pair, clamp, att, contact = (work.seg, work.tri, work.tan, work.pair, work.clamp, work.att,
-                                                 work.contact)
-    E = seg.shape[0]
+    anchors. See the module docstring for the stages."""
+    blk, bw, clamp, att, contact, ew, grab = (work.blk, work.bw, work.clamp, work.att, work.contact, work.elem_w,
+                                              work.grab)
     scale = h / prm[P_H_PREV] if (prm[P_WARM_START] != 0.0 and prm[P_H_PREV] > 0.0) else 0.0
     mu = prm[P_FRICTION]
-    tangent_on = prm[P_GYROSCOPIC] < 2.0
     implicit_bending = prm[P_BENDING_EXPLICIT] == 0.0
 
-    # -- prepare rows at the start-of-step configuration
-    segment_geometry(state.node_pos, seg)
-    attach_prepare(state, model, links, prm, h, tau, att, clamp, body_pos, body_quat, body_vel, body_omega,
+    # -- prepare rows at the start-of-step configuration, factor the coupled matrix
+    rod_frames(state.node_pos, state.elem_quat, model.seg_rest, blk)
+    elem_effective_inertia(state, model, prm, h, blk, ew)
+    attach_prepare(state, model, links, prm, h, 0.0, att, clamp, ew, body_pos, body_quat, body_vel, body_omega,
                    body_inv_mass, body_inv_inertia)
-    beta = prm[P_DRIFT_BIAS]
-    for i in range(E):
-        # target length at t + h: the current one, moved by the drift bias towards rest
-        tri[i, T_BIAS] = seg[i, 3] - beta * (seg[i, 3] - model.seg_rest[i])
-        tri[i, T_MASK] = 1.0 if (model.node_w[i] > 0.0 or model.node_w[i + 1] > 0.0) else 0.0
-        state.seg_lam[i] = 0.0
-    tangent_prepare(state, model, tan)
     if implicit_bending:
-        pair_prepare(state, model, prm, h, pair)
+        pair_prepare(state, model, prm, h, blk, ew, bw)
+    coupled_gather(bw, clamp, links, implicit_bending)
+    coupled_factor(blk, bw, ew, model.seg_rest, model.node_w, model.node_batt, att, work.tmp)
+    state.seg_lam[:, :] = 0.0
+    E = blk.shape[0]
 
     # -- external forces, kinematic anchors
-    integrate_velocities(state, model, links, prm, h, h_full - tau, gravity, work.torque)
-    contacts_prepare(state, model, links, prm, h, contact)
+    integrate_velocities(state, model, links, prm, h, h, gravity, blk, work.torque)
+    n_contacts = contacts_prepare(state, model, links, prm, h, contact)
 
-    # -- warm start
-    if tangent_on:
-        tangent_warm_start(tan, state, model, scale)
-    if implicit_bending:
-        pair_warm_start(pair, state, scale)
+    # -- warm start (the rows solved by Gauss-Seidel)
     attach_warm_start(state, model, links, att, clamp, scale, body_quat, body_vel, body_omega, body_inv_mass,
                       body_inv_inertia)
     contacts_warm_start(state, model, contact, scale, mu)
+    grab_prepare(state, model, prm, h, bw, grab, scale)
 
-    # -- velocity iterations, each ending with the exact inextensibility solve
-    second = prm[P_SECOND_ORDER] != 0.0
-    for _ in range(int(prm[P_ITERATIONS])):
+    # -- velocity iterations: attachments, contacts, grab (Gauss-Seidel), then the exact coupled
+    #    solve of bending/twist and length + tangent (eq. 10-14, 16-18)
+    #    (with none of those rows, one exact pass is the whole answer)
+    gauss_seidel = n_contacts > 0 or grab[4] != 0.0
+    for a in range(links.att_int.shape[0]):
+        node = links.att_int[a, AI_NODE]
+        if links.att_int[a, AI_BODY] >= 0 or (links.att_int[a, AI_CLAMP] != 0 and 0 < node < E):
+            gauss_seidel = True
+    for _ in range(int(prm[P_ITERATIONS]) if gauss_seidel else 1):
         attach_solve(state, model, links, att, clamp, body_quat, body_vel, body_omega, body_inv_mass,
                      body_inv_inertia)
-        if implicit_bending:
-            pair_solve(pair, state)
-        if tangent_on:
-            tangent_solve(tan, state, model)
         contacts_solve(state, model, contact, h, mu)
-        inextensibility_velocity_pass(h, second, seg, tri, model, state, links, att, body_quat, body_vel,
-                                      body_omega, body_inv_mass, body_inv_inertia)
+        grab_solve(state, model, prm, h, grab)
+        coupled_velocity_pass(h, prm[P_DRIFT_BIAS], blk, bw, clamp, ew, model, state, links, att, body_quat,
+                              body_vel, body_omega, body_inv_mass, body_inv_inertia)
+    coupled_scatter(bw, state)
 
-    # -- positions, then split-impulse relax on the predicted configuration
+    # -- positions (eq. 5-6), then the projection onto C = 0 (eq. 15-16, seed 004)
     integrate_positions(state, h)
-    attach_snap(state, links, tau + h, body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia)
+    attach_snap(state, links, h, body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia)
+    tol = prm[P_TOLERANCE]
+    feedback = prm[P_PROJECTION_VELOCITY] != 0.0
+    used = 0
+    worst = 0.0
     for _ in range(int(prm[P_POSITION_ITERATIONS])):
-        if tangent_on:
-            tangent_project(state, model, prm[P_TANGENT_ERP], tan)
-        inextensibility_project(state.node_pos, model.seg_rest, model.node_w_pos, prm[P_ERP], seg, tri, att,
-                                model.node_batt)
         contacts_project(state, model, links, prm)
+        worst = block_project(state, model, links, blk, att, prm[P_ERP], tol, feedback, h, body_quat, body_vel,
+                              body_omega, body_inv_mass, body_inv_inertia)
+        if worst < tol:
+            break
+        used += 1
+    prm[P_PROJECTIONS_USED] = used
+    prm[P_VIOLATION] = worst
     prm[P_H_PREV] = h
 
 

@@ -910,6 +910,8 @@ class World:
         """n steps of the active solver's kernel; `coupled`: velocities already hold this
         step's gravity and forces (see _coupled_step)."""
         t0 = _time.perf_counter()
+        if self._zero_force.shape != self.body_force.shape:
+            self._zero_force = np.zeros_like(self.body_force)
         if coupled:
             gravity, force, torque = self._zero3, self._zero_force, self._zero_force
             loads = self._no_loads
@@ -917,9 +919,6 @@ class World:
             gravity, force, torque = self._gravity, self.body_force, self.body_torque
             loads = (self.load_body, self.load_force, self.load_torque, self.load_point, self.load_at_point,
                      self.load_window)
-        if self._zero_force.shape != self.body_force.shape:
-            self._zero_force = np.zeros_like(self.body_force)
-            force = torque = self._zero_force if coupled else force
         if self._solver == "penalty":
             done = penalty.penalty_run(
                 n, self.dt, self.time, self.penalty_params, gravity, self.gyroscopic, self.max_speed,

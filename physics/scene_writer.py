@@ -1,0 +1,216 @@
+"""World → scene file (TOML): the inverse of physics/scene.py.
+
+    data = scene_dict(world, view={"eye": [...], "target": [...]})
+    save_scene(world, "scenes/door_edited.toml")
+
+Writes the model as it is now (settings, solver parameters, bodies, joints with their
+limits, friction and motors, loads, ropes, motor events) and the state the world had
+before its first step (what `reset()` returns to; a joint driven by motor events gets
+its motor as it was then, any other its motor as it is now), in the loader's schema, so that
+`load_scene` of the file builds the same world. Chains are written as their links
+(plain bodies and joints, in the same order), which the loader rebuilds identically.
+Angles go out in degrees where the key says `_deg`; quaternions as `orientation`.
+"""
+import math
+
+import numpy as np
+
+from .quat import q_rotate
+
+SOLVER_KEY_ORDER = ("iterations", "epsilon", "time_cap_ms", "warm_start", "stabilization", "erp", "substeps",
+                    "position_iterations")
+PENALTY_COEFFICIENTS = ("alpha_lin", "beta_lin", "alpha_rot", "beta_rot", "kappa", "zeta")  # penalty_params[1:7]
+
+
+def _f(x):
+    return float(x)
+
+
+def _vec(v):
+    return [float(c) for c in np.asarray(v, float).reshape(-1)]
+
+
+def _initial(world):
+    """The state reset() restores: the saved initial state, or the current one before any step."""
+    s = getattr(world, "_initial_state", None)
+    if s is None:
+        s = world.save_state()
+    return s
+
+
+def _world_tables(world, view):
+    data = {"world": {"dt": _f(world.dt), "gravity": _vec(world.gravity), "gyroscopic": bool(world.gyroscopic)}}
+    solver = {"kind": world.solver, "penalty_preset": world.penalty_preset}
+    for k, v in zip(PENALTY_COEFFICIENTS, world.penalty_params[1:7]):
+        solver[k] = _f(v)
+    settings = world.impulse_settings
+    for k in SOLVER_KEY_ORDER:
+        if k in settings:
+            v = settings[k]
+            solver[k] = v if isinstance(v, (bool, str, int)) else _f(v)
+    data["solver"] = solver
+    view = view if view is not None else getattr(world, "view", None)
+    if view and "eye" in view and "target" in view:
+        data["view"] = {"eye": _vec(view["eye"]), "target": _vec(view["target"])}
+    return data
+
+
+def _shape_keys(shape):
+    kind = shape.kind
+    if kind == "box":
+        return {"shape": "box", "size": [2.0 * float(h) for h in shape.half_extents]}
+    if kind == "sphere":
+        return {"shape": "sphere", "radius": _f(shape.radius)}
+    if kind in ("capsule", "cylinder"):
+        return {"shape": kind, "radius": _f(shape.radius), "length": 2.0 * float(shape.half_length)}
+    return {"shape": kind}
+
+
+def _bodies(world, state):
+    out = []
+    for i in range(1, len(world.body_info)):
+        info = world.body_info[i]
+        b = {"name": info.name, **_shape_keys(info.shape)}
+        static = world.body_inv_mass[i] == 0.0
+        if static:
+            b["static"] = True
+        else:
+            b["mass"] = _f(info.mass)
+        if info.shape.kind != "plane" or np.any(state["body_pos"][i]):
+            b["position"] = _vec(state["body_pos"][i])
+        q = state["body_quat"][i]
+        if not np.allclose(q, (0.0, 0.0, 0.0, 1.0), rtol=0.0, atol=0.0):
+            b["orientation"] = _vec(q)
+        for key, field in (("velocity", "body_vel"), ("angular_velocity", "body_omega")):
+            if np.any(state[field][i]):
+                b[key] = _vec(state[field][i])
+        b["color"] = _vec(info.color)
+        if info.visual_mesh:
+            b["visual_mesh"] = info.visual_mesh
+        out.append(b)
+    return out
+
+
+def _deg(lo_hi):
+    return [math.degrees(lo_hi[0]), math.degrees(lo_hi[1])]
+
+
+def _joints(world, state):
+    out = []
+    motors = state.get("motors")
+    programmed = {e[1] for e in getattr(world, "_events", [])}
+    for j, info in enumerate(world.joint_info):
+        joint = world.joint(info.name)
+        kind = info.kind
+        d = {"name": info.name, "type": kind, "parent": info.parent, "child": info.child,
+             "anchor": _vec(info.anchor), "axis": _vec(info.axis)}
+        if kind == "universal":
+            d["axis2"] = _vec(info.axis2)
+        lim0 = joint.limit(0) if kind != "fixed" else None
+        lim1 = joint.limit(1) if kind in ("universal", "spherical") else None
+        if kind == "revolute" and lim0:
+            d["limits_deg"] = _deg(lim0)
+        elif kind == "universal":
+            if lim0:
+                d["limits_deg"] = _deg(lim0)
+            if lim1:
+                d["limits2_deg"] = _deg(lim1)
+        elif kind == "prismatic" and lim0:
+            d["limits"] = [float(lim0[0]), float(lim0[1])]
+        elif kind == "spherical":
+            if lim0:
+                d["swing_deg"] = math.degrees(lim0[1])
+            if lim1:
+                d["twist_deg"] = _deg(lim1)
+        if kind != "fixed" and joint.friction > 0.0:
+            d["friction"] = joint.friction
+        if kind in ("revolute", "prismatic"):
+            m = joint.motor
+            mode, target = m["mode"], m["target"]
+            if j in programmed and motors is not None and len(motors[0]) == len(world.joint_info):
+                mode = {0: "off", 1: "velocity", 2: "position"}.get(int(motors[0][j]), mode)
+                target = float(motors[1][j])
+            if mode != "off":
+                d.update(motor=mode, motor_target=target, motor_max=m["max_force"],
+                         motor_frequency=m["frequency"], motor_damping=m["damping"])
+        out.append(d)
+    return out
+
+
+def _loads(world, state):
+    out = []
+    for k in range(len(world.load_body)):
+        i = int(world.load_body[k])
+        d = {"body": world.body_info[i].name, "force": _vec(world.load_force[k]),
+             "torque": _vec(world.load_torque[k])}
+        if world.load_at_point[k]:
+            d["point"] = _vec(state["body_pos"][i] + q_rotate(state["body_quat"][i], world.load_point[k]))
+        start, end = world.load_window[k]
+        d["start"] = _f(start)
+        if math.isfinite(end):
+            d["end"] = _f(end)
+        out.append(d)
+    return out
+
+
+def _ropes(world, state):
+    out = []
+    saved = state.get("ropes", {})
+    colors = getattr(world, "_rope_color", {})
+    for name, rope in getattr(world, "ropes", {}).items():
+        nodes = saved[name][0]["node_pos"] if name in saved else rope.positions
+        d = {"name": name, "start": _vec(nodes[0]), "end": _vec(nodes[-1]), "segments": int(rope.segments),
+             "radius": _f(rope.radius), "density": _f(rope.density), "E": _f(rope.E), "G": _f(rope.G),
+             "damping": _f(rope.damping), "friction": _f(rope.friction), "ground": bool(rope.ground)}
+        if name in colors:
+            d["color"] = _vec(colors[name])
+        last = rope.n_nodes - 1
+        for at in getattr(rope, "_attachments", {}).values():
+            end = "start" if at.node == 0 else ("end" if at.node == last else None)
+            if end is None:
+                raise ValueError(f"rope {name!r}: node {at.node} is attached, and scene files attach ends only")
+            d[f"{end}_attach"] = "world" if at.body < 0 else world.body_info[at.body].name
+            if at.clamp:
+                d[f"{end}_clamp"] = True
+        out.append(d)
+    return out
+
+
+def _motor_events(world):
+    out = []
+    for time, j, mode, target in getattr(world, "_events", []):
+        d = {"joint": world.joint_info[j].name, "time": _f(time), "target": _f(target)}
+        if mode is not None:
+            d["mode"] = mode
+        out.append(d)
+    return out
+
+
+def scene_dict(world, view=None):
+    """The scene file's data for `world` (plain dicts, lists, numbers and strings).
+    `view`: {"eye", "target"} to store instead of world.view (e.g. the current camera)."""
+    state = _initial(world)
+    data = _world_tables(world, view)
+    for key, items in (("bodies", _bodies(world, state)), ("joints", _joints(world, state)),
+                       ("loads", _loads(world, state)), ("ropes", _ropes(world, state)),
+                       ("motor_events", _motor_events(world))):
+        if items:
+            data[key] = items
+    return data
+
+
+def scene_text(world, view=None, header=None):
+    """The scene file as TOML text, with an optional comment header."""
+    import tomli_w
+    text = tomli_w.dumps(scene_dict(world, view))
+    if header:
+        text = "".join(f"# {line}\n" for line in header.splitlines()) + "\n" + text
+    return text
+
+
+def save_scene(world, path, view=None, header=None):
+    """Write `world` as a scene file at `path` (see scene_dict); returns the path."""
+    text = scene_text(world, view, header)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path

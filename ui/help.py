@@ -1,0 +1,98 @@
+"""Every key and mouse action of the viewer, and the F1 overlay that lists them.
+
+KEYS is the one table: the overlay prints it and the window dispatches key presses
+through it (`action` names a `ViewerWindow.action_*` method), so the overlay cannot
+drift from what the keys do.
+"""
+from dataclasses import dataclass
+
+from imgui_bundle import imgui
+from pyglet.window import key
+
+
+@dataclass(frozen=True)
+class KeyAction:
+    label: str          # as printed
+    symbols: tuple      # pyglet key symbols
+    action: str         # ViewerWindow.action_<action>
+    text: str           # what it does
+
+
+KEYS = (
+    KeyAction("Space", (key.SPACE,), "toggle_pause", "play / pause the simulation"),
+    KeyAction("Right arrow", (key.RIGHT,), "single_step", "one step of Δt (while paused)"),
+    KeyAction("Backspace", (key.BACKSPACE,), "reset", "reset the simulation to its start"),
+    KeyAction("1", (key._1, key.NUM_1), "solver_penalty", "penalty solver (seed 000)"),
+    KeyAction("2", (key._2, key.NUM_2), "solver_impulse", "impulse solver (seed 001)"),
+    KeyAction("R", (key.R,), "reset_view", "reset the camera"),
+    KeyAction("J", (key.J,), "overlay_joints", "joint frames on / off"),
+    KeyAction("L", (key.L,), "overlay_limits", "joint limits on / off"),
+    KeyAction("C", (key.C,), "overlay_com", "centres of mass on / off"),
+    KeyAction("V", (key.V,), "overlay_violation", "tint bodies by constraint violation"),
+    KeyAction("S", (key.S,), "shadows", "shadows on / off"),
+    KeyAction("P / F12", (key.P, key.F12), "screenshot", "save a screenshot in ./screenshots/"),
+    KeyAction("Tab", (key.TAB,), "toggle_panel", "show / hide the panel"),
+    KeyAction("F1", (key.F1,), "toggle_help", "show / hide this help"),
+    KeyAction("Escape", (key.ESCAPE,), "quit", "quit"),
+)
+
+MOUSE = (
+    ("Left drag on a body", "pull it by a soft spring (drawn as a line), in the plane facing you"),
+    ("Shift + left drag on a body", "pull it nearer or farther (mouse up: away from you)"),
+    ("Left click on a body", "select it and its joint (Joints table)"),
+    ("Left drag elsewhere", "orbit the camera"),
+    ("Right or middle drag", "pan the camera"),
+    ("Wheel", "zoom"),
+    ("Double-click on a body", "centre the camera on it"),
+    ("Over the panel", "the mouse and typing go to the panel, not the scene"),
+)
+
+
+def key_action(symbol):
+    """The KeyAction a pyglet key symbol triggers, or None."""
+    for k in KEYS:
+        if symbol in k.symbols:
+            return k
+    return None
+
+
+def draw_help(scene_width, height):
+    """The F1 overlay, centred on the scene. Returns its rectangle (x0, y0, x1, y1),
+    top-left origin, or None when closed by its button (caller toggles)."""
+    imgui.set_next_window_pos((scene_width * 0.5, height * 0.5), imgui.Cond_.always, (0.5, 0.5))
+    imgui.set_next_window_bg_alpha(0.92)
+    flags = (imgui.WindowFlags_.always_auto_resize | imgui.WindowFlags_.no_collapse
+             | imgui.WindowFlags_.no_saved_settings | imgui.WindowFlags_.no_move)
+    imgui.begin("Help (F1)", None, flags)
+    closed = False
+    table = imgui.TableFlags_.row_bg | imgui.TableFlags_.borders_inner_h
+    if imgui.begin_table("keys", 2, table):
+        imgui.table_setup_column("Key", imgui.TableColumnFlags_.width_fixed)
+        imgui.table_setup_column("Action")
+        imgui.table_headers_row()
+        for k in KEYS:
+            imgui.table_next_row()
+            imgui.table_next_column()
+            imgui.text(k.label)
+            imgui.table_next_column()
+            imgui.text(k.text)
+        imgui.end_table()
+    imgui.spacing()
+    if imgui.begin_table("mouse", 2, table):
+        imgui.table_setup_column("Mouse", imgui.TableColumnFlags_.width_fixed)
+        imgui.table_setup_column("Action")
+        imgui.table_headers_row()
+        for gesture, text in MOUSE:
+            imgui.table_next_row()
+            imgui.table_next_column()
+            imgui.text(gesture)
+            imgui.table_next_column()
+            imgui.text(text)
+        imgui.end_table()
+    imgui.spacing()
+    imgui.text_disabled("Hover over any parameter in the panel for its meaning and units.")
+    if imgui.button("Close"):
+        closed = True
+    pos, size = imgui.get_window_pos(), imgui.get_window_size()
+    imgui.end()
+    return None if closed else (pos.x, pos.y, pos.x + size.x, pos.y + size.y)

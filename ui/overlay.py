@@ -1,0 +1,72 @@
+"""Drawn over the 3D view with ImGui: the drag spring, the selected body's outline,
+and the blow-up dialog (a message and a reset button)."""
+import numpy as np
+from imgui_bundle import imgui
+
+from physics.quat import q_rotate
+from .picking import BOX_EDGES, bounding_corners
+
+SPRING = imgui.IM_COL32(255, 215, 60, 255)
+SPRING_END = imgui.IM_COL32(255, 120, 40, 255)
+HIGHLIGHT = imgui.IM_COL32(90, 220, 255, 255)
+
+
+class Projector:
+    """World point → window point (top-left origin) for a camera over the scene area."""
+
+    def __init__(self, camera, width, height):
+        self.w, self.h = width, height
+        self.m = camera.view_proj(width / max(height, 1))
+
+    def __call__(self, p):
+        c = self.m @ np.append(np.asarray(p, float), 1.0)
+        if c[3] <= 1e-6:
+            return None
+        return ((c[0] / c[3]) * 0.5 + 0.5) * self.w, (1.0 - ((c[1] / c[3]) * 0.5 + 0.5)) * self.h
+
+
+def draw_spring(draw_list, project, grab):
+    """The line from the grabbed point to the cursor's target."""
+    if grab is None:
+        return
+    a, b = project(grab["point"]), project(grab["target"])
+    if a is None or b is None:
+        return
+    draw_list.add_line(imgui.ImVec2(*a), imgui.ImVec2(*b), SPRING, 2.5)
+    draw_list.add_circle_filled(imgui.ImVec2(*a), 4.5, SPRING_END)
+    draw_list.add_circle(imgui.ImVec2(*b), 6.0, SPRING, 0, 2.0)
+
+
+def draw_outline(draw_list, project, shape, position, orientation, label=None):
+    """The selected body's bounding box, as lines, and its name."""
+    corners = bounding_corners(shape)
+    if corners is None:
+        return
+    pts = [project(np.asarray(position) + q_rotate(np.asarray(orientation), c * 1.04)) for c in corners]
+    for a, b in BOX_EDGES:
+        if pts[a] is not None and pts[b] is not None:
+            draw_list.add_line(imgui.ImVec2(*pts[a]), imgui.ImVec2(*pts[b]), HIGHLIGHT, 1.5)
+    top = [p for p in pts if p is not None]
+    if label and top:
+        x = min(p[0] for p in top)
+        y = min(p[1] for p in top) - 18
+        draw_list.add_text(imgui.ImVec2(x, y), HIGHLIGHT, label)
+
+
+def draw_blowup(error, scene_width, height):
+    """A dialog over the scene after a blow-up. Returns 'reset' when its button is pressed,
+    and the dialog's rectangle."""
+    imgui.set_next_window_pos((scene_width * 0.5, height * 0.35), imgui.Cond_.always, (0.5, 0.5))
+    flags = (imgui.WindowFlags_.always_auto_resize | imgui.WindowFlags_.no_collapse
+             | imgui.WindowFlags_.no_saved_settings | imgui.WindowFlags_.no_move)
+    imgui.push_style_color(imgui.Col_.title_bg_active, imgui.ImVec4(0.6, 0.12, 0.1, 1.0))
+    imgui.push_style_color(imgui.Col_.title_bg, imgui.ImVec4(0.6, 0.12, 0.1, 1.0))
+    imgui.begin("The simulation blew up", None, flags)
+    imgui.text(str(error))
+    imgui.text("It is paused. Reset, then try a smaller Δt, more substeps or iterations,")
+    imgui.text("the critical penalty preset, or the impulse solver.")
+    action = "reset" if imgui.button("Reset (Backspace)") else None
+    pos, size = imgui.get_window_pos(), imgui.get_window_size()
+    imgui.end()
+    imgui.pop_style_color(2)
+    return action, (pos.x, pos.y, pos.x + size.x, pos.y + size.y)

@@ -1,0 +1,410 @@
+"""The side panel: Simulation, Solver, Joints, Ropes (when there are any), Plots.
+
+It edits the model between frames (the window draws it after the physics steps of a
+frame and before the next ones), always through the World's public setters and
+`params.apply`, so a bad value is clamped or refused with a notice, never raised.
+`viewer` is the ViewerWindow: world, driver, camera, selection and the actions that
+the keys share (render/viewer.py).
+"""
+import os
+from pathlib import Path
+
+from imgui_bundle import imgui
+
+from physics.scene_writer import save_scene
+from .joints_table import JointsTable
+from .params import Notices, Param, apply, guarded
+from .plots import Plots
+from .ropes import draw_ropes
+from .widgets import ERROR, GOOD, MUTED, WARNING, Widgets
+
+DEFAULT_SCENES = Path(__file__).resolve().parent.parent / "scenes"
+STABILIZATIONS = ("split", "baumgarte", "none")
+PRESETS = ("paper", "critical")
+PENALTY_TIPS = {
+    "alpha_lin": ("α* lin", "Paper preset: stiffness per unit effective mass of translational rows (1/s²); "
+                            "α = m_eff α* (seed 000 eq. 9)."),
+    "beta_lin": ("β* lin", "Paper preset: damping per unit effective mass of translational rows (1/s)."),
+    "alpha_rot": ("α* rot", "Paper preset: stiffness per unit effective mass of rotational rows (1/s²)."),
+    "beta_rot": ("β* rot", "Paper preset: damping per unit effective mass of rotational rows (1/s)."),
+    "kappa": ("κ", "Critical preset: ωΔt of every row (dimensionless); below 2 for semi-implicit Euler, "
+                   "0.7 by default."),
+    "zeta": ("ζ", "Critical preset: damping ratio of every row (1 = critical)."),
+}
+PENALTY_UNITS = {"alpha_lin": "1/s²", "beta_lin": "1/s", "alpha_rot": "1/s²", "beta_rot": "1/s", "kappa": "",
+                 "zeta": ""}
+PENALTY_INDEX = {"alpha_lin": 1, "beta_lin": 2, "alpha_rot": 3, "beta_rot": 4, "kappa": 5, "zeta": 6}
+PENALTY_RANGE = {"alpha_lin": (0.0, 1e9), "beta_lin": (0.0, 1e7), "alpha_rot": (0.0, 1e9), "beta_rot": (0.0, 1e7),
+                 "kappa": (0.0, 2.0), "zeta": (0.0, 100.0)}
+
+
+def scene_files(current=None):
+    """The .toml files next to the current scene (or the shipped scenes), sorted."""
+    folders = []
+    if current:
+        folders.append(Path(current).resolve().parent)
+    folders.append(DEFAULT_SCENES)
+    for folder in folders:
+        files = sorted(folder.glob("*.toml"))
+        if files:
+            return files
+    return []
+
+
+class Panel:
+    def __init__(self, viewer):
+        self.v = viewer
+        self.notices = Notices()
+        self.w = Widgets(self.notices)
+        self.joints = JointsTable(self.w, self.notices)
+        self.plots = Plots()
+        self.rect = None                  # the panel's rectangle last frame (top-left origin)
+        self.controls_rect = None         # its scrolling part (everything but the plots)
+        self.saved_gravity = None         # gravity to restore when it is switched back on
+        self.save_path = ""
+        self.export_path = ""
+        self.confirm_overwrite = None
+        self.col2 = 200.0                 # x of the second column of a row of fields
+        self.plot_heights = (150.0, 120.0)
+        self.capped_steps = 0             # time-cap cuts since the scene was loaded or reset
+        self.counted_steps = 0
+        self.scene_changed()
+
+    # ------------------------------------------------------------------ model edits
+    def restarted(self):
+        """The simulation went back to its start: fresh plots and counters."""
+        self.plots.history.clear()
+        self.capped_steps = self.counted_steps = 0
+
+    def scene_changed(self):
+        """A new world: fresh plots, counters and default file names."""
+        self.restarted()
+        self.plots.history.joint = None
+        self.saved_gravity = None
+        path = Path(self.v.scene_path) if self.v.scene_path else DEFAULT_SCENES / "scene.toml"
+        stem = path.stem
+        save = path.with_name(f"{stem}_edited.toml") if self.v.scene_path else Path(f"{stem}_edited.toml")
+        try:
+            save = save.resolve().relative_to(Path.cwd())      # shorter to read, when it can be
+        except ValueError:
+            pass
+        self.save_path = str(save)
+        self.export_path = os.path.join("plots", f"{stem}.csv")
+
+    def sim_params(self):
+        v = self.v
+        world, driver = v.world, v.driver
+
+        def set_speed(p):
+            driver.speed = p / 100.0
+
+        def set_dt(ms):
+            world.dt = ms / 1000.0
+
+        return {p.key: p for p in (
+            Param("sim.speed", "speed", "Simulated time per wall-clock time (%): 100 % is real time, less is "
+                  "slow motion (down to 1 %).", lambda: driver.speed * 100.0, set_speed, 1.0, 100.0,
+                  kind="log_slider", fmt="%.0f %%"),
+            Param("sim.dt", "Δt", "Fixed physics step (ms), 0.001 - 100 ms.", lambda: world.dt * 1000.0, set_dt,
+                  0.001, 100.0, fmt="%.4g", unit="ms"),
+            Param("sim.substeps", "substeps", "Impulse solver: substeps per Δt (each of Δt/substeps); "
+                  "more substeps make joints stiffer.", lambda: world.impulse_settings["substeps"],
+                  lambda n: world.set_impulse_settings(substeps=n), 1, 1000, kind="int"),
+        )}
+
+    def solver_params(self):
+        world = self.v.world
+
+        def setting(name):
+            return lambda x: world.set_impulse_settings(**{name: x})
+
+        params = [
+            Param("solver.iterations", "iterations", "Impulse solver: most velocity iterations per substep.",
+                  lambda: world.impulse_settings["iterations"], setting("iterations"), 1, 100000, kind="int"),
+            Param("solver.epsilon", "ε", "Impulse solver: stop iterating when every impulse change |Δp| is "
+                  "below ε (N·s).", lambda: world.impulse_settings["epsilon"], setting("epsilon"), 0.0, 1e3,
+                  fmt="%.3g", unit="N·s"),
+            Param("solver.time_cap_ms", "time cap", "Impulse solver: wall-clock budget of one solve (ms); "
+                  "0 = no cap. The solve stops there with what it has.",
+                  lambda: world.impulse_settings["time_cap_ms"], setting("time_cap_ms"), 0.0, 1000.0,
+                  fmt="%.3g", unit="ms"),
+            Param("solver.erp", "ERP", "Error reduction per step (0-1): the share of joint drift corrected "
+                  "each step by split impulses or Baumgarte.", lambda: world.impulse_settings["erp"],
+                  setting("erp"), 0.0, 1.0, kind="slider", fmt="%.2f"),
+            Param("solver.position_iterations", "position iterations", "Split impulses: iterations of the "
+                  "position (pseudo-velocity) pass.", lambda: world.impulse_settings["position_iterations"],
+                  setting("position_iterations"), 0, 100000, kind="int"),
+        ]
+        for name, (label, tip) in PENALTY_TIPS.items():
+            idx = PENALTY_INDEX[name]
+            lo, hi = PENALTY_RANGE[name]
+            params.append(Param(f"solver.{name}", label, tip, lambda i=idx: float(world.penalty_params[i]),
+                                lambda x, n=name: world.set_penalty_coefficients(**{n: x}), lo, hi, fmt="%.5g",
+                                unit=PENALTY_UNITS[name]))
+        return {p.key: p for p in params}
+
+    def param(self, key):
+        """A Param of the Simulation or Solver section by key (e.g. "solver.iterations")."""
+        return {**self.sim_params(), **self.solver_params()}[key]
+
+    def set(self, key, value):
+        """What a widget does when a value is committed (tests use it too)."""
+        return apply(self.param(key), value, self.notices)
+
+    def set_gravity(self, on):
+        world = self.v.world
+        if on:
+            g = self.saved_gravity if self.saved_gravity is not None else (0.0, 0.0, -9.81)
+            world.gravity = g
+        else:
+            if any(world.gravity):
+                self.saved_gravity = tuple(world.gravity)
+            world.gravity = (0.0, 0.0, 0.0)
+
+    def save_scene_as(self, path):
+        """Write the edited world (with the current camera as its view) to `path`."""
+        path = str(path).strip()
+        if not path:
+            self.notices.add("Save scene: give a file name", "error")
+            return False
+        if not path.endswith(".toml"):
+            path += ".toml"
+        cam = self.v.camera
+        view = {"eye": list(cam.eye), "target": list(cam.target)}
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            self.notices.add(f"Save scene: the folder {folder} does not exist", "error")
+            return False
+        if guarded(self.notices, "Save scene", save_scene, self.v.world, path, view,
+                   f"Saved from the Sharnir panel ({self.v.scene_name}).") is None:
+            return False
+        self.notices.add(f"Saved {path}", "info")
+        return True
+
+    def export_plots(self, path):
+        rows = guarded(self.notices, "Export CSV", self.plots.history.export_csv, path, self.plots.seconds)
+        if rows is not None:
+            self.notices.add(f"Wrote {rows} rows to {path}", "info")
+        return rows
+
+    def record(self):
+        """After every slice of physics steps (plots.SampledWorld) and every drawn frame:
+        a plot sample, and the time-cap count of the steps run since the last one."""
+        world = self.v.world
+        if self.plots.history.record(world, self.v.selected_joint):
+            st = world.stats
+            self.capped_steps += st.capped_steps
+            self.counted_steps += st.steps
+
+    # ------------------------------------------------------------------ drawing
+    def draw(self, x, width, height):
+        imgui.set_next_window_pos((x, 0), imgui.Cond_.always)
+        imgui.set_next_window_size((width, height), imgui.Cond_.always)
+        flags = (imgui.WindowFlags_.no_move | imgui.WindowFlags_.no_resize | imgui.WindowFlags_.no_collapse
+                 | imgui.WindowFlags_.no_saved_settings | imgui.WindowFlags_.no_title_bar
+                 | imgui.WindowFlags_.no_bring_to_front_on_focus)
+        imgui.begin("Sharnir panel", None, flags)
+        self.w.rects = {}
+        self._header()
+        plots_h = self._plots_height(height)
+        avail = imgui.get_content_region_avail().y
+        if imgui.begin_child("controls", (0, max(avail - plots_h, 120.0))):
+            cp, cs = imgui.get_window_pos(), imgui.get_window_size()
+            self.controls_rect = (cp.x, cp.y, cp.x + cs.x, cp.y + cs.y)
+            self.col2 = imgui.get_content_region_avail().x * 0.5 + 4
+            self._simulation()
+            self._solver()
+            self._joints()
+            ropes = getattr(self.v.world, "ropes", None)
+            if ropes:
+                if imgui.collapsing_header("Ropes", imgui.TreeNodeFlags_.default_open):
+                    draw_ropes(self.w, ropes)
+        imgui.end_child()
+        self._plots()
+        pos, size = imgui.get_window_pos(), imgui.get_window_size()
+        self.rect = (pos.x, pos.y, pos.x + size.x, pos.y + size.y)
+        imgui.end()
+
+    def _plots_height(self, height):
+        """Height of the plots area: the joint plot and one tabbed plot, ~40 % of the panel."""
+        u = max(90.0, min(260.0, (0.42 * height - 80.0) / 2.2))
+        self.plot_heights = (1.2 * u, u)
+        return sum(self.plot_heights) + 3.6 * imgui.get_frame_height_with_spacing()
+
+    def _pair(self, first, second, width=90):
+        """Two Params on one line, the second at the middle of the panel."""
+        self.w.param(first, width=width)
+        if second is not None:
+            imgui.same_line(self.col2)
+            self.w.param(second, width=width)
+
+    def _header(self):
+        v = self.v
+        d = v.driver
+        state = "blew up" if d.error is not None else ("paused" if d.paused else "running")
+        color = ERROR if d.error is not None else (WARNING if d.paused else GOOD)
+        imgui.text(f"{v.scene_name}   t = {v.world.time:.3f} s   ")
+        imgui.same_line()
+        imgui.text_colored(color, state)
+        if d.behind and not d.paused:
+            imgui.same_line()
+            imgui.text_colored(WARNING, "(slowed)")
+            self.w.tooltip("The machine can't run the physics in real time: simulated time runs slower.")
+        imgui.same_line(imgui.get_window_width() - 90)
+        if self.w.button("help", "Help (F1)", "Every key and mouse action."):
+            v.action_toggle_help()
+        if d.error is not None:
+            imgui.push_text_wrap_pos(0.0)
+            imgui.text_colored(ERROR, str(d.error))
+            imgui.pop_text_wrap_pos()
+            if self.w.button("blowup.reset", "Reset", "Back to the start of the simulation (Backspace)."):
+                v.action_reset()
+        for n in self.notices.current()[-2:]:
+            color = {"error": ERROR, "warning": WARNING}.get(n.level, MUTED)
+            imgui.push_text_wrap_pos(0.0)
+            imgui.text_colored(color, n.text)
+            imgui.pop_text_wrap_pos()
+        imgui.separator()
+
+    def _simulation(self):
+        if not imgui.collapsing_header("Simulation", imgui.TreeNodeFlags_.default_open):
+            return
+        v, w = self.v, self.w
+        d = v.driver
+        if w.button("sim.play", "Pause" if not d.paused else "Play ", "Play / pause (Space)."):
+            v.action_toggle_pause()
+        imgui.same_line()
+        if w.button("sim.step", "Step", "One step of Δt (Right arrow)."):
+            v.action_single_step()
+        imgui.same_line()
+        if w.button("sim.reset", "Reset", "Back to the start (Backspace)."):
+            v.action_reset()
+        imgui.same_line(self.col2)
+        params = self.sim_params()
+        w.param(params["sim.speed"], width=120)
+        self._pair(params["sim.dt"], params["sim.substeps"])
+        changed, on = w.checkbox("sim.gravity", "gravity", any(v.world.gravity),
+                                 "Gravity on (the scene's, default (0, 0, -9.81) m/s²) or off.")
+        if changed:
+            guarded(self.notices, "gravity", self.set_gravity, on)
+        imgui.same_line()
+        g = v.world.gravity
+        imgui.text_disabled(f"({g[0]:.3g}, {g[1]:.3g}, {g[2]:.3g}) m/s²")
+        files = scene_files(v.scene_path)
+        names = [f.name for f in files]
+        current = Path(v.scene_path).name if v.scene_path else ""
+        if names:
+            changed, name = w.combo("sim.scene", "scene", current if current in names else names[0], names,
+                                    "Open another scene file (edits to this one are lost unless saved).",
+                                    width=self.col2 - 8)
+            if changed and name != current:
+                v.load_scene(str(files[names.index(name)]))
+                return
+            imgui.same_line()
+        if w.button("sim.reload", "Reload", "Load this scene file again, dropping the edits."):
+            if v.scene_path:
+                v.load_scene(v.scene_path)
+                return
+        imgui.set_next_item_width(self.col2 - 8)
+        changed, text = imgui.input_text("##save_path", self.save_path)
+        w._remember("sim.save_path")
+        w.tooltip("File to save the edited scene to (TOML; the current camera becomes its view).")
+        if changed:
+            self.save_path = text
+            self.confirm_overwrite = None
+        imgui.same_line()
+        exists = os.path.exists(self.save_path)
+        label = "Overwrite?" if exists and self.confirm_overwrite == self.save_path else "Save scene as"
+        if w.button("sim.save", label, "Write the edited world as a scene file (press twice to overwrite)."):
+            if exists and self.confirm_overwrite != self.save_path:
+                self.confirm_overwrite = self.save_path
+                self.notices.add(f"{self.save_path} exists: press Overwrite? to replace it", "warning")
+            else:
+                self.confirm_overwrite = None
+                self.save_scene_as(self.save_path)
+
+    def _solver(self):
+        if not imgui.collapsing_header("Solver", imgui.TreeNodeFlags_.default_open):
+            return
+        v, w = self.v, self.w
+        world = v.world
+        for name, tip in (("penalty", "Penalty forces, seed 000 (key 1)."),
+                          ("impulse", "Sequential impulses with joint friction, seed 001 (key 2).")):
+            if imgui.radio_button(f"{name}##solver.{name}", world.solver == name):
+                v.set_solver(name)
+            w._remember(f"solver.{name}")
+            w.tooltip(tip)
+            imgui.same_line()
+        params = self.solver_params()
+        if world.solver == "impulse":
+            s = world.impulse_settings
+            imgui.same_line(self.col2)
+            changed, on = w.checkbox("solver.warm_start", "warm start", s["warm_start"],
+                                     "Start each solve from the last step's impulses.")
+            if changed:
+                guarded(self.notices, "warm start", world.set_impulse_settings, warm_start=on)
+            self._pair(params["solver.iterations"], params["solver.epsilon"])
+            self._pair(params["solver.time_cap_ms"], params["solver.erp"])
+            changed, stab = w.combo("solver.stabilization", "drift", s["stabilization"], STABILIZATIONS,
+                                    "How joint drift is removed: split impulses (a separate position pass), "
+                                    "Baumgarte (a velocity bias) or none.", width=90)
+            if changed:
+                guarded(self.notices, "stabilization", world.set_impulse_settings, stabilization=stab)
+            if s["stabilization"] == "split":
+                imgui.same_line(self.col2)
+                w.param(params["solver.position_iterations"], label="position iter.", width=90)
+        else:
+            imgui.new_line()
+            changed, preset = w.combo("solver.preset", "preset", world.penalty_preset, PRESETS,
+                                      "paper: α, β from the effective mass and α*, β* (seed 000); critical: "
+                                      "every row critically damped from its effective mass and Δt.", width=90)
+            if changed:
+                guarded(self.notices, "penalty preset", setattr, world, "penalty_preset", preset)
+            if world.penalty_preset == "paper":
+                self._pair(params["solver.alpha_lin"], params["solver.beta_lin"])
+                self._pair(params["solver.alpha_rot"], params["solver.beta_rot"])
+            else:
+                self._pair(params["solver.kappa"], params["solver.zeta"])
+        self._readouts()
+
+    def _readouts(self):
+        world, w = self.v.world, self.w
+        st = world.stats
+        if world.solver == "impulse":
+            w.readout("iterations", f"{st.iterations}", "Iterations the last solve used.", MUTED)
+            imgui.same_line(self.col2)
+            w.readout("residual", f"{st.residual:.2e} N·s", "Largest |Δp| of the last iteration (N·s).", MUTED)
+        w.readout("solve", f"{st.solve_ms:.3f} ms", "Wall-clock time of one step's solve (ms).", MUTED)
+        if world.solver == "impulse":
+            imgui.same_line(self.col2)
+            n, k = self.counted_steps, self.capped_steps
+            pct = 100.0 * k / n if n else 0.0
+            w.readout("time cap cut", f"{k} / {n} steps ({pct:.1f} %)",
+                      "How often the time cap stopped the solve early, since load or reset.",
+                      WARNING if k else MUTED)
+
+    def _joints(self):
+        if not imgui.collapsing_header("Joints", imgui.TreeNodeFlags_.default_open):
+            return
+        v = self.v
+        self.joints.draw(v.world, v.selected_joint, v.select_joint)
+        self.joints.draw_details(v.world, v.selected_joint)
+
+    def _plots(self):
+        v, w = self.v, self.w
+        imgui.separator()
+        imgui.text("Plots")
+        imgui.same_line()
+        p = Param("plots.window", "window", "Length of the rolling window (s of simulated time).",
+                  lambda: self.plots.seconds, lambda s: setattr(self.plots, "seconds", s), 0.5, 600.0,
+                  kind="log_slider", fmt="window %.1f s")
+        w.param(p, label="##window", width=130)
+        imgui.same_line()
+        if w.button("plots.export", "Export CSV", f"Write the plotted window to {self.export_path} (CSV)."):
+            self.export_plots(self.export_path)
+        j = v.selected_joint
+        label, angular = "no joint selected", True
+        if j is not None and j < len(v.world.joint_info):
+            info = v.world.joint_info[j]
+            label, angular = f"{info.name} ({info.kind})", info.kind != "prismatic"
+        self.plots.draw(label, angular, self.plot_heights)
