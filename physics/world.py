@@ -699,33 +699,58 @@ class World:
     def grab(self, body, point, target, frequency=None, max_accel=None):
         """Start dragging `body` at world `point` towards world `target` with a soft
         spring, applied every step with any solver: stiffness k = m ω², damping
-        c = 2 m ω (critical for the body's mass m, ω = 2π·frequency), |F| ≤ m·max_accel."""
-        if not self.has_body(body) or self._body_index[body] == 0:
-            raise ValueError(f"grab: {body!r} is not a body")
-        i = self._body_index[body]
-        if self.body_inv_mass[i] == 0.0:
-            raise ValueError(f"grab: {body!r} is static")
+        c = 2 m ω (critical for the body's mass m, ω = 2π·frequency), |F| ≤ m·max_accel.
+        `body` may name a rope: its node nearest to `point` is pulled (Rope.grab_node,
+        with k and the bound from the rope's mass)."""
         f = self.GRAB_FREQUENCY if frequency is None else float(frequency)
         a = self.GRAB_MAX_ACCEL if max_accel is None else float(max_accel)
         if not (math.isfinite(f) and f > 0 and math.isfinite(a) and a > 0):
             raise ValueError("grab: frequency and max_accel must be finite and > 0")
-        local = q_rotate(q_conj(self.body_quat[i]), _vec3(point, "grab point") - self.body_pos[i])
-        self._grab = {"body": i, "local": local, "target": _vec3(target, "grab target"),
+        point, target = _vec3(point, "grab point"), _vec3(target, "grab target")
+        self.release_grab()
+        if body in self.ropes:
+            rope = self.ropes[body]
+            node = int(np.argmin(np.linalg.norm(rope.positions - point, axis=1)))
+            w = 2.0 * math.pi * f
+            self._grab = {"rope": body, "node": node, "target": target, "k": rope.mass * w * w,
+                          "max_force": rope.mass * a}
+            self._apply_rope_grab()
+            return
+        if not self.has_body(body) or self._body_index[body] == 0:
+            raise ValueError(f"grab: {body!r} is not a body or a rope")
+        i = self._body_index[body]
+        if self.body_inv_mass[i] == 0.0:
+            raise ValueError(f"grab: {body!r} is static")
+        local = q_rotate(q_conj(self.body_quat[i]), point - self.body_pos[i])
+        self._grab = {"body": i, "local": local, "target": target,
                       "omega": 2.0 * math.pi * f, "max_accel": a, "force": np.zeros(3)}
+
+    def _apply_rope_grab(self):
+        g = self._grab
+        self.ropes[g["rope"]].grab_node(g["node"], g["target"], stiffness=g["k"], max_force=g["max_force"])
 
     def move_grab(self, target):
         if self._grab is not None:
             self._grab["target"] = _vec3(target, "grab target")
+            if "rope" in self._grab:
+                self._apply_rope_grab()
 
     def release_grab(self):
+        if self._grab is not None and "rope" in self._grab and self._grab["rope"] in self.ropes:
+            self.ropes[self._grab["rope"]].release_node()
         self._grab = None
 
     @property
     def grab_info(self):
-        """None, or the grabbed body's name, the grab point now, the target and the force (N)."""
+        """None, or the grabbed body's (or rope's) name, the grab point now, the target and
+        the force (N)."""
         g = self._grab
         if g is None:
             return None
+        if "rope" in g:
+            rope = self.ropes[g["rope"]]
+            return {"body": g["rope"], "node": g["node"], "point": rope.positions[g["node"]].copy(),
+                    "target": g["target"].copy(), "force": rope.grab_force()}
         i = g["body"]
         return {"body": self.body_info[i].name, "point": self.body_pos[i] + q_rotate(self.body_quat[i], g["local"]),
                 "target": g["target"].copy(), "force": g["force"].copy()}
@@ -833,7 +858,7 @@ class World:
                     pass
         self._next_event = sum(1 for e in self._events if e[0] < self.time - 1e-9)
         self.blown_up = None
-        self._grab = None
+        self.release_grab()
         self._refresh_rows()
 
     def reset(self):
@@ -894,7 +919,7 @@ class World:
         gather_forces(self.time, self.body_pos, self.body_quat, self.body_force, self.body_torque,
                       self.load_body, self.load_force, self.load_torque, self.load_point, self.load_at_point,
                       self.load_window, self._force_acc, self._torque_acc)
-        if self._grab is not None:
+        if self._grab is not None and "body" in self._grab:
             self._add_grab_force()
         integrate_velocities(self.body_quat, self.body_vel, self.body_omega, self.body_inv_mass, self.body_inertia,
                              self.body_inv_inertia, self._force_acc, self._torque_acc, self._gravity, False, h)

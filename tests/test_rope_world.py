@@ -117,3 +117,39 @@ def test_grab_force_is_bounded_by_mass_times_max_accel():
     w.grab("box", (0, 0, 1), (100.0, 0, 1))
     w.step()
     assert np.linalg.norm(w.grab_info["force"]) == pytest.approx(3.0 * World.GRAB_MAX_ACCEL)
+
+
+def test_grab_pulls_the_rope_node_nearest_the_point_towards_the_target():
+    w = load_scene("scenes/rope_swing.toml")
+    rope = w.ropes["rope"]
+    w.grab("rope", point=(1.4, 0.0, 3.0), target=(0.8, 0.0, 3.5))
+    assert w.grab_info["node"] == rope.n_nodes - 1
+    w.advance(3.0)
+    # pinned at the post and held up by the spring against its weight: the free end
+    # hangs a little below the target, never farther than the weight over k
+    k = rope.mass * (2 * math.pi * World.GRAB_FREQUENCY) ** 2
+    sag = rope.mass * G / k
+    end = rope.positions[-1]
+    assert np.linalg.norm(end - (0.8, 0.0, 3.5)) < 2.0 * sag + 0.02
+    assert rope.max_stretch() < 1e-3
+    w.release_grab()
+    assert w.grab_info is None and rope.grabbed_node is None
+
+
+def test_mouse_ray_near_a_rope_grabs_the_rope():
+    from ui.drag import MouseDrag
+
+    class View:
+        camera = None
+
+        def ray(self, x, y):        # a ray straight down through (x, y)
+            return np.array([x, y, 10.0]), np.array([0.0, 0.0, -1.0])
+
+    w = load_scene("scenes/rope_swing.toml")
+    drag = MouseDrag(View())
+    drag.press(w, 0.0, 0.01)        # 1 cm from the rope's middle node, above it
+    assert drag.active and w.grab_info["body"] == "rope"
+    assert w.grab_info["node"] == 14
+    drag.release(w)
+    drag.press(w, 0.0, 0.5)         # 50 cm away: nothing
+    assert not drag.active

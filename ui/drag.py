@@ -15,6 +15,7 @@ from pyglet.window import key
 from .picking import ray_cast
 
 DEPTH_GAIN = 1.0      # with Shift: metres of depth per metre the cursor moves at the plane
+ROPE_PICK_RADII = 3.0  # a press this many rope radii from a node grabs the rope
 
 
 class MouseDrag:
@@ -48,11 +49,37 @@ class MouseDrag:
         origin, d = self.ray(x, y)
         return ray_cast(snap_shapes, world.body_pos, world.body_quat, origin, d)
 
+    def rope_hit(self, world, x, y):
+        """(rope name, distance along the ray, node position) of the rope node nearest the
+        ray through (x, y) — within ROPE_PICK_RADII radii or 3 cm — or None."""
+        origin, d = self.ray(x, y)
+        best = None
+        for name, rope in getattr(world, "ropes", {}).items():
+            rel = rope.positions - origin
+            along = rel @ d
+            off = np.linalg.norm(rel - along[:, None] * d, axis=1)
+            off[along <= 0] = np.inf
+            k = int(np.argmin(off))
+            if off[k] <= max(ROPE_PICK_RADII * rope.radius, 0.03) and (best is None or along[k] < best[1]):
+                best = (name, float(along[k]), rope.positions[k].copy())
+        return best
+
     def press(self, world, x, y):
         """Grab the body under (x, y) if it can move. Returns the index of the body
         under the cursor (grabbed or static), or None; `active` says if it was grabbed."""
         self.error = None
         found = self.hit(world, x, y)
+        rope = self.rope_hit(world, x, y)
+        if rope is not None and (found is None or rope[1] < found[1]):
+            name, _, point = rope
+            try:
+                world.grab(name, point, point)
+            except (ValueError, AttributeError) as e:
+                self.error = str(e)
+                return None
+            self.body = name
+            self.plane_point = point
+            return None
         if found is None:
             return None
         i, _, point = found
