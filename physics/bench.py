@@ -1,10 +1,13 @@
 """Benchmarks: `python -m physics.bench [--n 10 100 1000] [--joint hinge ball]
-[--solver penalty:paper penalty:critical] [--dt 0.003] [--duration 1.0] [--json] [--startup]`.
+[--solver penalty:paper penalty:critical] [--dt 0.003] [--duration 1.0] [--repeat 5] [--json] [--startup]`.
 
 For each chain (N capsule links of 0.1 m, 0.1 kg, released from horizontal) and each
 solver (`penalty:paper`, `penalty:critical`, `impulse:ITERATIONSxSUBSTEPS` with ε = 0, so
-exactly that many iterations): microseconds per step (wall clock over the whole run, kernel compiled
-beforehand) and the largest joint gap (m) after `duration` simulated seconds.
+exactly that many iterations; `impulse-iterative:…` the same with the direct solve of
+trees turned off): microseconds per step (wall clock over the whole run, kernel compiled
+beforehand; the median of `--repeat` runs), the largest joint gap (m) after `duration`
+simulated seconds and the largest over every step of the run (an untimed rerun of the
+same trajectory), and for `impulse` which path ran (direct: tree_solve.py, or iterative).
 `--startup` also measures the import + first-step time in a fresh interpreter, cold
 (empty numba cache) and warm (cache filled by the cold run).
 """
@@ -18,6 +21,7 @@ import time
 
 import numpy as np
 
+from . import impulse
 from .builders import make_chain
 from .world import SimulationBlowUp, World
 
@@ -30,9 +34,12 @@ def max_gap(world):
     return float(max(gaps)) if gaps else 0.0
 
 
-def run_chain(n, joint, solver, dt, duration):
-    """solver: "penalty:PRESET" or "impulse:ITERATIONSxSUBSTEPS" (e.g. impulse:8x2)."""
+def run_chain(n, joint, solver, dt, duration, repeat=1):
+    """solver: "penalty:PRESET", "impulse:ITERATIONSxSUBSTEPS" (e.g. impulse:8x2) or
+    "impulse-iterative:ITERATIONSxSUBSTEPS" (no direct solve)."""
     name, _, option = solver.partition(":")
+    iterative_only = name == "impulse-iterative"
+    name = "impulse" if iterative_only else name
     world = World(dt=dt, solver=name)
     if name == "penalty" and option:
         world.penalty_preset = option
@@ -40,20 +47,46 @@ def run_chain(n, joint, solver, dt, duration):
         iterations, _, substeps = option.partition("x")
         world.set_impulse_settings(iterations=int(iterations), substeps=int(substeps or 1), epsilon=0.0)
     make_chain(world, links=n, joint=JOINTS[joint])
-    world.step()                      # compile / load kernels outside the timing
-    world.reset()
-    steps = int(round(duration / dt))
-    record = {"scene": "chain", "n": n, "joint": joint, "solver": solver, "dt": dt}
-    t0 = time.perf_counter()
+    saved = impulse.DIRECT_SOLVE
+    impulse.DIRECT_SOLVE = saved and not iterative_only
     try:
-        world.advance_steps(steps)
-        record["max_gap_m"] = max_gap(world)
-        record["blew_up_at_s"] = None
-    except SimulationBlowUp as e:
-        steps = max(int(round(e.time / dt)), 1)
-        record["max_gap_m"] = float("nan")
-        record["blew_up_at_s"] = round(e.time, 4)
-    record["us_per_step"] = (time.perf_counter() - t0) / steps * 1e6
+        world.step()                      # compile / load kernels outside the timing
+        world.reset()
+        steps = int(round(duration / dt))
+        record = {"scene": "chain", "n": n, "joint": joint, "solver": solver, "dt": dt}
+        if name == "impulse":
+            p = world.impulse_params
+            tree = impulse.tree_cache(world.joint_body, world.joint_type, world.body_inv_mass, world.body_inv_inertia)
+            direct = impulse.uses_direct_solve(tree.plan, int(p[impulse.P_ITERATIONS]), p[impulse.P_TIME_CAP_MS],
+                                               int(p[impulse.P_SUBSTEPS]))
+            record["path"] = "direct" if direct else "iterative"
+        times = []
+        for _ in range(max(int(repeat), 1)):
+            world.reset()
+            t0 = time.perf_counter()
+            try:
+                world.advance_steps(steps)
+                done = steps
+                record["max_gap_m"] = max_gap(world)
+                record["blew_up_at_s"] = None
+            except SimulationBlowUp as e:
+                done = max(int(round(e.time / dt)), 1)
+                record["max_gap_m"] = float("nan")
+                record["blew_up_at_s"] = round(e.time, 4)
+            times.append((time.perf_counter() - t0) / done * 1e6)
+        record["us_per_step"] = float(np.median(times))
+        # the same trajectory again, one step at a time: the largest gap over the run
+        world.reset()
+        worst = 0.0
+        try:
+            for _ in range(steps):
+                world.step()
+                worst = max(worst, max_gap(world))
+            record["worst_gap_m"] = worst
+        except SimulationBlowUp:
+            record["worst_gap_m"] = float("nan")
+    finally:
+        impulse.DIRECT_SOLVE = saved
     return record
 
 
@@ -84,22 +117,26 @@ def main(argv=None):
     p.add_argument("--joint", nargs="+", default=["hinge", "ball"], choices=sorted(JOINTS))
     p.add_argument("--solver", nargs="+",
                    default=["penalty:paper", "penalty:critical", "impulse:10x1", "impulse:4x4"],
-                   help="penalty:PRESET or impulse:ITERATIONSxSUBSTEPS")
+                   help="penalty:PRESET, impulse:ITERATIONSxSUBSTEPS or impulse-iterative:ITERATIONSxSUBSTEPS")
     p.add_argument("--dt", type=float, default=0.003, help="step (s)")
     p.add_argument("--duration", type=float, default=1.0, help="simulated seconds per run")
+    p.add_argument("--repeat", type=int, default=1, help="timed runs per case (the median is reported)")
     p.add_argument("--json", action="store_true", help="print a JSON list of records")
     p.add_argument("--startup", action="store_true", help="also time import + first step, cold and warm")
     args = p.parse_args(argv)
-    records = [run_chain(n, j, s, args.dt, args.duration)
+    records = [run_chain(n, j, s, args.dt, args.duration, args.repeat)
                for s in args.solver for j in args.joint for n in args.n]
     startup = startup_times() if args.startup else None
     if args.json:
         print(json.dumps(records if startup is None else {"chains": records, "startup": startup}, indent=1))
         return 0
-    print(f"{'solver':18} {'joint':5} {'N':>5} {'dt (s)':>7} {'us/step':>9} {'max gap (m)':>12}")
+    print(f"{'solver':24} {'joint':5} {'N':>5} {'dt (s)':>7} {'us/step':>9} {'max gap (m)':>12} "
+          f"{'worst gap (m)':>13} {'path':>9}")
     for r in records:
         gap = f"{r['max_gap_m']:.2e}" if r["blew_up_at_s"] is None else f"blew up {r['blew_up_at_s']} s"
-        print(f"{r['solver']:18} {r['joint']:5} {r['n']:>5} {r['dt']:>7} {r['us_per_step']:>9.1f} {gap:>12}")
+        worst = f"{r['worst_gap_m']:.2e}" if r["blew_up_at_s"] is None else "-"
+        print(f"{r['solver']:24} {r['joint']:5} {r['n']:>5} {r['dt']:>7} {r['us_per_step']:>9.1f} {gap:>12} "
+              f"{worst:>13} {r.get('path', '-'):>9}")
     if startup:
         for label, v in startup.items():
             print(f"start-up {label}: import {v['import_s']:.2f} s, import + first step {v['first_step_s']:.2f} s")

@@ -849,7 +849,9 @@ class World:
             getattr(self, f)[:] = s[f]
         self.time, self.step_count = s["time"], s["step_count"]
         if "motors" in s and s["motors"][0].shape == self.joint_motor_mode.shape:
-            self.joint_motor_mode[:], self.joint_motor_target[:] = s["motors"]
+            # joints driven by the motor program start it over; motors edited by hand stay
+            for j in {e[1] for e in self._events}:
+                self.joint_motor_mode[j], self.joint_motor_target[j] = s["motors"][0][j], s["motors"][1][j]
         for name, saved in s.get("ropes", {}).items():
             if name in self.ropes:
                 try:

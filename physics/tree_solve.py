@@ -1,0 +1,1059 @@
+"""Direct O(N) solve of the joint rows of a tree of bodies (Baraff's method).
+
+Baraff, "Linear-time dynamics using Lagrange multipliers" (SIGGRAPH 96): the bodies and
+the joints of a tree-structured mechanism are the nodes of one tree. The sparse
+symmetric system
+
+    [ M   −Jᵀ ] [ v ]   [ 0  ]
+    [ −J   0  ] [ λ ] = [ −b ]          ⇔   J M⁻¹ Jᵀ λ = b,  v = M⁻¹ Jᵀ λ
+
+has the sparsity of that tree (a body node is a 6×6 block M_i, a joint node the m×m
+zero block of its m rows, a joint–body edge the m×6 block −J_ki), so eliminating the
+nodes leaves first creates no fill-in: O(N) work with small dense blocks. With body
+nodes D_i (6×6) and joint nodes S_k = −D_k (m×m), both kept positive definite and
+Cholesky-factored (tree_factor, tree_solve — any rows, e.g. random ones in tests):
+
+    factor (leaves first; joint k joins its child body c to its parent body p):
+        D_c = M_c + Σ_{child joints k' of c} J_k'cᵀ S_k'⁻¹ J_k'c
+        S_k = J_kc D_c⁻¹ J_kcᵀ
+    solve:
+        forward   y_c = −Σ J_k'cᵀ w_k',  u_c = D_c⁻¹ y_c
+                  w_k = S_k⁻¹ (J_kc u_c − b_k)
+        backward  λ_k = −w_k − S_k⁻¹ J_kp v_p      (λ_k = −w_k at a root joint)
+                  v_c = u_c + D_c⁻¹ J_kcᵀ λ_k
+
+Along a chain each of these pivots (a 6×6 and an m×m Cholesky per joint) waits for the
+previous one. The impulse solver runs the same elimination in its articulated form
+(articulated_factor, articulated_solve — rows as joint_rows.py writes them, see the
+block comment there): it eliminates each joint through the l = 6 − m motions its rows
+allow, so the chain of dependent pivots is l×l (1×1 for a hinge), about 4× faster.
+
+A joint to a static body (the world) has no parent body and roots its subtree; a tree
+with no such joint (a free-floating mechanism) is rooted at one of its bodies. A
+graph with a loop — two paths between two bodies, or two joints from one mechanism
+to the static world — is not a tree: `build_tree_plan` keeps a spanning tree and names
+the joints that close the loops.
+
+Storage: every matrix is a row of a float64 (n, 36) array, 6×6 row-major; a Cholesky
+factor keeps L below the diagonal and 1/L_ii on it.
+"""
+import math
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .joint_rows import PRISMATIC, REVOLUTE, ROW_LAYOUT, SPHERICAL, UNIVERSAL
+
+_FAST = {"contract", "reassoc", "nsz", "arcp"}   # no nnan/ninf: NaNs must still show up
+
+
+@dataclass
+class TreePlan:
+    """The tree of one joint graph, built once per topology (`build_tree_plan`).
+
+    order:        tree joints, leaves first (the elimination order)
+    joint_child:  (nj,) the child body of each tree joint (−1: joint not in the tree)
+    joint_side:   (nj,) which side (0 = a, 1 = b) of the joint the child body is
+    joint_parent: (nj,) the parent body (−1: the joint hangs from a static body)
+    joint_m:      (nj,) equality rows per joint (ROW_LAYOUT)
+    joint_direct: (nj,) 1 if the joint is in the tree
+    roots:        bodies rooting a free-floating tree
+    loop_joints:  joints that close a loop (not in the tree)
+    depth:        longest chain of joints from a root
+    """
+    order: np.ndarray
+    joint_child: np.ndarray
+    joint_side: np.ndarray
+    joint_parent: np.ndarray
+    joint_m: np.ndarray
+    joint_direct: np.ndarray
+    roots: np.ndarray
+    loop_joints: np.ndarray
+    depth: int
+    n_bodies: int
+
+    @property
+    def is_tree(self):
+        return len(self.loop_joints) == 0
+
+
+def static_bodies(body_inv_mass, body_inv_inertia):
+    """Bodies that never move (zero inverse mass and inertia), as in integrate.is_static."""
+    return (np.asarray(body_inv_mass) == 0.0) & np.all(np.asarray(body_inv_inertia) == 0.0, axis=1)
+
+
+def build_tree_plan(joint_body, joint_type, static):
+    """Root the joint graph: dynamic bodies are nodes, all static bodies one ground node.
+
+    Joints are taken in index order; one that would close a cycle (union-find) is a
+    loop joint and stays out of the tree. Joints between two static bodies carry no
+    rows and are left out altogether.
+    """
+    joint_body = np.asarray(joint_body, np.int64).reshape(-1, 2)
+    nj = len(joint_body)
+    nb = len(static)
+    ground = nb                                   # the merged static node
+    parent_uf = list(range(nb + 1))
+
+    def find(x):
+        while parent_uf[x] != x:
+            parent_uf[x] = parent_uf[parent_uf[x]]
+            x = parent_uf[x]
+        return x
+
+    def node(i):
+        return ground if static[i] else int(i)
+
+    in_tree = np.zeros(nj, np.int64)
+    loops = []
+    adjacency = [[] for _ in range(nb + 1)]
+    for j in range(nj):
+        a, b = node(joint_body[j, 0]), node(joint_body[j, 1])
+        if a == ground and b == ground:
+            continue
+        ra, rb = find(a), find(b)
+        if ra == rb:
+            loops.append(j)
+            continue
+        parent_uf[ra] = rb
+        in_tree[j] = 1
+        adjacency[a].append(j)
+        adjacency[b].append(j)
+
+    joint_child = np.full(nj, -1, np.int64)
+    joint_side = np.zeros(nj, np.int64)
+    joint_parent = np.full(nj, -1, np.int64)
+    joint_depth = np.zeros(nj, np.int64)
+    bfs = []
+    roots = []
+    seen = np.zeros(nb + 1, bool)
+
+    def grow(start, start_depth):
+        queue = deque([(start, start_depth)])
+        seen[start] = True
+        while queue:
+            n, d = queue.popleft()
+            for j in adjacency[n]:
+                if joint_child[j] >= 0:
+                    continue
+                a, b = node(joint_body[j, 0]), node(joint_body[j, 1])
+                other, side = (b, 1) if a == n else (a, 0)
+                if seen[other]:
+                    continue
+                joint_child[j] = other
+                joint_side[j] = side
+                joint_parent[j] = -1 if n == ground else n
+                joint_depth[j] = d + 1
+                bfs.append(j)
+                seen[other] = True
+                queue.append((other, d + 1))
+
+    grow(ground, 0)
+    for i in range(nb):
+        if not static[i] and not seen[i] and adjacency[i]:
+            roots.append(i)
+            grow(i, 0)
+    joint_m = np.array([ROW_LAYOUT[int(t)][0] for t in joint_type], np.int64).reshape(nj)
+    return TreePlan(order=np.array(bfs[::-1], np.int64), joint_child=joint_child, joint_side=joint_side,
+                    joint_parent=joint_parent, joint_m=joint_m, joint_direct=in_tree,
+                    roots=np.array(roots, np.int64), loop_joints=np.array(loops, np.int64),
+                    depth=int(joint_depth.max()) if nj else 0, n_bodies=nb)
+
+
+class TreeWork:
+    """Preallocated arrays of the articulated factor and solve for n_bodies bodies,
+    n_joints joints and n_roots free-floating roots."""
+
+    def __init__(self, n_bodies, n_joints, n_roots=0):
+        self.body_D = np.zeros((n_bodies, 36))      # D_i (6×6, both triangles)
+        self.body_z = np.zeros((n_bodies, 6))       # momenta in, forward-pass accumulators
+        self.body_z2 = np.zeros((n_bodies, 6))      # the same for a second right-hand side
+        self.joint_N = np.zeros((n_joints, 18))     # null-space columns (6 × l)
+        self.joint_U = np.zeros((n_joints, 18))     # D_c N
+        self.joint_P = np.zeros((n_joints, 9))      # (Nᵀ D_c N)⁻¹
+        self.joint_d = np.zeros((n_joints, 3))      # shift parent → child
+        self.joint_Gl = np.zeros((n_joints, 9))     # Gram⁻¹ of the rows' linear parts
+        self.joint_Ga = np.zeros((n_joints, 9))     # Gram⁻¹ of the angular-only rows
+        self.joint_t = np.zeros((n_joints, 15))     # targets −C: particular s, D_c s, Uᵀ s
+        self.joint_nz = np.zeros((n_joints, 6))     # Nᵀ z_c of both right-hand sides
+        self.root_L = np.zeros((max(n_roots, 1), 36))
+        self.scratch = np.zeros(36)
+
+
+# ---------------------------------------------------------------------------- kernels
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _cholesky(A, k, n):
+    """In-place Cholesky of the n×n SPD matrix in row k of A (lower part read), with
+    1/L_ii stored on the diagonal. A pivot below 1e-13 of the largest diagonal entry
+    (redundant rows) is lifted to it, so the solve stays finite."""
+    big = 0.0
+    for i in range(n):
+        big = max(big, A[k, 7 * i])
+    floor = 1e-13 * big if big > 0.0 else 1e-300
+    for j in range(n):
+        d = A[k, 7 * j]
+        for q in range(j):
+            d -= A[k, 6 * j + q] * A[k, 6 * j + q]
+        if not d > floor:
+            d = floor
+        inv = 1.0 / math.sqrt(d)
+        A[k, 7 * j] = inv
+        for i in range(j + 1, n):
+            s = A[k, 6 * i + j]
+            for q in range(j):
+                s -= A[k, 6 * i + q] * A[k, 6 * j + q]
+            A[k, 6 * i + j] = s * inv
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _chol_solve(A, k, n, x, xk):
+    """x[xk, :n] ← (L Lᵀ)⁻¹ x[xk, :n] with the factor in row k of A."""
+    for i in range(n):
+        s = x[xk, i]
+        for q in range(i):
+            s -= A[k, 6 * i + q] * x[xk, q]
+        x[xk, i] = s * A[k, 7 * i]
+    for i in range(n - 1, -1, -1):
+        s = x[xk, i]
+        for q in range(i + 1, n):
+            s -= A[k, 6 * q + i] * x[xk, q]
+        x[xk, i] = s * A[k, 7 * i]
+
+
+@njit(cache=True, fastmath=_FAST)
+def tree_factor(order, roots, joint_child, joint_side, joint_parent, joint_m, joint_row_start,
+                row_J, body_inv_mass, body_I, body_L, joint_L, scratch):
+    """Factor the tree (Baraff, SIGGRAPH 96) for the mass matrices M_i = diag(m_i E, I_i),
+    I_i = body_I[i] (3×3 world inertia, row-major), and the equality rows in row_J."""
+    # D_i = M_i on every body of the tree
+    for t in range(order.shape[0]):
+        c = joint_child[order[t]]
+        _init_body(c, body_inv_mass, body_I, body_L)
+    for t in range(roots.shape[0]):
+        _init_body(roots[t], body_inv_mass, body_I, body_L)
+    W = scratch
+    for t in range(order.shape[0]):
+        k = order[t]
+        c = joint_child[k]
+        oc = 6 * joint_side[k]
+        r0 = joint_row_start[k]
+        m = joint_m[k]
+        # c has all its children in D_c now
+        _cholesky(body_L, c, 6)
+        # W = L_c⁻¹ J_kcᵀ, one row of W per constraint row
+        for i in range(m):
+            for q in range(6):
+                s = row_J[r0 + i, oc + q]
+                for z in range(q):
+                    s -= body_L[c, 6 * q + z] * W[6 * i + z]
+                W[6 * i + q] = s * body_L[c, 7 * q]
+        # S_k = J_kc D_c⁻¹ J_kcᵀ = W Wᵀ
+        for i in range(m):
+            for j in range(i + 1):
+                s = 0.0
+                for q in range(6):
+                    s += W[6 * i + q] * W[6 * j + q]
+                joint_L[k, 6 * i + j] = s
+        _cholesky(joint_L, k, m)
+        p = joint_parent[k]
+        if p < 0:
+            continue
+        # D_p += J_kpᵀ S_k⁻¹ J_kp = Zᵀ Z, Z = L_S⁻¹ J_kp (m×6, column by column)
+        op = 6 - oc
+        for q in range(6):
+            for i in range(m):
+                s = row_J[r0 + i, op + q]
+                for z in range(i):
+                    s -= joint_L[k, 6 * i + z] * W[6 * z + q]
+                W[6 * i + q] = s * joint_L[k, 7 * i]
+        for a in range(6):
+            for b in range(a + 1):
+                s = 0.0
+                for i in range(m):
+                    s += W[6 * i + a] * W[6 * i + b]
+                body_L[p, 6 * a + b] += s
+    for t in range(roots.shape[0]):
+        _cholesky(body_L, roots[t], 6)
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _init_body(i, body_inv_mass, body_I, body_L):
+    for q in range(36):
+        body_L[i, q] = 0.0
+    m = 1.0 / body_inv_mass[i]
+    body_L[i, 0] = m
+    body_L[i, 7] = m
+    body_L[i, 14] = m
+    for a in range(3):
+        for b in range(a + 1):
+            body_L[i, 6 * (a + 3) + b + 3] = body_I[i, 3 * a + b]
+
+
+@njit(cache=True, fastmath=_FAST)
+def tree_solve(order, roots, joint_child, joint_side, joint_parent, joint_m, joint_row_start, joint_body,
+               row_J, row_C, rate, body_L, joint_L, body_y, body_u, joint_w, vel, omega, lam, assign):
+    """Solve J M⁻¹ Jᵀ Δλ = b for the equality rows, b_r = −rate·C_r − J_r V, with the factor
+    of `tree_factor`; then V += M⁻¹ Jᵀ Δλ (vel, omega) and lam += Δλ (or lam = Δλ when
+    `assign`). Returns the largest |Δλ| (or |new − old| when assigning)."""
+    # forward: leaves to roots
+    for t in range(order.shape[0]):
+        c = joint_child[order[t]]
+        for q in range(6):
+            body_y[c, q] = 0.0
+    for t in range(roots.shape[0]):
+        for q in range(6):
+            body_y[roots[t], q] = 0.0
+    for t in range(order.shape[0]):
+        k = order[t]
+        c = joint_child[k]
+        oc = 6 * joint_side[k]
+        p = joint_parent[k]
+        r0 = joint_row_start[k]
+        m = joint_m[k]
+        for q in range(6):
+            body_u[c, q] = body_y[c, q]
+        _chol_solve(body_L, c, 6, body_u, c)
+        a = joint_body[k, 0]
+        b = joint_body[k, 1]
+        for i in range(m):
+            r = r0 + i
+            # J V − target + J_kc u_c
+            s = rate * row_C[r]
+            s += (row_J[r, 0] * vel[a, 0] + row_J[r, 1] * vel[a, 1] + row_J[r, 2] * vel[a, 2]
+                  + row_J[r, 3] * omega[a, 0] + row_J[r, 4] * omega[a, 1] + row_J[r, 5] * omega[a, 2]
+                  + row_J[r, 6] * vel[b, 0] + row_J[r, 7] * vel[b, 1] + row_J[r, 8] * vel[b, 2]
+                  + row_J[r, 9] * omega[b, 0] + row_J[r, 10] * omega[b, 1] + row_J[r, 11] * omega[b, 2])
+            for q in range(6):
+                s += row_J[r, oc + q] * body_u[c, q]
+            joint_w[k, i] = s
+        _chol_solve(joint_L, k, m, joint_w, k)
+        if p >= 0:
+            op = 6 - oc
+            for q in range(6):
+                s = 0.0
+                for i in range(m):
+                    s += row_J[r0 + i, op + q] * joint_w[k, i]
+                body_y[p, q] -= s
+    # a free-floating root: v = D⁻¹ y
+    for t in range(roots.shape[0]):
+        i = roots[t]
+        for q in range(6):
+            body_u[i, q] = body_y[i, q]
+        _chol_solve(body_L, i, 6, body_u, i)
+        _add_velocity(i, body_u, vel, omega)
+    # backward: roots to leaves; body_u[c] becomes Δv_c; joint_w[k] becomes Δλ_k
+    worst = 0.0
+    for t in range(order.shape[0] - 1, -1, -1):
+        k = order[t]
+        c = joint_child[k]
+        oc = 6 * joint_side[k]
+        p = joint_parent[k]
+        r0 = joint_row_start[k]
+        m = joint_m[k]
+        if p >= 0:
+            op = 6 - oc
+            # t = S⁻¹ J_kp Δv_p, kept in body_y[c] (free now)
+            for i in range(m):
+                s = 0.0
+                for q in range(6):
+                    s += row_J[r0 + i, op + q] * body_u[p, q]
+                body_y[c, i] = s
+            _chol_solve(joint_L, k, m, body_y, c)
+            for i in range(m):
+                joint_w[k, i] = -joint_w[k, i] - body_y[c, i]
+        else:
+            for i in range(m):
+                joint_w[k, i] = -joint_w[k, i]
+        # Δv_c = u_c + D_c⁻¹ J_kcᵀ Δλ_k
+        for q in range(6):
+            s = 0.0
+            for i in range(m):
+                s += row_J[r0 + i, oc + q] * joint_w[k, i]
+            body_y[c, q] = s
+        _chol_solve(body_L, c, 6, body_y, c)
+        for q in range(6):
+            body_u[c, q] += body_y[c, q]
+        _add_velocity(c, body_u, vel, omega)
+        for i in range(m):
+            d = joint_w[k, i]
+            if assign:
+                worst = max(worst, abs(d - lam[r0 + i]))
+                lam[r0 + i] = d
+            else:
+                worst = max(worst, abs(d))
+                lam[r0 + i] += d
+    return worst
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _add_velocity(i, dv, vel, omega):
+    vel[i, 0] += dv[i, 0]
+    vel[i, 1] += dv[i, 1]
+    vel[i, 2] += dv[i, 2]
+    omega[i, 0] += dv[i, 3]
+    omega[i, 1] += dv[i, 4]
+    omega[i, 2] += dv[i, 5]
+
+
+# ---------------------------------------------------------------------------- articulated form
+# The same elimination, with each joint node eliminated through the null space of its
+# rows on the child body instead of through S_k. For joint k (child c, parent p) let
+#     N (6×l)  span the motions of c that its rows allow (J_kc N = 0, l = 6 − m),
+#     X        the rigid shift with J_kp = −J_kc X:  X (v, ω) = (v + ω × d, ω), d = r_p − r_c
+#              (r: the lever arms of the joint's anchors; for a slider d = x_c − x_p).
+# Then J_kcᵀ S_k⁻¹ J_kc = D_c − D_c N (Nᵀ D_c N)⁻¹ Nᵀ D_c, so Baraff's update of the parent
+# is D_p += Xᵀ (D_c − U P⁻¹ Uᵀ) X with U = D_c N, P = Nᵀ U (l×l): Featherstone's
+# articulated-body recursion, in maximal coordinates. The pivots on the chain from the
+# leaves to the root are l×l (1×1 for a hinge) instead of 6×6 and m×m.
+# The solve works on total velocities: body momenta z = M V⁻ (+ other impulses) in,
+# velocities with J V = t (t = −rate·C) out. A particular solution J_kc s_k = t_k comes
+# from the rows' block-triangular shape (articulated_factor, pass 1):
+#     forward   β_k = P⁻¹ (Nᵀ z_c − Uᵀ s_k),  z_p += Xᵀ (z_c − D_c s_k − U β_k)
+#     backward  w = X V_p + s_k,  V_c = w + N P⁻¹ (Nᵀ z_c − Uᵀ w)
+#               J_kcᵀ λ_k = D_c V_c − z_c                  (the impulse of joint k on c)
+# The rows must have the shapes joint_rows.py writes: first the rows with a linear part
+# (three point rows along x, y, z; a slider's two slide rows), then angular-only rows.
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _cross(ax, ay, az, bx, by, bz):
+    return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def arm(row_J, r0, o):
+    """World lever arm r of the side at column offset o (0 = a, 6 = b) of three point rows
+    along x, y, z, whose angular parts are ±(r × e)."""
+    if o == 6:
+        return row_J[r0 + 1, 11], row_J[r0 + 2, 9], row_J[r0, 10]
+    return -row_J[r0 + 1, 5], -row_J[r0 + 2, 3], -row_J[r0, 4]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _sym_inverse(p00, p01, p02, p11, p12, p22, n):
+    """(i00, i01, i02, i11, i12, i22): inverse of the leading n×n block (n ≤ 3) of the
+    symmetric [[p00 p01 p02] [p01 p11 p12] [p02 p12 p22]], zero outside it; a singular
+    block gives 0."""
+    if n == 1:
+        return (1.0 / p00 if p00 > 0.0 else 0.0), 0.0, 0.0, 0.0, 0.0, 0.0
+    if n == 2:
+        det = p00 * p11 - p01 * p01
+        inv = 1.0 / det if det > 0.0 else 0.0
+        return p11 * inv, -p01 * inv, 0.0, p00 * inv, 0.0, 0.0
+    if n == 3:
+        c00 = p11 * p22 - p12 * p12
+        c01 = p02 * p12 - p01 * p22
+        c02 = p01 * p12 - p02 * p11
+        det = p00 * c00 + p01 * c01 + p02 * c02
+        inv = 1.0 / det if det > 0.0 else 0.0
+        return (c00 * inv, c01 * inv, c02 * inv, (p00 * p22 - p02 * p02) * inv, (p01 * p02 - p00 * p12) * inv,
+                (p00 * p11 - p01 * p01) * inv)
+    return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _gram(row_J, rows, k, first, n, col):
+    """Gram matrix (p00, p01, p02, p11, p12, p22) of the 3-vectors row_J[r, col:col + 3] of
+    the n rows rows[k, first:first + n]."""
+    p00 = p01 = p02 = p11 = p12 = p22 = 0.0
+    r0 = rows[k, first]
+    r1 = rows[k, first + 1] if n > 1 else r0
+    r2 = rows[k, first + 2] if n > 2 else r0
+    for q in range(3):
+        x0 = row_J[r0, col + q] if n > 0 else 0.0
+        x1 = row_J[r1, col + q] if n > 1 else 0.0
+        x2 = row_J[r2, col + q] if n > 2 else 0.0
+        p00 += x0 * x0
+        p01 += x0 * x1
+        p02 += x0 * x2
+        p11 += x1 * x1
+        p12 += x1 * x2
+        p22 += x2 * x2
+    return p00, p01, p02, p11, p12, p22
+
+
+@njit(cache=True, fastmath=_FAST)
+def articulated_factor(order, roots, joint_type, joint_body, joint_child, joint_side, joint_parent, joint_rows,
+                       joint_mdir, joint_nldir, row_J, row_C, body_pos, body_inv_mass, body_I, body_D, joint_N,
+                       joint_U, joint_P, joint_d, joint_Gl, joint_Ga, joint_t, root_L, scratch, targets, rows_done):
+    """Factor the tree for M_i = diag(m_i E, I_i) (body_I: 3×3 world inertia, row-major)
+    and, per joint k, the rows joint_rows[k, :joint_mdir[k]] (select_rows: its equality
+    rows and any active limit rows, the joint_nldir[k] rows with a linear part first), in
+    the articulated form above. `targets`: also prepare right-hand sides J V = −rate·C
+    (joint_t: s for t = −C, D_c s, Uᵀ s). `rows_done`: the rows are those of the last
+    call, whose per-joint quantities (pass 1) still hold; only the masses changed.
+    (The steps are written out in the loops: numba's inlining of helpers that store
+    into arrays made them several times slower.)"""
+    # pass 1, joint by joint from its rows alone (nothing flows along the tree): Gram
+    # inverses of the linear parts and of the angular-only rows, null space N, shift d
+    for t in range(0 if rows_done else order.shape[0]):
+        k = order[t]
+        c = joint_child[k]
+        side = joint_side[k]
+        oc = 6 * side
+        m = joint_mdir[k]
+        nl = joint_nldir[k]
+        na = m - nl
+        jt = joint_type[k]
+        if jt == PRISMATIC:
+            g00, g01, g02, g11, g12, g22 = _gram(row_J, joint_rows, k, 0, nl, oc)
+            i00, i01, i02, i11, i12, i22 = _sym_inverse(g00, g01, g02, g11, g12, g22, nl)
+        else:
+            i00, i01, i02, i11, i12, i22 = 1.0, 0.0, 0.0, 1.0, 0.0, 1.0   # point rows: linear parts ±e_x, ±e_y, ±e_z
+        joint_Gl[k, 0] = i00
+        joint_Gl[k, 1] = i01
+        joint_Gl[k, 2] = i02
+        joint_Gl[k, 3] = i01
+        joint_Gl[k, 4] = i11
+        joint_Gl[k, 5] = i12
+        joint_Gl[k, 6] = i02
+        joint_Gl[k, 7] = i12
+        joint_Gl[k, 8] = i22
+        g00, g01, g02, g11, g12, g22 = _gram(row_J, joint_rows, k, nl, na, oc + 3)
+        i00, i01, i02, i11, i12, i22 = _sym_inverse(g00, g01, g02, g11, g12, g22, na)
+        joint_Ga[k, 0] = i00
+        joint_Ga[k, 1] = i01
+        joint_Ga[k, 2] = i02
+        joint_Ga[k, 3] = i01
+        joint_Ga[k, 4] = i11
+        joint_Ga[k, 5] = i12
+        joint_Ga[k, 6] = i02
+        joint_Ga[k, 7] = i12
+        joint_Ga[k, 8] = i22
+        # N: the child's motions the rows allow (6 − m of them)
+        n_cols = 6 - m
+        if jt == PRISMATIC:
+            # three angular rows: ω = 0; v ⟂ the slide directions (both, or all three at a stop)
+            if n_cols == 1:
+                ra, rb = joint_rows[k, 0], joint_rows[k, 1]
+                vx, vy, vz = _cross(row_J[ra, oc], row_J[ra, oc + 1], row_J[ra, oc + 2],
+                                    row_J[rb, oc], row_J[rb, oc + 1], row_J[rb, oc + 2])
+                joint_N[k, 0] = vx
+                joint_N[k, 1] = vy
+                joint_N[k, 2] = vz
+                joint_N[k, 3] = 0.0
+                joint_N[k, 4] = 0.0
+                joint_N[k, 5] = 0.0
+            pb = joint_body[k, 1 - side]
+            joint_d[k, 0] = body_pos[c, 0] - body_pos[pb, 0]
+            joint_d[k, 1] = body_pos[c, 1] - body_pos[pb, 1]
+            joint_d[k, 2] = body_pos[c, 2] - body_pos[pb, 2]
+        else:
+            # point rows allow v = r × ω; the na angular rows restrict ω to their complement
+            r0 = joint_rows[k, 0]
+            rx, ry, rz = arm(row_J, r0, oc)
+            px, py, pz = arm(row_J, r0, 6 - oc)
+            joint_d[k, 0] = px - rx
+            joint_d[k, 1] = py - ry
+            joint_d[k, 2] = pz - rz
+            ux = uy = uz = wx = wy = wz = 0.0
+            if na == 2:
+                ra, rb = joint_rows[k, 3], joint_rows[k, 4]
+                ux, uy, uz = _cross(row_J[ra, oc + 3], row_J[ra, oc + 4], row_J[ra, oc + 5],
+                                    row_J[rb, oc + 3], row_J[rb, oc + 4], row_J[rb, oc + 5])
+            elif na == 1:
+                ra = joint_rows[k, 3]
+                cx, cy, cz = row_J[ra, oc + 3], row_J[ra, oc + 4], row_J[ra, oc + 5]
+                if abs(cx) <= abs(cy) and abs(cx) <= abs(cz):
+                    ux, uy, uz = 0.0, cz, -cy          # c × e_x
+                elif abs(cy) <= abs(cz):
+                    ux, uy, uz = -cz, 0.0, cx          # c × e_y
+                else:
+                    ux, uy, uz = cy, -cx, 0.0          # c × e_z
+                wx, wy, wz = _cross(cx, cy, cz, ux, uy, uz)
+            for j in range(n_cols):
+                if na == 0:
+                    ax = 1.0 if j == 0 else 0.0
+                    ay = 1.0 if j == 1 else 0.0
+                    az = 1.0 if j == 2 else 0.0
+                elif j == 0:
+                    ax, ay, az = ux, uy, uz
+                else:
+                    ax, ay, az = wx, wy, wz
+                vx, vy, vz = _cross(rx, ry, rz, ax, ay, az)
+                joint_N[k, 6 * j] = vx
+                joint_N[k, 6 * j + 1] = vy
+                joint_N[k, 6 * j + 2] = vz
+                joint_N[k, 6 * j + 3] = ax
+                joint_N[k, 6 * j + 4] = ay
+                joint_N[k, 6 * j + 5] = az
+        if targets:
+            # a particular solution s of J_kc s = −C: ω-part in the span of the angular-only
+            # rows (Gram inverse joint_Ga), v-part in the span of the linear parts (joint_Gl)
+            t0 = -row_C[joint_rows[k, nl]] if na > 0 else 0.0
+            t1 = -row_C[joint_rows[k, nl + 1]] if na > 1 else 0.0
+            t2 = -row_C[joint_rows[k, nl + 2]] if na > 2 else 0.0
+            sx = sy = sz = 0.0
+            for j in range(na):
+                aj = joint_Ga[k, 3 * j] * t0 + joint_Ga[k, 3 * j + 1] * t1 + joint_Ga[k, 3 * j + 2] * t2
+                r = joint_rows[k, nl + j]
+                sx += aj * row_J[r, oc + 3]
+                sy += aj * row_J[r, oc + 4]
+                sz += aj * row_J[r, oc + 5]
+            r = joint_rows[k, 0]
+            u0 = -row_C[r] - (row_J[r, oc + 3] * sx + row_J[r, oc + 4] * sy + row_J[r, oc + 5] * sz)
+            r = joint_rows[k, 1]
+            u1 = -row_C[r] - (row_J[r, oc + 3] * sx + row_J[r, oc + 4] * sy + row_J[r, oc + 5] * sz)
+            u2 = 0.0
+            if nl == 3:
+                r = joint_rows[k, 2]
+                u2 = -row_C[r] - (row_J[r, oc + 3] * sx + row_J[r, oc + 4] * sy + row_J[r, oc + 5] * sz)
+            vx = vy = vz = 0.0
+            for i in range(nl):
+                bi = joint_Gl[k, 3 * i] * u0 + joint_Gl[k, 3 * i + 1] * u1 + joint_Gl[k, 3 * i + 2] * u2
+                r = joint_rows[k, i]
+                vx += bi * row_J[r, oc]
+                vy += bi * row_J[r, oc + 1]
+                vz += bi * row_J[r, oc + 2]
+            joint_t[k, 0] = vx
+            joint_t[k, 1] = vy
+            joint_t[k, 2] = vz
+            joint_t[k, 3] = sx
+            joint_t[k, 4] = sy
+            joint_t[k, 5] = sz
+    # D_i = M_i on every dynamic body
+    n_order = order.shape[0]
+    for i in range(body_D.shape[0]):
+        if body_inv_mass[i] == 0.0:
+            continue
+        m = 1.0 / body_inv_mass[i]
+        for q in range(36):
+            body_D[i, q] = 0.0
+        body_D[i, 0] = m
+        body_D[i, 7] = m
+        body_D[i, 14] = m
+        for a in range(3):
+            for b in range(3):
+                body_D[i, 6 * (a + 3) + b + 3] = body_I[i, 3 * a + b]
+    # pass 2, leaves to roots: D_c is complete when its parent joint comes
+    A = scratch
+    for t in range(n_order):
+        k = order[t]
+        c = joint_child[k]
+        n = 6 - joint_mdir[k]
+        # U = D_c N, P⁻¹ = (Nᵀ U)⁻¹
+        for j in range(n):
+            o = 6 * j
+            n0, n1, n2 = joint_N[k, o], joint_N[k, o + 1], joint_N[k, o + 2]
+            n3, n4, n5 = joint_N[k, o + 3], joint_N[k, o + 4], joint_N[k, o + 5]
+            for i in range(6):
+                joint_U[k, o + i] = _dot6(body_D, c, 6 * i, n0, n1, n2, n3, n4, n5)
+        p00 = p01 = p02 = p11 = p12 = p22 = 0.0
+        for q in range(6):
+            p00 += joint_N[k, q] * joint_U[k, q]
+            if n > 1:
+                p01 += joint_N[k, q] * joint_U[k, 6 + q]
+                p11 += joint_N[k, 6 + q] * joint_U[k, 6 + q]
+            if n > 2:
+                p02 += joint_N[k, q] * joint_U[k, 12 + q]
+                p12 += joint_N[k, 6 + q] * joint_U[k, 12 + q]
+                p22 += joint_N[k, 12 + q] * joint_U[k, 12 + q]
+        i00, i01, i02, i11, i12, i22 = _sym_inverse(p00, p01, p02, p11, p12, p22, n)
+        joint_P[k, 0] = i00
+        joint_P[k, 1] = i01
+        joint_P[k, 2] = i02
+        joint_P[k, 3] = i01
+        joint_P[k, 4] = i11
+        joint_P[k, 5] = i12
+        joint_P[k, 6] = i02
+        joint_P[k, 7] = i12
+        joint_P[k, 8] = i22
+        if targets:
+            s0, s1, s2 = joint_t[k, 0], joint_t[k, 1], joint_t[k, 2]
+            s3, s4, s5 = joint_t[k, 3], joint_t[k, 4], joint_t[k, 5]
+            for i in range(6):
+                joint_t[k, 6 + i] = _dot6(body_D, c, 6 * i, s0, s1, s2, s3, s4, s5)
+            for j in range(3):
+                joint_t[k, 12 + j] = _dot6(joint_U, k, 6 * j, s0, s1, s2, s3, s4, s5) if j < n else 0.0
+        p = joint_parent[k]
+        if p < 0:
+            continue
+        # A = D_c − U P⁻¹ Uᵀ (the child as its parent feels it through the joint)
+        for i in range(6):
+            u0 = joint_U[k, i] if n > 0 else 0.0
+            u1 = joint_U[k, 6 + i] if n > 1 else 0.0
+            u2 = joint_U[k, 12 + i] if n > 2 else 0.0
+            w0 = i00 * u0 + i01 * u1 + i02 * u2
+            w1 = i01 * u0 + i11 * u1 + i12 * u2
+            w2 = i02 * u0 + i12 * u1 + i22 * u2
+            for j in range(i + 1):
+                s = body_D[c, 6 * i + j]
+                if n > 0:
+                    s -= joint_U[k, j] * w0
+                if n > 1:
+                    s -= joint_U[k, 6 + j] * w1
+                if n > 2:
+                    s -= joint_U[k, 12 + j] * w2
+                A[6 * i + j] = s
+                A[6 * j + i] = s
+        # D_p += Xᵀ A X, X = [[E, B], [0, E]], B y = y × d, Bᵀ y = d × y
+        dx, dy, dz = joint_d[k, 0], joint_d[k, 1], joint_d[k, 2]
+        for j in range(3):
+            # e = e_j × d; column j of T = A11 e + A12 e_j
+            if j == 0:
+                ex, ey, ez = 0.0, -dz, dy
+            elif j == 1:
+                ex, ey, ez = dz, 0.0, -dx
+            else:
+                ex, ey, ez = -dy, dx, 0.0
+            t0 = A[0] * ex + A[1] * ey + A[2] * ez + A[3 + j]
+            t1 = A[6] * ex + A[7] * ey + A[8] * ez + A[9 + j]
+            t2 = A[12] * ex + A[13] * ey + A[14] * ez + A[15 + j]
+            body_D[p, j] += A[j]
+            body_D[p, 6 + j] += A[6 + j]
+            body_D[p, 12 + j] += A[12 + j]
+            body_D[p, 3 + j] += t0
+            body_D[p, 9 + j] += t1
+            body_D[p, 15 + j] += t2
+            body_D[p, 6 * (3 + j)] += t0
+            body_D[p, 6 * (3 + j) + 1] += t1
+            body_D[p, 6 * (3 + j) + 2] += t2
+            # bottom right, column j: d × T e_j + A21 e + A22 e_j
+            bx, by, bz = _cross(dx, dy, dz, t0, t1, t2)
+            body_D[p, 21 + j] += bx + A[18] * ex + A[19] * ey + A[20] * ez + A[21 + j]
+            body_D[p, 27 + j] += by + A[24] * ex + A[25] * ey + A[26] * ez + A[27 + j]
+            body_D[p, 33 + j] += bz + A[30] * ex + A[31] * ey + A[32] * ez + A[33 + j]
+    for t in range(roots.shape[0]):
+        for q in range(36):
+            root_L[t, q] = body_D[roots[t], q]
+        _cholesky(root_L, t, 6)
+
+
+@njit(cache=True, fastmath=_FAST)
+def articulated_solve(order, roots, joint_body, joint_child, joint_side, joint_parent, joint_mdir, body_D, joint_N,
+                      joint_U, joint_P, joint_d, joint_t, root_L, joint_nz, scratch,
+                      rate, body_z, vel, omega, two, rate2, body_z2, vel2, omega2):
+    """Velocities of the tree's bodies from their momenta, with J V = −rate·C on the
+    equality rows (factor of articulated_factor, with `targets` if a rate is not 0).
+
+    body_z: per tree body its momentum (m v, I ω) before the equality impulses (M V⁻ plus
+    any other impulse); the forward pass adds the children's share (it is then the z of
+    the block comment, as articulated_lambda needs). vel, omega: the tree bodies' rows
+    are replaced; static bodies are read (a joint to a moving static body follows it).
+    `two`: a second right-hand side (rate2, body_z2 → vel2, omega2) in the same sweeps.
+    (The steps are written out in the loops: numba's inlining of a helper was slower.)"""
+    n_rhs = 2 if two else 1
+    # forward: leaves to roots
+    for t in range(order.shape[0]):
+        k = order[t]
+        c = joint_child[k]
+        p = joint_parent[k]
+        n = 6 - joint_mdir[k]
+        for e in range(n_rhs):
+            z = body_z if e == 0 else body_z2
+            rt = rate if e == 0 else rate2
+            o = 3 * e
+            z0, z1, z2 = z[c, 0], z[c, 1], z[c, 2]
+            z3, z4, z5 = z[c, 3], z[c, 4], z[c, 5]
+            # g = Nᵀ z_c − Uᵀ s (s = rate·s_C); Nᵀ z_c is kept for the backward pass
+            g0 = g1 = g2 = 0.0
+            if n >= 1:
+                g0 = _dot6(joint_N, k, 0, z0, z1, z2, z3, z4, z5)
+                joint_nz[k, o] = g0
+            if n >= 2:
+                g1 = _dot6(joint_N, k, 6, z0, z1, z2, z3, z4, z5)
+                joint_nz[k, o + 1] = g1
+            if n == 3:
+                g2 = _dot6(joint_N, k, 12, z0, z1, z2, z3, z4, z5)
+                joint_nz[k, o + 2] = g2
+            if p < 0:
+                continue
+            if rt != 0.0:
+                g0 -= rt * joint_t[k, 12]
+                g1 -= rt * joint_t[k, 13]
+                g2 -= rt * joint_t[k, 14]
+                z0, z1, z2, z3, z4, z5 = _axpy6(joint_t, k, 6, -rt, z0, z1, z2, z3, z4, z5)
+            # e = z_c − D_c s − U β, β = P⁻¹ g
+            if n == 1:
+                z0, z1, z2, z3, z4, z5 = _axpy6(joint_U, k, 0, -joint_P[k, 0] * g0, z0, z1, z2, z3, z4, z5)
+            elif n == 2:
+                b0 = joint_P[k, 0] * g0 + joint_P[k, 1] * g1
+                b1 = joint_P[k, 3] * g0 + joint_P[k, 4] * g1
+                z0, z1, z2, z3, z4, z5 = _axpy6(joint_U, k, 0, -b0, z0, z1, z2, z3, z4, z5)
+                z0, z1, z2, z3, z4, z5 = _axpy6(joint_U, k, 6, -b1, z0, z1, z2, z3, z4, z5)
+            elif n == 3:
+                b0 = joint_P[k, 0] * g0 + joint_P[k, 1] * g1 + joint_P[k, 2] * g2
+                b1 = joint_P[k, 3] * g0 + joint_P[k, 4] * g1 + joint_P[k, 5] * g2
+                b2 = joint_P[k, 6] * g0 + joint_P[k, 7] * g1 + joint_P[k, 8] * g2
+                z0, z1, z2, z3, z4, z5 = _axpy6(joint_U, k, 0, -b0, z0, z1, z2, z3, z4, z5)
+                z0, z1, z2, z3, z4, z5 = _axpy6(joint_U, k, 6, -b1, z0, z1, z2, z3, z4, z5)
+                z0, z1, z2, z3, z4, z5 = _axpy6(joint_U, k, 12, -b2, z0, z1, z2, z3, z4, z5)
+            # z_p += Xᵀ e = (e_v, e_ω + d × e_v)
+            cx, cy, cz = _cross(joint_d[k, 0], joint_d[k, 1], joint_d[k, 2], z0, z1, z2)
+            z[p, 0] += z0
+            z[p, 1] += z1
+            z[p, 2] += z2
+            z[p, 3] += z3 + cx
+            z[p, 4] += z4 + cy
+            z[p, 5] += z5 + cz
+    # free-floating roots: D V = z
+    for t in range(roots.shape[0]):
+        _root_velocity(roots[t], t, root_L, body_z, vel, omega, scratch)
+        if two:
+            _root_velocity(roots[t], t, root_L, body_z2, vel2, omega2, scratch)
+    # backward: roots to leaves
+    for t in range(order.shape[0] - 1, -1, -1):
+        k = order[t]
+        c = joint_child[k]
+        pb = joint_body[k, 1 - joint_side[k]]
+        n = 6 - joint_mdir[k]
+        for e in range(n_rhs):
+            v = vel if e == 0 else vel2
+            w = omega if e == 0 else omega2
+            rt = rate if e == 0 else rate2
+            o = 3 * e
+            # w = X V_p + s, X (v, ω) = (v + ω × d, ω)
+            wx, wy, wz = w[pb, 0], w[pb, 1], w[pb, 2]
+            px, py, pz = _cross(wx, wy, wz, joint_d[k, 0], joint_d[k, 1], joint_d[k, 2])
+            w0 = v[pb, 0] + px
+            w1 = v[pb, 1] + py
+            w2 = v[pb, 2] + pz
+            w3 = wx
+            w4 = wy
+            w5 = wz
+            if rt != 0.0:
+                w0, w1, w2, w3, w4, w5 = _axpy6(joint_t, k, 0, rt, w0, w1, w2, w3, w4, w5)
+            # V_c = w + N P⁻¹ (Nᵀ z_c − Uᵀ w)
+            if n == 1:
+                q0 = joint_P[k, 0] * (joint_nz[k, o] - _dot6(joint_U, k, 0, w0, w1, w2, w3, w4, w5))
+                w0, w1, w2, w3, w4, w5 = _axpy6(joint_N, k, 0, q0, w0, w1, w2, w3, w4, w5)
+            elif n == 2:
+                h0 = joint_nz[k, o] - _dot6(joint_U, k, 0, w0, w1, w2, w3, w4, w5)
+                h1 = joint_nz[k, o + 1] - _dot6(joint_U, k, 6, w0, w1, w2, w3, w4, w5)
+                q0 = joint_P[k, 0] * h0 + joint_P[k, 1] * h1
+                q1 = joint_P[k, 3] * h0 + joint_P[k, 4] * h1
+                w0, w1, w2, w3, w4, w5 = _axpy6(joint_N, k, 0, q0, w0, w1, w2, w3, w4, w5)
+                w0, w1, w2, w3, w4, w5 = _axpy6(joint_N, k, 6, q1, w0, w1, w2, w3, w4, w5)
+            elif n == 3:
+                h0 = joint_nz[k, o] - _dot6(joint_U, k, 0, w0, w1, w2, w3, w4, w5)
+                h1 = joint_nz[k, o + 1] - _dot6(joint_U, k, 6, w0, w1, w2, w3, w4, w5)
+                h2 = joint_nz[k, o + 2] - _dot6(joint_U, k, 12, w0, w1, w2, w3, w4, w5)
+                q0 = joint_P[k, 0] * h0 + joint_P[k, 1] * h1 + joint_P[k, 2] * h2
+                q1 = joint_P[k, 3] * h0 + joint_P[k, 4] * h1 + joint_P[k, 5] * h2
+                q2 = joint_P[k, 6] * h0 + joint_P[k, 7] * h1 + joint_P[k, 8] * h2
+                w0, w1, w2, w3, w4, w5 = _axpy6(joint_N, k, 0, q0, w0, w1, w2, w3, w4, w5)
+                w0, w1, w2, w3, w4, w5 = _axpy6(joint_N, k, 6, q1, w0, w1, w2, w3, w4, w5)
+                w0, w1, w2, w3, w4, w5 = _axpy6(joint_N, k, 12, q2, w0, w1, w2, w3, w4, w5)
+            v[c, 0] = w0
+            v[c, 1] = w1
+            v[c, 2] = w2
+            w[c, 0] = w3
+            w[c, 1] = w4
+            w[c, 2] = w5
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _dot6(A, k, o, x0, x1, x2, x3, x4, x5):
+    return (A[k, o] * x0 + A[k, o + 1] * x1 + A[k, o + 2] * x2 + A[k, o + 3] * x3 + A[k, o + 4] * x4
+            + A[k, o + 5] * x5)
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _axpy6(A, k, o, a, x0, x1, x2, x3, x4, x5):
+    """x + a·A[k, o:o + 6]."""
+    return (x0 + a * A[k, o], x1 + a * A[k, o + 1], x2 + a * A[k, o + 2], x3 + a * A[k, o + 3],
+            x4 + a * A[k, o + 4], x5 + a * A[k, o + 5])
+
+
+@njit(cache=True, fastmath=_FAST)
+def _root_velocity(i, t, root_L, body_z, vel, omega, scratch):
+    """V = D⁻¹ z at a free-floating root (its Cholesky factor in root_L[t])."""
+    for q in range(6):
+        scratch[q] = body_z[i, q]
+    for a in range(6):
+        s = scratch[a]
+        for q in range(a):
+            s -= root_L[t, 6 * a + q] * scratch[q]
+        scratch[a] = s * root_L[t, 7 * a]
+    for a in range(5, -1, -1):
+        s = scratch[a]
+        for q in range(a + 1, 6):
+            s -= root_L[t, 6 * q + a] * scratch[q]
+        scratch[a] = s * root_L[t, 7 * a]
+    vel[i, 0], vel[i, 1], vel[i, 2] = scratch[0], scratch[1], scratch[2]
+    omega[i, 0], omega[i, 1], omega[i, 2] = scratch[3], scratch[4], scratch[5]
+
+
+@njit(cache=True, fastmath=_FAST)
+def articulated_lambda(order, joint_child, joint_side, joint_rows, joint_mdir, joint_nldir, row_J, body_D,
+                       joint_Gl, joint_Ga, body_z, vel, omega, lam):
+    """The impulses of the rows solved directly, after articulated_solve, from
+    J_kcᵀ λ_k = F = D_c V_c − z_c: the rows with a linear part from F_v, then the
+    angular-only rows from what is left of F_ω. Writes lam, returns the largest change
+    |λ − old λ|."""
+    worst = 0.0
+    for t in range(order.shape[0]):
+        k = order[t]
+        c = joint_child[k]
+        oc = 6 * joint_side[k]
+        nl = joint_nldir[k]
+        na = joint_mdir[k] - nl
+        w0, w1, w2 = vel[c, 0], vel[c, 1], vel[c, 2]
+        w3, w4, w5 = omega[c, 0], omega[c, 1], omega[c, 2]
+        fx = _dot6(body_D, c, 0, w0, w1, w2, w3, w4, w5) - body_z[c, 0]
+        fy = _dot6(body_D, c, 6, w0, w1, w2, w3, w4, w5) - body_z[c, 1]
+        fz = _dot6(body_D, c, 12, w0, w1, w2, w3, w4, w5) - body_z[c, 2]
+        tx = _dot6(body_D, c, 18, w0, w1, w2, w3, w4, w5) - body_z[c, 3]
+        ty = _dot6(body_D, c, 24, w0, w1, w2, w3, w4, w5) - body_z[c, 4]
+        tz = _dot6(body_D, c, 30, w0, w1, w2, w3, w4, w5) - body_z[c, 5]
+        # rows with a linear part: Σ l_i λ_i = F_v
+        ra, rb = joint_rows[k, 0], joint_rows[k, 1]
+        u0 = row_J[ra, oc] * fx + row_J[ra, oc + 1] * fy + row_J[ra, oc + 2] * fz
+        u1 = row_J[rb, oc] * fx + row_J[rb, oc + 1] * fy + row_J[rb, oc + 2] * fz
+        u2 = 0.0
+        if nl == 3:
+            rc = joint_rows[k, 2]
+            u2 = row_J[rc, oc] * fx + row_J[rc, oc + 1] * fy + row_J[rc, oc + 2] * fz
+        for i in range(nl):
+            r = joint_rows[k, i]
+            li = joint_Gl[k, 3 * i] * u0 + joint_Gl[k, 3 * i + 1] * u1 + joint_Gl[k, 3 * i + 2] * u2
+            tx -= row_J[r, oc + 3] * li
+            ty -= row_J[r, oc + 4] * li
+            tz -= row_J[r, oc + 5] * li
+            worst = max(worst, abs(li - lam[r]))
+            lam[r] = li
+        # angular-only rows: Σ g_j λ_j = what is left of F_ω
+        if na == 0:
+            continue
+        ra = joint_rows[k, nl]
+        u0 = row_J[ra, oc + 3] * tx + row_J[ra, oc + 4] * ty + row_J[ra, oc + 5] * tz
+        u1 = u2 = 0.0
+        if na >= 2:
+            rb = joint_rows[k, nl + 1]
+            u1 = row_J[rb, oc + 3] * tx + row_J[rb, oc + 4] * ty + row_J[rb, oc + 5] * tz
+        if na == 3:
+            rc = joint_rows[k, nl + 2]
+            u2 = row_J[rc, oc + 3] * tx + row_J[rc, oc + 4] * ty + row_J[rc, oc + 5] * tz
+        for j in range(na):
+            r = joint_rows[k, nl + j]
+            lj = joint_Ga[k, 3 * j] * u0 + joint_Ga[k, 3 * j + 1] * u1 + joint_Ga[k, 3 * j + 2] * u2
+            worst = max(worst, abs(lj - lam[r]))
+            lam[r] = lj
+    return worst
+
+
+@njit(cache=True)
+def select_rows(order, joint_type, joint_row_start, joint_m, row_active, with_limits, row_direct, joint_rows,
+                joint_mdir, joint_nldir):
+    """The rows each tree joint hands to the direct solve: its equality rows and, with
+    `with_limits`, its active limit rows unless row_direct marks them −1 (left to the
+    iterations this step); the rows with a linear part first (point or slide rows, a
+    slider's stop). row_direct[r] = 1 on every row chosen, 0 on the joint's other limit
+    rows (−1 marks are kept)."""
+    for t in range(order.shape[0]):
+        k = order[t]
+        jt = joint_type[k]
+        r0 = joint_row_start[k]
+        m = joint_m[k]
+        nl = 2 if jt == PRISMATIC else 3
+        n_lim = 2 if (jt == SPHERICAL or jt == UNIVERSAL) else (1 if (jt == REVOLUTE or jt == PRISMATIC) else 0)
+        cnt = 0
+        for i in range(nl):
+            joint_rows[k, cnt] = r0 + i
+            row_direct[r0 + i] = 1
+            cnt += 1
+        for r in range(r0 + m, r0 + m + n_lim):
+            if row_direct[r] != -1:
+                row_direct[r] = 1 if (with_limits and row_active[r] != 0) else 0
+        if jt == PRISMATIC and row_direct[r0 + m] == 1:
+            joint_rows[k, cnt] = r0 + m          # the slide stop: a linear row
+            cnt += 1
+        n_lin = cnt
+        for i in range(nl, m):
+            joint_rows[k, cnt] = r0 + i
+            row_direct[r0 + i] = 1
+            cnt += 1
+        if jt != PRISMATIC:
+            for r in range(r0 + m, r0 + m + n_lim):
+                if row_direct[r] == 1:
+                    joint_rows[k, cnt] = r
+                    cnt += 1
+        joint_mdir[k] = cnt
+        joint_nldir[k] = n_lin
+
+
+@njit(cache=True, fastmath=_FAST)
+def tree_momentum(order, roots, joint_child, body_inv_mass, body_I, vel, omega, body_z):
+    """body_z = (m v, I ω) of every dynamic body (I: body_I, 3×3 row-major)."""
+    for i in range(body_z.shape[0]):
+        if body_inv_mass[i] == 0.0:
+            continue
+        m = 1.0 / body_inv_mass[i]
+        body_z[i, 0] = m * vel[i, 0]
+        body_z[i, 1] = m * vel[i, 1]
+        body_z[i, 2] = m * vel[i, 2]
+        wx, wy, wz = omega[i, 0], omega[i, 1], omega[i, 2]
+        body_z[i, 3] = body_I[i, 0] * wx + body_I[i, 1] * wy + body_I[i, 2] * wz
+        body_z[i, 4] = body_I[i, 3] * wx + body_I[i, 4] * wy + body_I[i, 5] * wz
+        body_z[i, 5] = body_I[i, 6] * wx + body_I[i, 7] * wy + body_I[i, 8] * wz
+
+
+# ---------------------------------------------------------------------------- Python entry
+def solve_tree_system(joint_body, joint_type, static, joint_row_start, row_J, body_inv_mass, body_I, b):
+    """λ with J M⁻¹ Jᵀ λ = b over the equality rows of every tree joint, by the O(N)
+    factor and solve above (for tests and tools; the solver calls the kernels).
+
+    row_J: (rows, 12) Jacobians (joint_row_start[k] + i is equality row i of joint k);
+    body_I: (nb, 9) world inertia matrices; b: (rows,) right-hand side on those rows.
+    Returns (λ over the rows, Δv as (nb, 6) = M⁻¹ Jᵀ λ)."""
+    plan = build_tree_plan(joint_body, joint_type, static)
+    if not plan.is_tree:
+        raise ValueError(f"joints {plan.loop_joints.tolist()} close loops: not a tree")
+    nb, nj = len(static), len(joint_body)
+    body_L, joint_L = np.zeros((nb, 36)), np.zeros((nj, 36))      # D_i, S_k, then their factors
+    body_y, body_u, joint_w = np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros((nj, 6))
+    joint_body = np.ascontiguousarray(joint_body, np.int64)
+    row_J = np.ascontiguousarray(row_J, float)
+    tree_factor(plan.order, plan.roots, plan.joint_child, plan.joint_side, plan.joint_parent, plan.joint_m,
+                np.ascontiguousarray(joint_row_start, np.int64), row_J, np.ascontiguousarray(body_inv_mass, float),
+                np.ascontiguousarray(body_I, float), body_L, joint_L, np.zeros(36))
+    vel, omega = np.zeros((nb, 3)), np.zeros((nb, 3))
+    lam = np.zeros(len(row_J))
+    # b = −rate·C − J V with V = 0 and rate = −1: C carries b
+    tree_solve(plan.order, plan.roots, plan.joint_child, plan.joint_side, plan.joint_parent, plan.joint_m,
+               np.ascontiguousarray(joint_row_start, np.int64), joint_body, row_J, np.ascontiguousarray(b, float),
+               -1.0, body_L, joint_L, body_y, body_u, joint_w, vel, omega, lam, False)
+    return lam, np.hstack([vel, omega])
+
+
+def solve_joint_rows(joint_type, joint_body, joint_row_start, row_J, body_pos, body_inv_mass, body_I, static, b,
+                     row_active=None):
+    """λ with J M⁻¹ Jᵀ λ = b over the equality rows of a tree of joints whose rows come
+    from joint_rows.py — and, given row_active, the active limit rows too — by the
+    articulated form (what the impulse solver runs). Same arguments and result as
+    solve_tree_system, plus body_pos (a slider's shift)."""
+    plan = build_tree_plan(joint_body, joint_type, static)
+    if not plan.is_tree:
+        raise ValueError(f"joints {plan.loop_joints.tolist()} close loops: not a tree")
+    nb, nj = len(static), len(joint_body)
+    w = TreeWork(nb, nj, len(plan.roots))
+    joint_type = np.ascontiguousarray(joint_type, np.int64)
+    joint_body = np.ascontiguousarray(joint_body, np.int64)
+    joint_row_start = np.ascontiguousarray(joint_row_start, np.int64)
+    row_J = np.ascontiguousarray(row_J, float)
+    body_I = np.ascontiguousarray(body_I, float)
+    b = np.ascontiguousarray(b, float)
+    row_direct = np.zeros(len(row_J), np.int64)
+    joint_rows = np.zeros((nj, 6), np.int64)
+    joint_mdir = np.zeros(nj, np.int64)
+    joint_nldir = np.zeros(nj, np.int64)
+    with_limits = row_active is not None
+    row_active = np.zeros(len(row_J), np.int64) if row_active is None else np.ascontiguousarray(row_active, np.int64)
+    select_rows(plan.order, joint_type, joint_row_start, plan.joint_m, row_active, with_limits, row_direct,
+                joint_rows, joint_mdir, joint_nldir)
+    articulated_factor(plan.order, plan.roots, joint_type, joint_body, plan.joint_child, plan.joint_side,
+                       plan.joint_parent, joint_rows, joint_mdir, joint_nldir, row_J, b,
+                       np.ascontiguousarray(body_pos, float), np.ascontiguousarray(body_inv_mass, float), body_I,
+                       w.body_D, w.joint_N, w.joint_U, w.joint_P, w.joint_d, w.joint_Gl, w.joint_Ga, w.joint_t,
+                       w.root_L, w.scratch, True, False)
+    vel, omega = np.zeros((nb, 3)), np.zeros((nb, 3))
+    lam = np.zeros(len(row_J))
+    # from rest (momenta 0) with J V = −rate·C: rate = −1 and C = b
+    articulated_solve(plan.order, plan.roots, joint_body, plan.joint_child, plan.joint_side, plan.joint_parent,
+                      joint_mdir, w.body_D, w.joint_N, w.joint_U, w.joint_P, w.joint_d, w.joint_t, w.root_L,
+                      w.joint_nz, w.scratch, -1.0, w.body_z, vel, omega, False, 0.0, w.body_z2, vel, omega)
+    articulated_lambda(plan.order, plan.joint_child, plan.joint_side, joint_rows, joint_mdir, joint_nldir, row_J,
+                       w.body_D, w.joint_Gl, w.joint_Ga, w.body_z, vel, omega, lam)
+    return lam, np.hstack([vel, omega])
