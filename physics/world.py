@@ -488,6 +488,9 @@ class World:
                                   _vec3(velocity, "velocity"), _vec3(angular_velocity, "angular_velocity"),
                                   static, visual_mesh)
         self._initial_state = None
+        if static and getattr(shape, "kind", None) == "box":
+            for rope in self.ropes.values():
+                rope.add_box(self.body_pos[i], shape.half_extents, self.body_quat[i])
         return Body(self, i)
 
     def add_joint(self, name, kind, parent, child, anchor, axis=(1.0, 0.0, 0.0), axis2=None,
@@ -651,6 +654,9 @@ class World:
             raise ValueError("add_rope needs a physics.rope.Rope")
         self.ropes[name] = rope
         self._rope_color[name] = tuple(float(c) for c in color)
+        for i, info in enumerate(self.body_info):   # the rope lies on static boxes (seed 002 §contact)
+            if i > 0 and self.body_inv_mass[i] == 0.0 and getattr(info.shape, "kind", None) == "box":
+                rope.add_box(self.body_pos[i], info.shape.half_extents, self.body_quat[i])
         self._initial_state = None
         return rope
 

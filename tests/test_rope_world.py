@@ -153,3 +153,12 @@ def test_mouse_ray_near_a_rope_grabs_the_rope():
     drag.release(w)
     drag.press(w, 0.0, 0.5)         # 50 cm away: nothing
     assert not drag.active
+
+
+def test_rope_dropped_on_a_static_box_of_the_world_rests_on_its_top():
+    w = World(dt=0.01)
+    w.add_body("table", Box((0.5, 0.5, 0.25)), static=True, position=(0, 0, 0.25))
+    rope = w.add_rope("rope", Rope.straight(start=(-0.3, 0, 0.7), end=(0.3, 0, 0.7), segments=12))
+    w.advance(2.0)
+    # on the table top (z = 0.5), one radius up, not through it
+    assert np.allclose(rope.positions[:, 2], 0.5 + rope.radius, atol=2e-3)
