@@ -722,20 +722,30 @@ def direct_velocities(params, h, stats, joint_type, joint_body, joint_row_start,
                 row_lambda[joint_rows[k, i]] = 0.0
     body_v0[:, :] = body_vel
     body_w0[:, :] = body_omega
-    n_iter = refactor(h, use_k, targets, -1, may_iterate, False, params, order, roots, joint_type, joint_body,
-                      joint_child, joint_side, joint_parent, joint_m, joint_row_start, joint_row_count, joint_friction,
-                      joint_motor_mode, loop_joints, row_joint, row_kind, row_J, row_C, row_active, row_lambda,
-                      row_minv_jt, row_mass, row_direct, joint_rows, joint_mdir, joint_nldir, body_pos, body_quat,
-                      body_inertia, body_inv_mass, body_inv_inertia, body_inv_inertia_world, body_I, body_K, body_D,
-                      joint_N, joint_U, joint_P, joint_d, joint_Gl, joint_Ga, joint_t, root_L, scratch)
-    if n_iter > 0:
-        warm_start(params[P_WARM_START] != 0.0, h, joint_type, joint_body, joint_row_start, joint_row_count,
-                   joint_friction, joint_motor_mode, joint_motor_max, row_kind, row_active, row_lambda, row_minv_jt,
-                   row_mass, body_vel, body_omega, row_direct, False)
+    # one call site per kernel (the loop below also runs the first factor and the last
+    # solve): numba compiles the whole path into this function
+    n_iter = -1
+    factor = True           # (re)factor before the next solve
+    rows_done = False       # the rows are those of the last factor
+    last = False            # the closing direct solve after the sweeps
     it = 0
     residual = 0.0
     capped = False
     while True:
+        if factor:
+            known = n_iter if rows_done else -1
+            n_iter = refactor(h, use_k, targets, known, may_iterate, rows_done, params, order,
+                              roots, joint_type, joint_body, joint_child, joint_side, joint_parent, joint_m,
+                              joint_row_start, joint_row_count, joint_friction, joint_motor_mode, loop_joints,
+                              row_joint, row_kind, row_J, row_C, row_active, row_lambda, row_minv_jt, row_mass,
+                              row_direct, joint_rows, joint_mdir, joint_nldir, body_pos, body_quat, body_inertia,
+                              body_inv_mass, body_inv_inertia, body_inv_inertia_world, body_I, body_K, body_D,
+                              joint_N, joint_U, joint_P, joint_d, joint_Gl, joint_Ga, joint_t, root_L, scratch)
+            if it == 0 and not rows_done and n_iter > 0:
+                warm_start(params[P_WARM_START] != 0.0, h, joint_type, joint_body, joint_row_start,
+                           joint_row_count, joint_friction, joint_motor_mode, joint_motor_max, row_kind, row_active,
+                           row_lambda, row_minv_jt, row_mass, body_vel, body_omega, row_direct, False)
+            factor = False
         positions = n_iter == 0 and stabilization == SPLIT and params[P_POSITION_ITERATIONS] > 0
         # rows of the direct solve, given the others' impulses: momenta M̃ V⁻ + Jᵀλ in, V out
         tree_momentum(order, roots, joint_child, body_inv_mass, body_I, body_v0, body_w0, body_z)
@@ -749,20 +759,18 @@ def direct_velocities(params, h, stats, joint_type, joint_body, joint_row_start,
         articulated_solve(order, roots, joint_body, joint_child, joint_side, joint_parent, joint_mdir, body_D, joint_N,
                           joint_U, joint_P, joint_d, joint_t, root_L, joint_nz, scratch, rate, body_z, body_vel,
                           body_omega, positions, params[P_ERP] / h, body_z2, body_pvel, body_pomega)
-        residual = articulated_lambda(order, joint_child, joint_side, joint_rows, joint_mdir, joint_nldir, row_J,
-                                      body_D, joint_Gl, joint_Ga, body_z, body_vel, body_omega, row_lambda)
+        change = articulated_lambda(order, joint_child, joint_side, joint_rows, joint_mdir, joint_nldir, row_J,
+                                    body_D, joint_Gl, joint_Ga, body_z, body_vel, body_omega, row_lambda)
         if release_pulling_limits(order, joint_type, joint_row_start, joint_m, row_active, row_direct, row_lambda):
             # a limit is letting go: it leaves the direct solve, which is then redone
             select_rows(order, joint_type, joint_row_start, joint_m, row_active, True, row_direct, joint_rows,
                         joint_mdir, joint_nldir)
-            n_iter = refactor(h, use_k, targets, -1, may_iterate, False, params, order, roots, joint_type, joint_body,
-                              joint_child, joint_side, joint_parent, joint_m, joint_row_start, joint_row_count,
-                              joint_friction, joint_motor_mode, loop_joints, row_joint, row_kind, row_J, row_C,
-                              row_active, row_lambda, row_minv_jt, row_mass, row_direct, joint_rows, joint_mdir,
-                              joint_nldir, body_pos, body_quat, body_inertia, body_inv_mass, body_inv_inertia,
-                              body_inv_inertia_world, body_I, body_K, body_D, joint_N, joint_U, joint_P, joint_d,
-                              joint_Gl, joint_Ga, joint_t, root_L, scratch)
+            factor = True
+            rows_done = False
             continue
+        if last:
+            break
+        residual = change
         if n_iter > 0:
             # limits, motors, friction (eq. 15-16), loop joints: sequential impulses, one sweep
             residual = max(residual, sweep_velocities(h, stabilization == BAUMGARTE, params[P_ERP] / h,
@@ -772,32 +780,23 @@ def direct_velocities(params, h, stats, joint_type, joint_body, joint_row_start,
                                                       row_kind, row_J, row_C, row_active, row_lambda, row_minv_jt,
                                                       row_mass, body_vel, body_omega, row_direct))
         it += 1
+        done = False
         if n_iter == 0 and not use_k:
             residual = 0.0          # one exact solve: nothing left to iterate
-            break
-        if residual < eps or it >= max_it:
-            break
-        if cap > 0.0 and ticks() - t_start > cap:
+            done = True
+        elif residual < eps or it >= max_it:
+            done = True
+        elif cap > 0.0 and ticks() - t_start > cap:
             capped = True
-            break
+            done = True
+        if done:
+            if n_iter == 0:
+                break
+            last = True             # end on the direct solve: exact with the others' final impulses
+            continue
         # next fixed-point iterate of the geometric stiffness, from the newest impulses
-        n_iter = refactor(h, use_k, targets, n_iter, may_iterate, True, params, order, roots, joint_type, joint_body,
-                          joint_child, joint_side, joint_parent, joint_m, joint_row_start, joint_row_count,
-                          joint_friction, joint_motor_mode, loop_joints, row_joint, row_kind, row_J, row_C,
-                          row_active, row_lambda, row_minv_jt, row_mass, row_direct, joint_rows, joint_mdir,
-                          joint_nldir, body_pos, body_quat, body_inertia, body_inv_mass, body_inv_inertia,
-                          body_inv_inertia_world, body_I, body_K, body_D, joint_N, joint_U, joint_P, joint_d,
-                          joint_Gl, joint_Ga, joint_t, root_L, scratch)
-    if n_iter > 0:
-        # end on the direct solve: its rows exact with the final impulses of the others
-        tree_momentum(order, roots, joint_child, body_inv_mass, body_I, body_v0, body_w0, body_z)
-        add_iterative_impulses(joint_type, joint_body, joint_row_start, joint_row_count, row_mass, row_J,
-                               row_lambda, row_direct, body_z)
-        articulated_solve(order, roots, joint_body, joint_child, joint_side, joint_parent, joint_mdir, body_D, joint_N,
-                          joint_U, joint_P, joint_d, joint_t, root_L, joint_nz, scratch, rate, body_z, body_vel,
-                          body_omega, False, 0.0, body_z2, body_pvel, body_pomega)
-        articulated_lambda(order, joint_child, joint_side, joint_rows, joint_mdir, joint_nldir, row_J, body_D,
-                           joint_Gl, joint_Ga, body_z, body_vel, body_omega, row_lambda)
+        factor = use_k
+        rows_done = True
     stats[S_ITERATIONS] = it
     stats[S_RESIDUAL] = residual
     stats[S_SOLVE_TICKS] = ticks() - t_start
@@ -984,7 +983,13 @@ DIRECT_SOLVE = True
 DIRECT_US_PER_JOINT = 0.5
 
 
-def uses_direct_solve(plan, iterations, time_cap_ms=0.0, substeps=1):
+# params[P_METHOD]: how equality rows of joint trees are solved (World.set_impulse_settings)
+P_METHOD = 9
+N_PARAMS = 10
+METHODS = {"auto": 0, "direct": 1, "iterative": 2}
+
+
+def uses_direct_solve(plan, iterations, time_cap_ms=0.0, substeps=1, method=0):
     """Whether the direct path runs for this joint graph and these settings.
 
     It runs when sequential impulses could not converge within the iteration budget:
@@ -993,8 +998,12 @@ def uses_direct_solve(plan, iterations, time_cap_ms=0.0, substeps=1):
     start then behaves as the paper describes. With a wall-clock cap, one direct solve
     (which cannot be cut part-way) must fit in the cap of a substep, or the iterative
     solver, which can stop after any sweep, keeps the real-time guarantee. Joints that
-    close loops are iterated around the direct solve of the spanning tree."""
-    if not DIRECT_SOLVE or len(plan.order) == 0 or iterations >= plan.depth ** 2:
+    close loops are iterated around the direct solve of the spanning tree.
+    method: METHODS["auto"] as above, "direct" whenever there is a tree (the time cap
+    still applies), "iterative" never."""
+    if not DIRECT_SOLVE or len(plan.order) == 0 or method == METHODS["iterative"]:
+        return False
+    if method != METHODS["direct"] and iterations >= plan.depth ** 2:
         return False
     cap = time_cap_ms / max(substeps, 1)
     return cap <= 0.0 or DIRECT_US_PER_JOINT * 1e-3 * len(plan.order) <= cap
@@ -1014,7 +1023,8 @@ def impulse_run(n_steps, dt, t0, params, stats, gravity, gyroscopic, max_speed, 
     uses_direct_solve says so. Returns the steps done before a blow-up."""
     tree = tree_cache(joint_body, joint_type, body_inv_mass, body_inv_inertia)
     plan, w = tree.plan, tree.work
-    direct = uses_direct_solve(plan, int(params[P_ITERATIONS]), params[P_TIME_CAP_MS], int(params[P_SUBSTEPS]))
+    direct = uses_direct_solve(plan, int(params[P_ITERATIONS]), params[P_TIME_CAP_MS], int(params[P_SUBSTEPS]),
+                               int(params[P_METHOD]) if len(params) > P_METHOD else 0)
     # a joint with a limit, friction or a motor may have rows to iterate on some step
     may_iterate = bool(joint_limit_on.any() or (joint_friction > 0.0).any() or (joint_motor_mode != MOTOR_OFF).any())
     row_direct, no_direct = tree.row_arrays(len(row_C))

@@ -29,6 +29,7 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
     epsilon, time_cap_ms, erp                                  # numbers
     warm_start = true
     stabilization = "split"        # "split" | "baumgarte" | "none"
+    method = "auto"                # joint trees' equality rows: "auto" | "direct" (O(N), Baraff) | "iterative"
     # Both solvers' settings are kept, so a world can switch solver at any time.
 
     [view]                         # for the viewer, as world.view = {"eye": …, "target": …}
@@ -152,7 +153,7 @@ BODY_NOT_YET = {"restitution": "no restitution (contacts and impacts, seeds 003-
 WORLD_KEYS = ("dt", "gravity", "gyroscopic")
 PENALTY_KEYS = ("alpha_lin", "beta_lin", "alpha_rot", "beta_rot", "kappa", "zeta")
 SOLVER_KEYS = (("kind", "penalty_preset") + PENALTY_KEYS
-               + ("iterations", "epsilon", "time_cap_ms", "warm_start", "stabilization", "erp",
+               + ("iterations", "epsilon", "time_cap_ms", "warm_start", "stabilization", "method", "erp",
                   "substeps", "position_iterations"))
 VIEW_KEYS = ("eye", "target")
 BODY_KEYS = ("name", "shape", "size", "radius", "length", "mass", "density", "static", "position",
@@ -401,6 +402,7 @@ def _world_and_solver(path, data):
         "position_iterations": st.get("position_iterations", "int", check=lambda v: 0 <= v <= 100000,
                                       what="an integer 0-100000"),
         "stabilization": st.choice("stabilization", ("split", "baumgarte", "none")),
+        "method": st.choice("method", ("auto", "direct", "iterative")),
     }
     st.done()
     for k, v in settings.items():

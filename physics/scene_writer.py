@@ -17,8 +17,8 @@ import numpy as np
 
 from .quat import q_rotate
 
-SOLVER_KEY_ORDER = ("iterations", "epsilon", "time_cap_ms", "warm_start", "stabilization", "erp", "substeps",
-                    "position_iterations")
+SOLVER_KEY_ORDER = ("iterations", "epsilon", "time_cap_ms", "warm_start", "stabilization", "method", "erp",
+                    "substeps", "position_iterations")
 PENALTY_COEFFICIENTS = ("alpha_lin", "beta_lin", "alpha_rot", "beta_rot", "kappa", "zeta")  # penalty_params[1:7]
 
 

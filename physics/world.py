@@ -253,7 +253,7 @@ class World:
         self.penalty_params = np.zeros(7)
         self.penalty_preset = penalty_preset
         self.set_penalty_coefficients(**penalty.PAPER_DEFAULTS, **penalty.CRITICAL_DEFAULTS)
-        self.impulse_params = np.zeros(9)
+        self.impulse_params = np.zeros(impulse.N_PARAMS)
         self.impulse_stats = np.zeros(6)
         self.set_impulse_settings(iterations=50, epsilon=1e-9, time_cap_ms=0.0, warm_start=True,
                                   stabilization="split", erp=0.2, substeps=1, position_iterations=4)
@@ -310,11 +310,13 @@ class World:
         self._solver = name
 
     def set_impulse_settings(self, iterations=None, epsilon=None, time_cap_ms=None, warm_start=None,
-                             stabilization=None, erp=None, substeps=None, position_iterations=None):
+                             stabilization=None, erp=None, substeps=None, position_iterations=None, method=None):
         """Impulse solver: maximum iterations, ε (N·s: stop when every |Δp| < ε), the
         wall-clock cap per step (ms, 0 = none), warm starting, drift stabilization
         ("split" impulses, "baumgarte" or "none") with its ERP (0-1), substeps per Δt and
-        the iterations of the split-impulse position pass."""
+        the iterations of the split-impulse position pass; `method` for the equality rows
+        of joint trees: "auto" (direct O(N) solve when the iteration budget could not
+        converge on the tree's depth), "direct" or "iterative" (seed 001 as written)."""
         p = self.impulse_params
         checks = (
             (impulse.P_ITERATIONS, iterations, lambda v: 1 <= v <= 100000 and v == int(v), "an integer 1-100000"),
@@ -342,6 +344,10 @@ class World:
                 raise ValueError(f"stabilization must be one of {', '.join(impulse.STABILIZATIONS)}, "
                                  f"got {stabilization!r}")
             p[impulse.P_STABILIZATION] = impulse.STABILIZATIONS[stabilization]
+        if method is not None:
+            if method not in impulse.METHODS:
+                raise ValueError(f"solver method must be one of {', '.join(impulse.METHODS)}, got {method!r}")
+            p[impulse.P_METHOD] = impulse.METHODS[method]
 
     @property
     def impulse_settings(self):
@@ -350,7 +356,8 @@ class World:
         return {"iterations": int(p[impulse.P_ITERATIONS]), "epsilon": float(p[impulse.P_EPSILON]),
                 "time_cap_ms": float(p[impulse.P_TIME_CAP_MS]), "warm_start": bool(p[impulse.P_WARM_START]),
                 "stabilization": stab, "erp": float(p[impulse.P_ERP]), "substeps": int(p[impulse.P_SUBSTEPS]),
-                "position_iterations": int(p[impulse.P_POSITION_ITERATIONS])}
+                "position_iterations": int(p[impulse.P_POSITION_ITERATIONS]),
+                "method": {v: k for k, v in impulse.METHODS.items()}[int(p[impulse.P_METHOD])]}
 
     @property
     def substep_dt(self):

@@ -20,6 +20,7 @@ from .widgets import ERROR, GOOD, MUTED, WARNING, Widgets
 
 DEFAULT_SCENES = Path(__file__).resolve().parent.parent / "scenes"
 STABILIZATIONS = ("split", "baumgarte", "none")
+METHODS = ("auto", "direct", "iterative")
 PRESETS = ("paper", "critical")
 PENALTY_TIPS = {
     "alpha_lin": ("α* lin", "Paper preset: stiffness per unit effective mass of translational rows (1/s²); "
@@ -353,6 +354,12 @@ class Panel:
             if s["stabilization"] == "split":
                 imgui.same_line(self.col2)
                 w.param(params["solver.position_iterations"], label="position iter.", width=90)
+            changed, method = w.combo("solver.method", "trees", s["method"], METHODS,
+                                      "Equality rows of joint trees: direct O(N) solve (Baraff), seed 001's "
+                                      "iterations, or auto (direct when the iteration budget is below the "
+                                      "tree depth squared).", width=90)
+            if changed:
+                guarded(self.notices, "method", world.set_impulse_settings, method=method)
         else:
             imgui.new_line()
             changed, preset = w.combo("solver.preset", "preset", world.penalty_preset, PRESETS,
