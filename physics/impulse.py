@@ -41,6 +41,7 @@ import numpy as np
 from numba import njit
 
 from .clock import ticks
+from .quat import rotated_diagonal
 from .integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from .joint_rows import (PRISMATIC, REVOLUTE, ROW_FREE, ROW_LIMIT, SPHERICAL, UNIVERSAL,
                          compute_joint_rates, compute_joint_rows)
@@ -143,24 +144,21 @@ def coupling(row_J, row_minv_jt, r, s):
     return k
 
 
+@njit(cache=True, inline="always")
+def _store_symmetric(out, i, m):
+    """Write the 6 numbers (00 01 02 11 12 22) of a symmetric 3×3 as 9, row-major, into out[i]."""
+    out[i, 0], out[i, 1], out[i, 2] = m[0], m[1], m[2]
+    out[i, 3], out[i, 4], out[i, 5] = m[1], m[3], m[4]
+    out[i, 6], out[i, 7], out[i, 8] = m[2], m[4], m[5]
+
+
 @njit(cache=True)
 def world_inverse_inertia(body_quat, body_inv_inertia, body_inv_inertia_world):
     """I⁻¹ in world axes, R diag(1/I) Rᵀ, for every body (9 numbers, row-major)."""
     for i in range(body_quat.shape[0]):
-        x, y, z, w = body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3]
-        r00, r01, r02 = 1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)
-        r10, r11, r12 = 2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)
-        r20, r21, r22 = 2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)
-        a, b, c = body_inv_inertia[i, 0], body_inv_inertia[i, 1], body_inv_inertia[i, 2]
-        body_inv_inertia_world[i, 0] = a * r00 * r00 + b * r01 * r01 + c * r02 * r02
-        body_inv_inertia_world[i, 1] = a * r00 * r10 + b * r01 * r11 + c * r02 * r12
-        body_inv_inertia_world[i, 2] = a * r00 * r20 + b * r01 * r21 + c * r02 * r22
-        body_inv_inertia_world[i, 4] = a * r10 * r10 + b * r11 * r11 + c * r12 * r12
-        body_inv_inertia_world[i, 5] = a * r10 * r20 + b * r11 * r21 + c * r12 * r22
-        body_inv_inertia_world[i, 8] = a * r20 * r20 + b * r21 * r21 + c * r22 * r22
-        body_inv_inertia_world[i, 3] = body_inv_inertia_world[i, 1]
-        body_inv_inertia_world[i, 6] = body_inv_inertia_world[i, 2]
-        body_inv_inertia_world[i, 7] = body_inv_inertia_world[i, 5]
+        _store_symmetric(body_inv_inertia_world, i, rotated_diagonal(
+            body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
+            body_inv_inertia[i, 0], body_inv_inertia[i, 1], body_inv_inertia[i, 2]))
 
 
 @njit(cache=True)
@@ -520,20 +518,9 @@ def augmented_inertia(h, use_k, order, roots, joint_child, joint_type, joint_bod
     for i in range(body_quat.shape[0]):
         if body_inv_mass[i] == 0.0:
             continue
-        x, y, z, w = body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3]
-        r00, r01, r02 = 1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)
-        r10, r11, r12 = 2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)
-        r20, r21, r22 = 2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)
-        a, b, c = body_inertia[i, 0], body_inertia[i, 1], body_inertia[i, 2]
-        body_I[i, 0] = a * r00 * r00 + b * r01 * r01 + c * r02 * r02
-        body_I[i, 1] = a * r00 * r10 + b * r01 * r11 + c * r02 * r12
-        body_I[i, 2] = a * r00 * r20 + b * r01 * r21 + c * r02 * r22
-        body_I[i, 4] = a * r10 * r10 + b * r11 * r11 + c * r12 * r12
-        body_I[i, 5] = a * r10 * r20 + b * r11 * r21 + c * r12 * r22
-        body_I[i, 8] = a * r20 * r20 + b * r21 * r21 + c * r22 * r22
-        body_I[i, 3] = body_I[i, 1]
-        body_I[i, 6] = body_I[i, 2]
-        body_I[i, 7] = body_I[i, 5]
+        _store_symmetric(body_I, i, rotated_diagonal(
+            body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
+            body_inertia[i, 0], body_inertia[i, 1], body_inertia[i, 2]))
         for q in range(6):
             body_K[i, q] = 0.0
     if not use_k:

@@ -51,6 +51,21 @@ def world_inv_inertia_times(qx, qy, qz, qw, inv_ix, inv_iy, inv_iz, tx, ty, tz):
 
 # ---- plain numpy helpers for the builder (not on the hot path) ----
 
+
+@njit(cache=True, error_model="numpy", inline="always")
+def rotated_diagonal(qx, qy, qz, qw, dx, dy, dz):
+    """R diag(dx, dy, dz) Rᵀ for the rotation of quaternion q, as 6 numbers (00 01 02 11 12 22):
+    a body-frame principal inertia (or its inverse) in world axes."""
+    r00, r01, r02 = 1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (qx * qy - qz * qw), 2.0 * (qx * qz + qy * qw)
+    r10, r11, r12 = 2.0 * (qx * qy + qz * qw), 1.0 - 2.0 * (qx * qx + qz * qz), 2.0 * (qy * qz - qx * qw)
+    r20, r21, r22 = 2.0 * (qx * qz - qy * qw), 2.0 * (qy * qz + qx * qw), 1.0 - 2.0 * (qx * qx + qy * qy)
+    return (dx * r00 * r00 + dy * r01 * r01 + dz * r02 * r02,
+            dx * r00 * r10 + dy * r01 * r11 + dz * r02 * r12,
+            dx * r00 * r20 + dy * r01 * r21 + dz * r02 * r22,
+            dx * r10 * r10 + dy * r11 * r11 + dz * r12 * r12,
+            dx * r10 * r20 + dy * r11 * r21 + dz * r12 * r22,
+            dx * r20 * r20 + dy * r21 * r21 + dz * r22 * r22)
+
 def q_mul(a, b):
     return np.array(qmul(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]))
 

@@ -45,7 +45,7 @@ from collections import namedtuple
 
 from numba import njit
 
-from .quat import qmul, rotate, rotate_inv, world_inv_inertia_times
+from .quat import qmul, rotate, rotate_inv, rotated_diagonal, world_inv_inertia_times
 
 # ---------------------------------------------------------------- parameter vector
 (P_RADIUS, P_K1, P_K2, P_K3, P_RETARDATION, P_DRAG, P_FRICTION, P_GROUND_ON, P_GROUND_Z, P_ITERATIONS,
@@ -140,20 +140,6 @@ def sym_times(m, o, x, y, z):
     return (m[o] * x + m[o + 1] * y + m[o + 2] * z,
             m[o + 1] * x + m[o + 3] * y + m[o + 4] * z,
             m[o + 2] * x + m[o + 4] * y + m[o + 5] * z)
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def world_inv_inertia_matrix(qx, qy, qz, qw, ix, iy, iz):
-    """R diag(ix, iy, iz) Rᵀ as 6 numbers (00 01 02 11 12 22)."""
-    r00, r01, r02 = 1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (qx * qy - qz * qw), 2.0 * (qx * qz + qy * qw)
-    r10, r11, r12 = 2.0 * (qx * qy + qz * qw), 1.0 - 2.0 * (qx * qx + qz * qz), 2.0 * (qy * qz - qx * qw)
-    r20, r21, r22 = 2.0 * (qx * qz - qy * qw), 2.0 * (qy * qz + qx * qw), 1.0 - 2.0 * (qx * qx + qy * qy)
-    return (ix * r00 * r00 + iy * r01 * r01 + iz * r02 * r02,
-            ix * r00 * r10 + iy * r01 * r11 + iz * r02 * r12,
-            ix * r00 * r20 + iy * r01 * r21 + iz * r02 * r22,
-            ix * r10 * r10 + iy * r11 * r11 + iz * r12 * r12,
-            ix * r10 * r20 + iy * r11 * r21 + iz * r12 * r22,
-            ix * r20 * r20 + iy * r21 * r21 + iz * r22 * r22)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -1239,7 +1225,7 @@ def attach_prepare(state, model, links, prm, h, tau, att, clamp, ii, body_pos, b
             att[a, AW_R] = rx
             att[a, AW_R + 1] = ry
             att[a, AW_R + 2] = rz
-            i00, i01, i02, i11, i12, i22 = world_inv_inertia_matrix(qx, qy, qz, qw, body_inv_inertia[b, 0],
+            i00, i01, i02, i11, i12, i22 = rotated_diagonal(qx, qy, qz, qw, body_inv_inertia[b, 0],
                                                                     body_inv_inertia[b, 1], body_inv_inertia[b, 2])
             # −[r]× I⁻¹ [r]× = [r]×ᵀ I⁻¹ [r]× ; [r]× = [[0,−z,y],[z,0,−x],[−y,x,0]]
             # columns of I⁻¹[r]×
