@@ -1,7 +1,7 @@
-"""Sharnir: `python app.py [SCENE] [options]` — see physics/cli.py or `--help`."""
+"""Sharnir: `python app.py [SCENE] [options]` — see shell/cli.py or `--help`."""
 import sys
 
-from physics.cli import main
+from shell.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

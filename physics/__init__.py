@@ -7,13 +7,13 @@ __all__ = ["World", "Body", "Joint", "SimulationBlowUp", "SolverStats",
 
 
 def load_scene(path, overrides=None):
-    """Build a World from a TOML scene file (see physics/scene.py)."""
-    from .scene import load_scene as _load
+    """Build a World from a TOML scene file (see physics/io/scene.py)."""
+    from .io.scene import load_scene as _load
     return _load(path, overrides)
 
 
 def __getattr__(name):
     if name == "SceneError":
-        from .scene import SceneError
+        from .io.scene import SceneError
         return SceneError
     raise AttributeError(name)

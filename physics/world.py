@@ -9,7 +9,7 @@ import time as _time
 
 import numpy as np
 
-from . import impulse, penalty
+from .solvers import impulse, penalty
 from .clock import ticks_per_ms
 from .integrate import gather_forces, integrate_velocities, is_static
 from .joint_rows import (JOINT_TYPE_NAMES, JOINT_TYPES, ROW_EQ, ROW_FREE, ROW_LAYOUT, ROW_LIMIT,

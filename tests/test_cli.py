@@ -1,7 +1,7 @@
 """The headless command line of the public contract (DESIGN.md) and the CSV recorder.
 
 Three tests run app.py as a subprocess (the real entry point, ~1 s each); the others
-call physics.cli.main in-process, which is the same code without the start-up cost.
+call shell.cli.main in-process, which is the same code without the start-up cost.
 """
 import csv
 import io
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import physics
-from physics.cli import main
-from physics.record import Recorder, columns
+from shell.cli import main
+from physics.io.record import Recorder, columns
 
 ROOT = Path(__file__).resolve().parent.parent
 BODY = ["x", "y", "z", "qx", "qy", "qz", "qw", "vx", "vy", "vz", "wx", "wy", "wz"]
@@ -168,16 +168,16 @@ def _fake_module(monkeypatch, name, **attrs):
 @pytest.mark.parametrize("viewer", ["missing", "without run_viewer"])
 def test_viewer_that_is_not_there_exits_2_saying_so(viewer, monkeypatch, capsys):
     if viewer == "missing":
-        monkeypatch.setitem(sys.modules, "render.viewer", None)
+        monkeypatch.setitem(sys.modules, "shell.window", None)
     else:
-        _fake_module(monkeypatch, "render.viewer")
+        _fake_module(monkeypatch, "shell.window")
     assert main(["scenes/chain.toml", "--frames", "1"]) == 2
     assert "the 3D viewer is not available yet; run with --headless" in capsys.readouterr().err
 
 
 def test_viewer_gets_the_scene_and_overrides_with_solver_and_dt(monkeypatch):
     calls = []
-    _fake_module(monkeypatch, "render.viewer", run_viewer=lambda *a, **kw: calls.append((a, kw)) or 0)
+    _fake_module(monkeypatch, "shell.window", run_viewer=lambda *a, **kw: calls.append((a, kw)) or 0)
     assert main(["scenes/chain.toml", "--frames", "4", "--screenshot", "shot.png", "--set", "world.dt=0.004",
                  "--solver", "penalty", "--dt", "0.002"]) == 0
     assert calls == [(("scenes/chain.toml", {"world.dt": "0.002", "solver.kind": "penalty"}),

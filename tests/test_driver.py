@@ -2,7 +2,7 @@
 import pytest
 
 from physics import Sphere, World
-from physics.driver import FrameDriver
+from shell.driver import FrameDriver
 
 
 def _world():

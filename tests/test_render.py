@@ -69,7 +69,7 @@ def test_violation_tint_turns_bodies_green_when_joints_hold():
 def test_real_window_renders_the_scene_and_keys_toggle_overlays(tmp_path):
     pytest.importorskip("pyglet")
     from pyglet.window import key
-    from render.viewer import ViewerWindow
+    from shell.window import ViewerWindow
     world = physics.load_scene("scenes/gallery.toml")
     win = ViewerWindow(world, "gallery", width=W, height=H)
     win.closed = False

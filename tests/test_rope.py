@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from physics import rope_kernels as K
+from physics.rope import kernels as K
 from physics.integrate import integrate_positions
 from physics.quat import q_from_axis_angle, q_mul, q_rotate
 from physics.rope import Rope

@@ -90,7 +90,7 @@ def test_motor_events_change_the_target_at_their_time():
 
 
 def test_recorded_csv_has_rope_length_and_stretch(tmp_path):
-    from physics.cli import main
+    from shell.cli import main
     out = tmp_path / "swing.csv"
     assert main(["scenes/rope_swing.toml", "--headless", "--duration", "0.3", "--record", str(out)]) == 0
     rows = list(csv.DictReader(open(out)))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from physics.scene import SceneError, load_scene
+from physics.io.scene import SceneError, load_scene
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD_BODY = '[[bodies]]\nname = "box"\nshape = "box"\nsize = [1, 1, 1]\nmass = 1.0\n'

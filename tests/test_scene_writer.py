@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import physics
-from physics.scene_writer import save_scene, scene_dict
+from physics.io.scene_writer import save_scene, scene_dict
 
 SCENES = sorted((Path(__file__).resolve().parent.parent / "scenes").glob("*.toml"))
 BODY_ARRAYS = ("body_pos", "body_quat", "body_vel", "body_omega", "body_inv_mass", "body_inertia")

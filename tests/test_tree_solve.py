@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from physics import Box, World
-from physics import impulse
+from physics.solvers import impulse
 from physics.bench import max_gap
 from physics.builders import make_chain
 from physics.joint_rows import FIXED, PRISMATIC, REVOLUTE, ROW_LAYOUT, SPHERICAL, UNIVERSAL
 from physics.quat import q_to_matrix
-from physics.tree_solve import build_tree_plan, solve_joint_rows, solve_tree_system, static_bodies
+from physics.solvers.tree_solve import build_tree_plan, solve_joint_rows, solve_tree_system, static_bodies
 
 TYPES = ("revolute", "spherical", "universal", "prismatic", "fixed")
 

@@ -16,7 +16,7 @@ def win():
     import pyglet
     pyglet.options["dpi_scaling"] = "stretch"
     import physics
-    from render.viewer import ViewerWindow
+    from shell.window import ViewerWindow
     world = physics.load_scene(SCENES / "door.toml")
     w = ViewerWindow(world, "door.toml", width=W, height=H)
     frame(w)
@@ -335,7 +335,7 @@ def test_ropes_get_a_section_only_when_the_world_has_ropes(win, tmp_path):
 # ---------------------------------------------------------------------------- keys
 def test_every_key_in_the_help_overlay_does_what_it_says(door, tmp_path, monkeypatch):
     import physics
-    from render.viewer import ViewerWindow
+    from shell.window import ViewerWindow
     from ui.help import KEYS
     monkeypatch.chdir(tmp_path)
     win = door

@@ -1,4 +1,4 @@
-"""The ImGui panel and the mouse and keyboard of the viewer (render/viewer.py).
+"""The ImGui panel and the mouse and keyboard of the viewer (shell/window.py).
 
 imgui_io.py, imgui_renderer.py   ImGui + ImPlot on a pyglet window, drawn with moderngl
 panel.py                         the side panel: Simulation, Solver, Joints, Ropes, Plots

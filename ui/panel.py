@@ -4,14 +4,14 @@ It edits the model between frames (the window draws it after the physics steps o
 frame and before the next ones), always through the World's public setters and
 `params.apply`, so a bad value is clamped or refused with a notice, never raised.
 `viewer` is the ViewerWindow: world, driver, camera, selection and the actions that
-the keys share (render/viewer.py).
+the keys share (shell/window.py).
 """
 import os
 from pathlib import Path
 
 from imgui_bundle import imgui
 
-from physics.scene_writer import save_scene
+from physics.io.scene_writer import save_scene
 from .joints_table import JointsTable
 from .params import Notices, Param, apply, guarded
 from .plots import Plots

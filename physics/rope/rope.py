@@ -11,9 +11,9 @@
 
 Model (rest lengths, masses, inertias, stiffness, rest Darboux vector) and state (node
 positions/velocities, element quaternions/angular velocities, accumulated impulses) are
-kept apart (`rope.model`, `rope.state`, numba namedtuples from rope_kernels.py); every edit
+kept apart (`rope.model`, `rope.state`, numba namedtuples from kernels.py); every edit
 (a live parameter, an attachment, a box) goes through a method that rebuilds what depends
-on it. The step itself is one numba call, O(N); see rope_kernels.py for the stages: the
+on it. The step itself is one numba call, O(N); see kernels.py for the stages: the
 velocities from one exact block-tridiagonal solve of bending/twist, length and tangent
 rows (eq. 10-14, 16-18), then a Gauss-Newton projection of the positions onto length and
 tangent (eq. 7, 15) to `tolerance`, which also corrects the velocities.
@@ -41,8 +41,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import rope_kernels as K
-from .quat import q_conj, q_from_matrix, q_mul, q_rotate
+from . import kernels as K
+from ..quat import q_conj, q_from_matrix, q_mul, q_rotate
 
 RopeSnapshot = namedtuple("RopeSnapshot", ["positions", "frames"])
 _EMPTY_BODIES = (np.zeros((0, 3)), np.zeros((0, 4)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0),

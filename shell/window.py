@@ -10,7 +10,7 @@ L limits, C centres of mass, V tint by constraint violation, S shadows, Tab pane
 F1 help, Escape quit. Over the panel, mouse and typing go to ImGui, not the scene.
 
 Physics runs at its fixed Δt from a wall-clock accumulator with a cap on steps per
-frame (physics.driver.FrameDriver); the title and the panel say when the machine
+frame (shell.driver.FrameDriver); the title and the panel say when the machine
 can't keep up or the simulation blew up (it pauses, the window stays, a dialog offers
 a reset). Drawing reads one world.snapshot() per frame; the panel edits the model
 between frames.
@@ -21,7 +21,7 @@ import time
 import numpy as np
 import pyglet
 
-from .frame import RenderTarget, initial_camera, write_png
+from render.frame import RenderTarget, initial_camera, write_png
 
 PANEL_MIN_WINDOW = 800          # narrower windows start with the panel hidden (Tab shows it)
 PANEL_BG = (0.1, 0.1, 0.11)
@@ -57,12 +57,12 @@ class ViewerWindow(pyglet.window.Window):
                 continue
         super().__init__(width, height, caption="Sharnir", resizable=True, config=config, visible=visible)
         import moderngl
-        from physics.driver import FrameDriver
+        from shell.driver import FrameDriver
         from ui.drag import MouseDrag
         from ui.imgui_io import ImGuiLayer
         from ui.panel import Panel
         from ui.plots import SampledWorld
-        from .scene_renderer import SceneRenderer
+        from render.scene_renderer import SceneRenderer
         moderngl.init_context()
         self.ctx = moderngl.get_context()
         self.ctx.error                     # clear a stale error left by context creation
@@ -204,9 +204,9 @@ class ViewerWindow(pyglet.window.Window):
     # ------------------------------------------------------------------ world
     def set_world(self, world, scene_name):
         """Show another world (a scene picked or reloaded in the panel)."""
-        from physics.driver import FrameDriver
+        from shell.driver import FrameDriver
         from ui.plots import SampledWorld
-        from .scene_renderer import SceneRenderer
+        from render.scene_renderer import SceneRenderer
         self.switch_to()
         self.drag.release(self.world)
         speed = self.driver.speed
@@ -228,7 +228,7 @@ class ViewerWindow(pyglet.window.Window):
     def load_scene(self, path):
         """Load a scene file into the window; a bad file leaves a notice and the old world."""
         import physics
-        from physics.scene import SceneError
+        from physics.io.scene import SceneError
         try:
             world = physics.load_scene(path)
         except (SceneError, OSError, ValueError) as e:

@@ -1,4 +1,4 @@
-"""World → scene file (TOML): the inverse of physics/scene.py.
+"""World → scene file (TOML): the inverse of physics/io/scene.py.
 
     data = scene_dict(world, view={"eye": [...], "target": [...]})
     save_scene(world, "scenes/door_edited.toml")
@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from .quat import q_rotate
+from ..quat import q_rotate
 
 SOLVER_KEY_ORDER = ("iterations", "epsilon", "time_cap_ms", "warm_start", "stabilization", "method", "erp",
                     "substeps", "position_iterations")

@@ -21,9 +21,9 @@ import time
 
 import numpy as np
 
-from . import impulse
-from .builders import make_chain
-from .world import SimulationBlowUp, World
+from ..solvers import impulse
+from ..builders import make_chain
+from ..world import SimulationBlowUp, World
 
 JOINTS = {"hinge": "revolute", "ball": "spherical"}
 
@@ -142,6 +142,3 @@ def main(argv=None):
             print(f"start-up {label}: import {v['import_s']:.2f} s, import + first step {v['first_step_s']:.2f} s")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -23,9 +23,9 @@ Two scalings of α and β, chosen per world:
 import numpy as np
 from numba import njit
 
-from .integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
-from .joint_rows import ROW_FREE, compute_joint_rates, compute_joint_rows, row_velocity
-from .quat import world_inv_inertia_times
+from ..integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
+from ..joint_rows import ROW_FREE, compute_joint_rates, compute_joint_rows, row_velocity
+from ..quat import world_inv_inertia_times
 
 PAPER, CRITICAL = 0, 1
 PRESETS = {"paper": PAPER, "critical": CRITICAL}

@@ -40,10 +40,10 @@ import weakref
 import numpy as np
 from numba import njit
 
-from .clock import ticks
-from .quat import rotated_diagonal
-from .integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
-from .joint_rows import (PRISMATIC, REVOLUTE, ROW_FREE, ROW_LIMIT, SPHERICAL, UNIVERSAL,
+from ..clock import ticks
+from ..quat import rotated_diagonal
+from ..integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
+from ..joint_rows import (PRISMATIC, REVOLUTE, ROW_FREE, ROW_LIMIT, SPHERICAL, UNIVERSAL,
                          compute_joint_rates, compute_joint_rows)
 from .tree_solve import (TreeWork, arm, articulated_factor, articulated_lambda, articulated_solve, build_tree_plan,
                          select_rows, static_bodies, tree_momentum)

@@ -45,7 +45,7 @@ from collections import namedtuple
 
 from numba import njit
 
-from .quat import qmul, rotate, rotate_inv, rotated_diagonal, world_inv_inertia_times
+from ..quat import qmul, rotate, rotate_inv, rotated_diagonal, world_inv_inertia_times
 
 # ---------------------------------------------------------------- parameter vector
 (P_RADIUS, P_K1, P_K2, P_K3, P_RETARDATION, P_DRAG, P_FRICTION, P_GROUND_ON, P_GROUND_Z, P_ITERATIONS,

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .joint_rows import PRISMATIC, REVOLUTE, ROW_LAYOUT, SPHERICAL, UNIVERSAL
+from ..joint_rows import PRISMATIC, REVOLUTE, ROW_LAYOUT, SPHERICAL, UNIVERSAL
 
 _FAST = {"contract", "reassoc", "nsz", "arcp"}   # no nnan/ninf: NaNs must still show up
 

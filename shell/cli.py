@@ -9,10 +9,10 @@ Exit status: 0 on success; 2 on bad input (one line on stderr, never a traceback
 3 if the simulation blew up (with the simulated time it happened); 1 on an unexpected
 internal error (one line too); 130 when interrupted.
 
-`--set` keys are those of physics/scene.py (world.dt, solver.KEY, body.NAME.KEY,
+`--set` keys are those of physics/io/scene.py (world.dt, solver.KEY, body.NAME.KEY,
 joint.NAME.KEY, chain.NAME.KEY); `--solver` and `--dt` win over the scene and `--set`.
 A headless run steps round(duration / dt) fixed steps; with `--record` it writes one
-CSV row per step (physics/record.py) and prints a one-line summary on stdout.
+CSV row per step (physics/io/record.py) and prints a one-line summary on stdout.
 """
 import argparse
 import math
@@ -107,7 +107,7 @@ def load_world(args):
 
 def run_headless(args):
     from physics import SimulationBlowUp
-    from physics.record import Recorder
+    from physics.io.record import Recorder
     world = load_world(args)
     render_world_png = None
     if args.screenshot:
@@ -159,9 +159,9 @@ def run_headless(args):
 
 def _import_viewer():
     try:
-        from render.viewer import run_viewer as viewer
+        from shell.window import run_viewer as viewer
     except ModuleNotFoundError as e:
-        if e.name and (e.name == "render" or e.name.startswith("render.")):
+        if e.name and (e.name in ("render", "shell") or e.name.startswith(("render.", "shell."))):
             raise UsageError("the 3D viewer is not available yet; run with --headless") from None
         raise UsageError(f"the 3D viewer cannot start: {e}; run with --headless") from None
     except (ImportError, AttributeError):
@@ -197,7 +197,7 @@ def main(argv=None):
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as e:  # scene errors, and anything unexpected: one line, never a traceback
-        from physics.scene import SceneError
+        from physics.io.scene import SceneError
         if isinstance(e, SceneError):
             print(f"error: {e}", file=sys.stderr)
             return 2

@@ -1,4 +1,4 @@
-"""Rope benchmark: `python -m physics.rope_bench [--segments 10 100 1000] [--dt 0.01 0.015]
+"""Rope benchmark: `python -m physics.bench.rope [--segments 10 100 1000] [--dt 0.01 0.015]
 [--duration 10] [--repeat 3] [--json] [--profile]`.
 
 The paper's rope (seed 002: L = 2.8 m, r = 1.5 cm, ρ = 1200 kg/m³, E = 0.05 MPa,
@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-from . import rope_kernels as K
-from .rope import Rope
+from ..rope import kernels as K
+from ..rope import Rope
 
 PAPER = dict(radius=0.015, density=1200.0, E=0.05e6, G=0.1e6)
 GRAVITY = np.array([0.0, 0.0, -9.81])
@@ -106,7 +106,7 @@ def profile(segments, dt, settle=1.0, reps=None):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m physics.rope_bench", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m physics.bench.rope", description=__doc__.split("\n")[0])
     p.add_argument("--segments", type=int, nargs="+", default=[10, 100, 1000])
     p.add_argument("--dt", type=float, nargs="+", default=[0.01, 0.015], help="steps (s)")
     p.add_argument("--duration", type=float, default=10.0, help="simulated seconds per run")

@@ -5,7 +5,7 @@ to an accumulator and runs as many whole Δt steps as it holds, at most
 `max_steps_per_frame`. When the machine can't keep up, the surplus is dropped and
 `behind` is set, so the simulation slows down instead of spiralling.
 """
-from .world import SimulationBlowUp
+from physics.world import SimulationBlowUp
 
 
 class FrameDriver:

@@ -94,7 +94,7 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
     start = 0.0
     end = 0.33                     # default: forever
 
-    [[ropes]]                      # a Cosserat rope (seed 002), physics/rope.py
+    [[ropes]]                      # a Cosserat rope (seed 002), physics/rope/
     name = "tow"                   # required, unique (not a body's name)
     start = [x, y, z]              # required: the rope is laid straight from start …
     end = [x, y, z]                # … to end (required); its rest length is the distance
@@ -137,10 +137,10 @@ import tomllib
 
 import numpy as np
 
-from .builders import make_chain
-from .quat import q_from_euler_deg
-from .shapes import Box, Capsule, Cylinder, Plane, Sphere
-from .world import SOLVERS, World
+from ..builders import make_chain
+from ..quat import q_from_euler_deg
+from ..shapes import Box, Capsule, Cylinder, Plane, Sphere
+from ..world import SOLVERS, World
 
 SHAPES = ("box", "sphere", "capsule", "cylinder", "plane")
 JOINT_TYPES = ("fixed", "spherical", "revolute", "universal", "prismatic")
@@ -565,7 +565,7 @@ def _load(path, world, i, entry):
 
 
 def _rope(path, world, i, entry):
-    from .rope import Rope
+    from ..rope import Rope
     t = _Table(path, f"ropes[{i}]", entry, ROPE_KEYS)
     name = t.get("name", "str", required=True)
     if name in world.ropes or world.has_body(name):
