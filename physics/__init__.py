@@ -1,6 +1,7 @@
 """Sharnir's physics engine: rigid bodies, joints and solvers in maximal coordinates."""
 from .shapes import Box, Capsule, Cylinder, Plane, Sphere
-from .world import Body, Joint, SimulationBlowUp, SolverStats, World
+from .solvers import SolverStats
+from .world import Body, Joint, SimulationBlowUp, World
 
 __all__ = ["World", "Body", "Joint", "SimulationBlowUp", "SolverStats",
            "Box", "Sphere", "Capsule", "Cylinder", "Plane", "load_scene", "SceneError"]

@@ -48,9 +48,10 @@ def gyroscopic_implicit(qx, qy, qz, qw, ix, iy, iz, wx, wy, wz, h):
 
 
 @njit(cache=True, error_model="numpy")
-def integrate_velocities(body_quat, body_vel, body_omega, body_inv_mass, body_inertia,
-                         body_inv_inertia, body_force, body_torque, gravity, gyroscopic, h):
+def integrate_velocities(bodies, body_force, body_torque, gravity, gyroscopic, h):
     """v += h (g + F/m), ω += h I⁻¹τ (world frame), then the gyroscopic term if enabled."""
+    body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega
+    body_inv_mass, body_inertia, body_inv_inertia = bodies.inv_mass, bodies.inertia, bodies.inv_inertia
     for i in range(body_vel.shape[0]):
         if is_static(body_inv_mass, body_inv_inertia, i):
             continue
@@ -74,8 +75,10 @@ def integrate_velocities(body_quat, body_vel, body_omega, body_inv_mass, body_in
 
 
 @njit(cache=True, error_model="numpy")
-def integrate_positions(body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia, h):
+def integrate_positions(bodies, h):
     """x += h v; q += h/2 (ω, 0) ⊗ q, normalized."""
+    body_pos, body_quat, body_vel, body_omega = bodies.pos, bodies.quat, bodies.vel, bodies.omega
+    body_inv_mass, body_inv_inertia = bodies.inv_mass, bodies.inv_inertia
     for i in range(body_pos.shape[0]):
         if is_static(body_inv_mass, body_inv_inertia, i):
             continue
@@ -96,8 +99,9 @@ def integrate_positions(body_pos, body_quat, body_vel, body_omega, body_inv_mass
 
 
 @njit(cache=True, error_model="numpy")
-def blown_up(body_vel, body_omega, max_speed, max_spin):
+def blown_up(bodies, max_speed, max_spin):
     """True if any velocity is NaN/inf or beyond the runaway bounds (m/s, rad/s)."""
+    body_vel, body_omega = bodies.vel, bodies.omega
     for i in range(body_vel.shape[0]):
         v2 = body_vel[i, 0] ** 2 + body_vel[i, 1] ** 2 + body_vel[i, 2] ** 2
         w2 = body_omega[i, 0] ** 2 + body_omega[i, 1] ** 2 + body_omega[i, 2] ** 2
@@ -107,10 +111,12 @@ def blown_up(body_vel, body_omega, max_speed, max_spin):
 
 
 @njit(cache=True, error_model="numpy")
-def gather_forces(t, body_pos, body_quat, body_force, body_torque, load_body, load_force, load_torque,
-                  load_point, load_at_point, load_window, force_acc, torque_acc):
+def gather_forces(t, bodies, loads, force_acc, torque_acc):
     """force_acc/torque_acc = the bodies' own force and torque plus every scripted load
     active at time t (t0 ≤ t < t1); a load at a body-local point adds r × F."""
+    body_quat, body_force, body_torque = bodies.quat, loads.body_force, loads.body_torque
+    load_body, load_force, load_torque = loads.body, loads.force, loads.torque
+    load_point, load_at_point, load_window = loads.point, loads.at_point, loads.window
     force_acc[:, :] = body_force
     torque_acc[:, :] = body_torque
     for k in range(load_body.shape[0]):

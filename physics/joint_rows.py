@@ -12,30 +12,17 @@ equality rows, limit rows, free-DOF rows (for friction and motors). A row is
 Sign convention (Box2D's): C is "b minus a", so J on body a carries the minus sign.
 Seed 000 writes G = r_i + ξ_i − r_j − ξ_j, the same rows with the opposite sign.
 
-Rows per type (eq / limit / free):
-    fixed 6/0/0, spherical 3/2/3, revolute 5/1/1, universal 4/2/2, prismatic 5/1/1.
+Rows per type (eq / limit / free): physics/joint_types.py.
 
 Joint readouts `joint_q[j, k]` are the angle (rad) or slide (m) of free DOF k, unwrapped
 over full turns; for a spherical joint q = (swing, twist, 0).
 """
 import math
 
-import numpy as np
 from numba import njit
 
+from .joint_types import FIXED, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
 from .quat import cross, qmul, rotate
-
-FIXED, SPHERICAL, REVOLUTE, UNIVERSAL, PRISMATIC = 0, 1, 2, 3, 4
-JOINT_TYPES = {"fixed": FIXED, "spherical": SPHERICAL, "revolute": REVOLUTE,
-               "universal": UNIVERSAL, "prismatic": PRISMATIC}
-JOINT_TYPE_NAMES = {v: k for k, v in JOINT_TYPES.items()}
-# (equality rows, limit rows, free rows) per type
-ROW_LAYOUT = {FIXED: (6, 0, 0), SPHERICAL: (3, 2, 3), REVOLUTE: (5, 1, 1),
-              UNIVERSAL: (4, 2, 2), PRISMATIC: (5, 1, 1)}
-# which eq rows are translational, by type (the rest are rotational)
-TRANSLATIONAL_EQ_ROWS = {FIXED: 3, SPHERICAL: 3, REVOLUTE: 3, UNIVERSAL: 3, PRISMATIC: 2}
-# free DOFs that are translational (prismatic slide); all others are rotational
-LINEAR_FREE_DOF = {PRISMATIC: (True,)}
 
 ROW_EQ, ROW_LIMIT, ROW_FREE = 0, 1, 2
 
@@ -55,59 +42,48 @@ def wrap_angle(a):
 
 
 @njit(cache=True, error_model="numpy", fastmath=True, inline="always")
-def write_row(row_J, row_C, row_active, r, lax, lay, laz, aax, aay, aaz,
-              lbx, lby, lbz, abx, aby, abz, C, active):
-    row_J[r, 0] = lax
-    row_J[r, 1] = lay
-    row_J[r, 2] = laz
-    row_J[r, 3] = aax
-    row_J[r, 4] = aay
-    row_J[r, 5] = aaz
-    row_J[r, 6] = lbx
-    row_J[r, 7] = lby
-    row_J[r, 8] = lbz
-    row_J[r, 9] = abx
-    row_J[r, 10] = aby
-    row_J[r, 11] = abz
-    row_C[r] = C
-    row_active[r] = active
+def write_row(rows, r, lin_a, ang_a, lin_b, ang_b, C, active):
+    """Row r: J = [lin_a, ang_a, lin_b, ang_b] (3-tuples), value C, activity."""
+    J = rows.J
+    J[r, 0], J[r, 1], J[r, 2] = lin_a
+    J[r, 3], J[r, 4], J[r, 5] = ang_a
+    J[r, 6], J[r, 7], J[r, 8] = lin_b
+    J[r, 9], J[r, 10], J[r, 11] = ang_b
+    rows.C[r] = C
+    rows.active[r] = active
 
 
 @njit(cache=True, error_model="numpy", fastmath=True, inline="always")
-def point_row(row_J, row_C, row_active, r, ex, ey, ez, rax, ray, raz, rbx, rby, rbz, C):
+def point_row(rows, r, ex, ey, ez, rax, ray, raz, rbx, rby, rbz, C):
     """Point-to-point row along world direction e (eq. 11-12, seed 000):
     C = e·(p_b − p_a), Ċ = e·(v_b + ω_b×r_b − v_a − ω_a×r_a)."""
     cax, cay, caz = cross(rax, ray, raz, ex, ey, ez)
     cbx, cby, cbz = cross(rbx, rby, rbz, ex, ey, ez)
-    write_row(row_J, row_C, row_active, r, -ex, -ey, -ez, -cax, -cay, -caz,
-              ex, ey, ez, cbx, cby, cbz, C, 1)
+    write_row(rows, r, (-ex, -ey, -ez), (-cax, -cay, -caz), (ex, ey, ez), (cbx, cby, cbz), C, 1)
 
 
 @njit(cache=True, error_model="numpy", fastmath=True, inline="always")
-def perpendicular_row(row_J, row_C, row_active, r, ux, uy, uz, wx, wy, wz):
+def perpendicular_row(rows, r, ux, uy, uz, wx, wy, wz):
     """Angular row keeping axis u (on a) perpendicular to axis w (on b) (eq. 14, 15, 18,
     seed 000): C = u·w, Ċ = (u×w)·ω_a − (u×w)·ω_b."""
     cx, cy, cz = cross(ux, uy, uz, wx, wy, wz)
-    write_row(row_J, row_C, row_active, r, 0.0, 0.0, 0.0, cx, cy, cz,
-              0.0, 0.0, 0.0, -cx, -cy, -cz, ux * wx + uy * wy + uz * wz, 1)
+    write_row(rows, r, (0.0, 0.0, 0.0), (cx, cy, cz), (0.0, 0.0, 0.0), (-cx, -cy, -cz), ux * wx + uy * wy + uz * wz, 1)
 
 
 @njit(cache=True, error_model="numpy", fastmath=True, inline="always")
-def slide_row(row_J, row_C, row_active, r, nx, ny, nz, d_x, d_y, d_z,
-              pbax, pbay, pbaz, rbx, rby, rbz, C, active):
+def slide_row(rows, r, n, pba, rb, C, active):
     """Row along axis n fixed in body a through the anchor gap d = p_b − p_a
     (eq. 16-17, seed 000): Ċ = n·(v_b − v_a) + (r_b×n)·ω_b − ((p_b − x_a)×n)·ω_a."""
-    cax, cay, caz = cross(pbax, pbay, pbaz, nx, ny, nz)
-    cbx, cby, cbz = cross(rbx, rby, rbz, nx, ny, nz)
-    write_row(row_J, row_C, row_active, r, -nx, -ny, -nz, -cax, -cay, -caz,
-              nx, ny, nz, cbx, cby, cbz, C, active)
+    nx, ny, nz = n
+    cax, cay, caz = cross(pba[0], pba[1], pba[2], nx, ny, nz)
+    cbx, cby, cbz = cross(rb[0], rb[1], rb[2], nx, ny, nz)
+    write_row(rows, r, (-nx, -ny, -nz), (-cax, -cay, -caz), (nx, ny, nz), (cbx, cby, cbz), C, active)
 
 
 @njit(cache=True, error_model="numpy", fastmath=True, inline="always")
-def twist_row(row_J, row_C, row_active, r, nx, ny, nz, C, active):
+def twist_row(rows, r, nx, ny, nz, C, active):
     """Angular row about axis n: Ċ = n·(ω_b − ω_a) (limits and free rotational DOFs)."""
-    write_row(row_J, row_C, row_active, r, 0.0, 0.0, 0.0, -nx, -ny, -nz,
-              0.0, 0.0, 0.0, nx, ny, nz, C, active)
+    write_row(rows, r, (0.0, 0.0, 0.0), (-nx, -ny, -nz), (0.0, 0.0, 0.0), (nx, ny, nz), C, active)
 
 
 @njit(cache=True, error_model="numpy", fastmath=True, inline="always")
@@ -123,10 +99,7 @@ def limit_value(q, lo, hi, on):
 
 
 @njit(cache=True, error_model="numpy", fastmath=True)
-def compute_joint_rows(body_pos, body_quat, joint_type, joint_body, joint_anchor_a,
-                       joint_anchor_b, joint_frame_a, joint_frame_b, joint_limit_lo,
-                       joint_limit_hi, joint_limit_on, joint_row_start,
-                       joint_q, joint_err, row_J, row_C, row_active, joint_free_used, readout):
+def compute_joint_rows(bodies, joints, rows, readout):
     """Write every joint's rows from the body poses; update joint_q and joint_err.
 
     Spherical swing/twist angles cost two atan2 and a quaternion product: they are
@@ -134,6 +107,13 @@ def compute_joint_rows(body_pos, body_quat, joint_type, joint_body, joint_anchor
     a spherical joint without limits, friction or motor (joint_free_used[j] == 0) needs
     no frames at all between readouts, only its three point rows.
     """
+    body_pos, body_quat = bodies.pos, bodies.quat
+    joint_type, joint_body, joint_q, joint_err = joints.type, joints.body, joints.q, joints.err
+    joint_anchor_a, joint_anchor_b, joint_frame_a, joint_frame_b = (joints.anchor_a, joints.anchor_b,
+                                                                    joints.frame_a, joints.frame_b)
+    joint_limit_lo, joint_limit_hi, joint_limit_on = joints.limit_lo, joints.limit_hi, joints.limit_on
+    joint_row_start, joint_free_used = joints.row_start, joints.free_used
+    row_C, row_active = rows.C, rows.active
     for j in range(joint_type.shape[0]):
         a = joint_body[j, 0]
         b = joint_body[j, 1]
@@ -149,9 +129,9 @@ def compute_joint_rows(body_pos, body_quat, joint_type, joint_body, joint_anchor
         r = joint_row_start[j]
         if (t == SPHERICAL and not readout and joint_free_used[j] == 0
                 and joint_limit_on[j, 0] == 0 and joint_limit_on[j, 1] == 0):
-            point_row(row_J, row_C, row_active, r, 1.0, 0.0, 0.0, rax, ray, raz, rbx, rby, rbz, dx)
-            point_row(row_J, row_C, row_active, r + 1, 0.0, 1.0, 0.0, rax, ray, raz, rbx, rby, rbz, dy)
-            point_row(row_J, row_C, row_active, r + 2, 0.0, 0.0, 1.0, rax, ray, raz, rbx, rby, rbz, dz)
+            point_row(rows, r, 1.0, 0.0, 0.0, rax, ray, raz, rbx, rby, rbz, dx)
+            point_row(rows, r + 1, 0.0, 1.0, 0.0, rax, ray, raz, rbx, rby, rbz, dy)
+            point_row(rows, r + 2, 0.0, 0.0, 1.0, rax, ray, raz, rbx, rby, rbz, dz)
             joint_err[j] = max(abs(dx), max(abs(dy), abs(dz)))
             continue
         # world joint frames n_a0..n_a2 and n_b0..n_b2
@@ -165,48 +145,46 @@ def compute_joint_rows(body_pos, body_quat, joint_type, joint_body, joint_anchor
             # two slide rows across the axis (eq. 16) + three orientation rows (eq. 18)
             c1 = dx * a1x + dy * a1y + dz * a1z
             c2 = dx * a2x + dy * a2y + dz * a2z
-            slide_row(row_J, row_C, row_active, r, a1x, a1y, a1z, dx, dy, dz,
-                      pbx - body_pos[a, 0], pby - body_pos[a, 1], pbz - body_pos[a, 2], rbx, rby, rbz, c1, 1)
-            slide_row(row_J, row_C, row_active, r + 1, a2x, a2y, a2z, dx, dy, dz,
-                      pbx - body_pos[a, 0], pby - body_pos[a, 1], pbz - body_pos[a, 2], rbx, rby, rbz, c2, 1)
-            perpendicular_row(row_J, row_C, row_active, r + 2, a1x, a1y, a1z, b0x, b0y, b0z)
-            perpendicular_row(row_J, row_C, row_active, r + 3, a2x, a2y, a2z, b0x, b0y, b0z)
-            perpendicular_row(row_J, row_C, row_active, r + 4, a1x, a1y, a1z, b2x, b2y, b2z)
+            pba = (pbx - body_pos[a, 0], pby - body_pos[a, 1], pbz - body_pos[a, 2])
+            rb = (rbx, rby, rbz)
+            slide_row(rows, r, (a1x, a1y, a1z), pba, rb, c1, 1)
+            slide_row(rows, r + 1, (a2x, a2y, a2z), pba, rb, c2, 1)
+            perpendicular_row(rows, r + 2, a1x, a1y, a1z, b0x, b0y, b0z)
+            perpendicular_row(rows, r + 3, a2x, a2y, a2z, b0x, b0y, b0z)
+            perpendicular_row(rows, r + 4, a1x, a1y, a1z, b2x, b2y, b2z)
             n_eq = 5
             s = dx * a0x + dy * a0y + dz * a0z
             joint_q[j, 0] = s
             C, act = limit_value(s, joint_limit_lo[j, 0], joint_limit_hi[j, 0], joint_limit_on[j, 0])
-            slide_row(row_J, row_C, row_active, r + 5, a0x, a0y, a0z, dx, dy, dz,
-                      pbx - body_pos[a, 0], pby - body_pos[a, 1], pbz - body_pos[a, 2], rbx, rby, rbz, C, act)
+            slide_row(rows, r + 5, (a0x, a0y, a0z), pba, rb, C, act)
             err = max(err, abs(C))
-            slide_row(row_J, row_C, row_active, r + 6, a0x, a0y, a0z, dx, dy, dz,
-                      pbx - body_pos[a, 0], pby - body_pos[a, 1], pbz - body_pos[a, 2], rbx, rby, rbz, 0.0, 1)
+            slide_row(rows, r + 6, (a0x, a0y, a0z), pba, rb, 0.0, 1)
         else:
             # three point rows along the world axes (eq. 11, seed 000)
-            point_row(row_J, row_C, row_active, r, 1.0, 0.0, 0.0, rax, ray, raz, rbx, rby, rbz, dx)
-            point_row(row_J, row_C, row_active, r + 1, 0.0, 1.0, 0.0, rax, ray, raz, rbx, rby, rbz, dy)
-            point_row(row_J, row_C, row_active, r + 2, 0.0, 0.0, 1.0, rax, ray, raz, rbx, rby, rbz, dz)
+            point_row(rows, r, 1.0, 0.0, 0.0, rax, ray, raz, rbx, rby, rbz, dx)
+            point_row(rows, r + 1, 0.0, 1.0, 0.0, rax, ray, raz, rbx, rby, rbz, dy)
+            point_row(rows, r + 2, 0.0, 0.0, 1.0, rax, ray, raz, rbx, rby, rbz, dz)
             if t == FIXED:
-                perpendicular_row(row_J, row_C, row_active, r + 3, a1x, a1y, a1z, b0x, b0y, b0z)
-                perpendicular_row(row_J, row_C, row_active, r + 4, a2x, a2y, a2z, b0x, b0y, b0z)
-                perpendicular_row(row_J, row_C, row_active, r + 5, a1x, a1y, a1z, b2x, b2y, b2z)
+                perpendicular_row(rows, r + 3, a1x, a1y, a1z, b0x, b0y, b0z)
+                perpendicular_row(rows, r + 4, a2x, a2y, a2z, b0x, b0y, b0z)
+                perpendicular_row(rows, r + 5, a1x, a1y, a1z, b2x, b2y, b2z)
                 n_eq = 6
             elif t == REVOLUTE:
                 # axis n_a0 = n_b0 (eq. 14); angle from n_a1 to n_b1 about n_a0
-                perpendicular_row(row_J, row_C, row_active, r + 3, a1x, a1y, a1z, b0x, b0y, b0z)
-                perpendicular_row(row_J, row_C, row_active, r + 4, a2x, a2y, a2z, b0x, b0y, b0z)
+                perpendicular_row(rows, r + 3, a1x, a1y, a1z, b0x, b0y, b0z)
+                perpendicular_row(rows, r + 4, a2x, a2y, a2z, b0x, b0y, b0z)
                 n_eq = 5
                 cx, cy, cz = cross(a1x, a1y, a1z, b1x, b1y, b1z)
                 raw = math.atan2(cx * a0x + cy * a0y + cz * a0z, a1x * b1x + a1y * b1y + a1z * b1z)
                 phi = joint_q[j, 0] + wrap_angle(raw - joint_q[j, 0])
                 joint_q[j, 0] = phi
                 C, act = limit_value(phi, joint_limit_lo[j, 0], joint_limit_hi[j, 0], joint_limit_on[j, 0])
-                twist_row(row_J, row_C, row_active, r + 5, a0x, a0y, a0z, C, act)
+                twist_row(rows, r + 5, a0x, a0y, a0z, C, act)
                 err = max(err, abs(C))
-                twist_row(row_J, row_C, row_active, r + 6, a0x, a0y, a0z, 0.0, 1)
+                twist_row(rows, r + 6, a0x, a0y, a0z, 0.0, 1)
             elif t == UNIVERSAL:
                 # n_a0 ⟂ n_b1 (eq. 15); φ1 about n_a0, φ2 about n_b1
-                perpendicular_row(row_J, row_C, row_active, r + 3, a0x, a0y, a0z, b1x, b1y, b1z)
+                perpendicular_row(rows, r + 3, a0x, a0y, a0z, b1x, b1y, b1z)
                 n_eq = 4
                 raw1 = math.atan2(b1x * a2x + b1y * a2y + b1z * a2z, b1x * a1x + b1y * a1y + b1z * a1z)
                 raw2 = math.atan2(b2x * a0x + b2y * a0y + b2z * a0z, b0x * a0x + b0y * a0y + b0z * a0z)
@@ -215,13 +193,13 @@ def compute_joint_rows(body_pos, body_quat, joint_type, joint_body, joint_anchor
                 joint_q[j, 0] = phi1
                 joint_q[j, 1] = phi2
                 C, act = limit_value(phi1, joint_limit_lo[j, 0], joint_limit_hi[j, 0], joint_limit_on[j, 0])
-                twist_row(row_J, row_C, row_active, r + 4, a0x, a0y, a0z, C, act)
+                twist_row(rows, r + 4, a0x, a0y, a0z, C, act)
                 err = max(err, abs(C))
                 C, act = limit_value(phi2, joint_limit_lo[j, 1], joint_limit_hi[j, 1], joint_limit_on[j, 1])
-                twist_row(row_J, row_C, row_active, r + 5, b1x, b1y, b1z, C, act)
+                twist_row(rows, r + 5, b1x, b1y, b1z, C, act)
                 err = max(err, abs(C))
-                twist_row(row_J, row_C, row_active, r + 6, a0x, a0y, a0z, 0.0, 1)
-                twist_row(row_J, row_C, row_active, r + 7, b1x, b1y, b1z, 0.0, 1)
+                twist_row(rows, r + 6, a0x, a0y, a0z, 0.0, 1)
+                twist_row(rows, r + 7, b1x, b1y, b1z, 0.0, 1)
             else:  # SPHERICAL: swing cone about n_a0 and twist about it
                 n_eq = 3
                 if readout or joint_limit_on[j, 0] != 0 or joint_limit_on[j, 1] != 0:
@@ -234,7 +212,7 @@ def compute_joint_rows(body_pos, body_quat, joint_type, joint_body, joint_anchor
                     else:
                         sx, sy, sz = a1x, a1y, a1z
                     C, act = limit_value(swing, -1.0, joint_limit_hi[j, 0], joint_limit_on[j, 0])
-                    twist_row(row_J, row_C, row_active, r + 3, sx, sy, sz, C, act)
+                    twist_row(rows, r + 3, sx, sy, sz, C, act)
                     err = max(err, abs(C))
                     # twist: swing-twist decomposition of the relative rotation about n_a0
                     rx, ry, rz, rw = qmul(-fax, -fay, -faz, faw, fbx, fby, fbz, fbw)
@@ -248,14 +226,14 @@ def compute_joint_rows(body_pos, body_quat, joint_type, joint_body, joint_anchor
                     else:
                         hx, hy, hz = a0x, a0y, a0z
                     C, act = limit_value(tw, joint_limit_lo[j, 1], joint_limit_hi[j, 1], joint_limit_on[j, 1])
-                    twist_row(row_J, row_C, row_active, r + 4, hx, hy, hz, C, act)
+                    twist_row(rows, r + 4, hx, hy, hz, C, act)
                     err = max(err, abs(C))
                 else:
                     row_active[r + 3] = 0
                     row_active[r + 4] = 0
-                twist_row(row_J, row_C, row_active, r + 5, a0x, a0y, a0z, 0.0, 1)
-                twist_row(row_J, row_C, row_active, r + 6, a1x, a1y, a1z, 0.0, 1)
-                twist_row(row_J, row_C, row_active, r + 7, a2x, a2y, a2z, 0.0, 1)
+                twist_row(rows, r + 5, a0x, a0y, a0z, 0.0, 1)
+                twist_row(rows, r + 6, a1x, a1y, a1z, 0.0, 1)
+                twist_row(rows, r + 7, a2x, a2y, a2z, 0.0, 1)
         for k in range(n_eq):
             err = max(err, abs(row_C[r + k]))
         joint_err[j] = err
@@ -271,9 +249,10 @@ def row_velocity(row_J, r, a, b, body_vel, body_omega):
 
 
 @njit(cache=True, error_model="numpy", fastmath=True)
-def compute_joint_rates(joint_type, joint_body, joint_row_start, joint_row_count,
-                        row_J, body_vel, body_omega, joint_qd):
+def compute_joint_rates(bodies, joints, rows):
     """Rate of each free DOF = its free row's J·V (rad/s or m/s)."""
+    joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
+    row_J, body_vel, body_omega, joint_qd = rows.J, bodies.vel, bodies.omega, joints.qd
     for j in range(joint_type.shape[0]):
         a = joint_body[j, 0]
         b = joint_body[j, 1]

@@ -153,7 +153,7 @@ class ViewerWindow(pyglet.window.Window):
         i = self.selected_body
         if i is not None and i < len(self.world.body_info):
             info = self.world.body_info[i]
-            draw_outline(dl, project, info.shape, self.world.body_pos[i], self.world.body_quat[i], info.name)
+            draw_outline(dl, project, info.shape, self.world.state.bodies.pos[i], self.world.state.bodies.quat[i], info.name)
         draw_spring(dl, project, getattr(self.world, "grab_info", None))
         dl.pop_clip_rect()
         if self.panel_visible:
@@ -245,7 +245,7 @@ class ViewerWindow(pyglet.window.Window):
             self.panel.notices.add(str(e), "error")
 
     def _child_of(self, j):
-        return None if j is None or j >= len(self.world.joint_info) else int(self.world.joint_body[j, 1])
+        return None if j is None or j >= len(self.world.joint_info) else int(self.world.model.joints.body[j, 1])
 
     def select_joint(self, j):
         self.selected_joint = j
@@ -254,7 +254,7 @@ class ViewerWindow(pyglet.window.Window):
     def select_body(self, i):
         """Select body i and the joint that moves it (its joint as a child, else as a parent)."""
         self.selected_body = i
-        jb = self.world.joint_body
+        jb = self.world.model.joints.body
         for side in (1, 0):
             found = np.flatnonzero(jb[:, side] == i) if len(jb) else []
             if len(found):
@@ -396,7 +396,7 @@ class ViewerWindow(pyglet.window.Window):
     def focus_at(self, x, y):
         i = self.pick(x, y)
         if i is not None:
-            self.camera.target = self.world.body_pos[i].copy()
+            self.camera.target = self.world.state.bodies.pos[i].copy()
         return i
 
     def on_close(self):

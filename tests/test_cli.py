@@ -127,7 +127,7 @@ def test_solver_that_does_not_exist_yet_exits_2():
     (["--set", "joint.nosuch.limits_deg=[-10,10]"], "--set joint.nosuch.limits_deg: expected the name of a joint"),
     (["--set", "noequals"], "--set expects KEY=VALUE"),
     (["--solver", "magic"], "--solver must be one of penalty, impulse, lcp"),
-    (["--dt", "0.5"], "--dt: dt must be between"),
+    (["--dt", "0.5"], "--dt: dt must be a number between"),
     (["--dt", "nan"], "--dt must be a finite number"),
     (["--record", "/nonexistent-folder/x.csv"], "--record /nonexistent-folder/x.csv"),
     (["--screenshot", "/nonexistent-folder/x.png"], "the folder /nonexistent-folder does not exist"),

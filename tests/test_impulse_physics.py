@@ -6,6 +6,7 @@ import pytest
 
 from physics import Box, World
 from physics.builders import make_chain
+from physics.reference import equality_step_velocities
 
 G = 9.81
 
@@ -123,40 +124,14 @@ def test_position_servo_holds_link_against_gravity_only_within_its_torque(max_to
         assert sag > math.radians(10)
 
 
-def _dense_step_velocities(w):
-    """One step of the same rows solved exactly: J M⁻¹ Jᵀ λ = −J V⁻ (V⁻ after gravity)."""
-    nb = len(w.body_pos)
-    rows = np.flatnonzero((w.row_active != 0) & (w.row_kind == 0))
-    minv = np.zeros((6 * nb, 6 * nb))
-    from physics.quat import q_to_matrix
-    for i in range(nb):
-        if w.body_inv_mass[i] == 0:
-            continue
-        rot = q_to_matrix(w.body_quat[i])
-        minv[6 * i:6 * i + 3, 6 * i:6 * i + 3] = np.eye(3) * w.body_inv_mass[i]
-        minv[6 * i + 3:6 * i + 6, 6 * i + 3:6 * i + 6] = rot @ np.diag(w.body_inv_inertia[i]) @ rot.T
-    J = np.zeros((len(rows), 6 * nb))
-    for k, r in enumerate(rows):
-        a, b = w.joint_body[w.row_joint[r]]
-        J[k, 6 * a:6 * a + 6] += w.row_J[r, :6]
-        J[k, 6 * b:6 * b + 6] += w.row_J[r, 6:]
-    V = np.concatenate([np.concatenate([w.body_vel[i], w.body_omega[i]]) for i in range(nb)])
-    g = np.zeros(6 * nb)
-    for i in range(1, nb):
-        g[6 * i:6 * i + 3] = w.gravity * w.dt
-    V = V + g
-    lam = np.linalg.solve(J @ minv @ J.T, -J @ V)
-    return (V + minv @ J.T @ lam).reshape(nb, 6)
-
-
 def test_impulse_step_equals_dense_direct_solve_at_tight_epsilon():
     w = World(dt=0.01, solver="impulse")
     make_chain(w, links=4, joint="revolute")
     w.body("chain_2").angular_velocity = (0.3, 1.0, -0.2)
     w.set_impulse_settings(iterations=20000, epsilon=1e-13, warm_start=False, stabilization="none")
-    expected = _dense_step_velocities(w)
+    expected = equality_step_velocities(w)
     w.step()
-    got = np.hstack([w.body_vel, w.body_omega])
+    got = np.hstack([w.state.bodies.vel, w.state.bodies.omega])
     assert np.max(np.abs(got[1:] - expected[1:])) < 1e-6
 
 
@@ -191,12 +166,12 @@ def test_switching_solvers_mid_run_keeps_bodies_in_place():
     w = World(dt=0.003, solver="impulse", penalty_preset="critical")
     make_chain(w, links=5, joint="spherical")
     w.advance(0.5)
-    pos, vel = w.body_pos.copy(), w.body_vel.copy()
+    pos, vel = w.state.bodies.pos.copy(), w.state.bodies.vel.copy()
     w.solver = "penalty"
-    assert np.array_equal(w.body_pos, pos)
+    assert np.array_equal(w.state.bodies.pos, pos)
     w.step()
     # one step moves each body by about v·Δt, no jump
-    assert np.max(np.abs(w.body_pos - pos)) < np.max(np.abs(vel)) * w.dt + 0.01
+    assert np.max(np.abs(w.state.bodies.pos - pos)) < np.max(np.abs(vel)) * w.dt + 0.01
     w.solver = "impulse"
     w.advance(0.5)
     # the impulse solver alone keeps this swinging chain within 1.5 mm (position drift of
@@ -215,5 +190,5 @@ def test_direct_and_iterative_methods_agree_on_a_converged_chain_step():
         w.set_impulse_settings(method=method, iterations=20000, epsilon=1e-13, stabilization="none")
         w.step()
         assert w.impulse_settings["method"] == method
-        states.append(np.concatenate([w.body_vel.ravel(), w.body_omega.ravel()]))
+        states.append(np.concatenate([w.state.bodies.vel.ravel(), w.state.bodies.omega.ravel()]))
     assert np.allclose(states[0], states[1], atol=1e-7)

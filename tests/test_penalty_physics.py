@@ -143,7 +143,7 @@ def test_universal_joint_axes_stay_perpendicular():
     worst = 0.0
     for _ in range(1000):
         w.advance_steps(3)
-        worst = max(worst, abs(w.row_C[w.joint_row_start[0] + 3]))
+        worst = max(worst, abs(w.work.rows.C[w.model.joints.row_start[0] + 3]))
     assert worst < math.radians(1.0)        # cos of the angle between the axes
 
 
@@ -187,5 +187,5 @@ def test_same_scene_same_steps_same_state():
         w = World(dt=0.003, penalty_preset="critical")
         make_chain(w, links=5, joint="spherical")
         w.advance(0.5)
-        states.append(w.body_pos.copy())
+        states.append(w.state.bodies.pos.copy())
     assert np.array_equal(states[0], states[1])

@@ -6,6 +6,7 @@ import pytest
 
 from physics.rope import kernels as K
 from physics.integrate import integrate_positions
+from physics.model import Bodies
 from physics.quat import q_from_axis_angle, q_mul, q_rotate
 from physics.rope import Rope
 
@@ -263,7 +264,7 @@ def _step_with_bodies(rope, h, gravity, bodies):
     pos, quat, vel, omega, inv_mass, inv_inertia = bodies
     vel[1:] += h * gravity                                          # 1. forces into velocities
     rope.step(h, gravity, pos, quat, vel, omega, inv_mass, inv_inertia)  # 2. rope + coupling impulses
-    integrate_positions(pos, quat, vel, omega, inv_mass, inv_inertia, h)  # 3. positions
+    integrate_positions(Bodies(pos, quat, vel, omega, inv_mass, np.zeros_like(inv_inertia), inv_inertia), h)  # 3. positions
 
 
 def test_body_hanging_on_a_rope_is_held_and_pulls_with_its_weight():

@@ -28,7 +28,7 @@ def test_scene_loads_and_runs_two_seconds_with_small_constraint_error(path):
     world = physics.load_scene(path)
     assert isinstance(world.view, dict) and world.scene_path == str(path)
     assert _run_worst(world, 2.0) < ERROR_BOUND.get(path.stem, 0.01)
-    assert np.all(np.isfinite(world.body_pos)) and world.time == pytest.approx(round(2.0 / world.dt) * world.dt)
+    assert np.all(np.isfinite(world.state.bodies.pos)) and world.time == pytest.approx(round(2.0 / world.dt) * world.dt)
 
 
 @pytest.mark.parametrize("path", [p for p in SCENES if p.stem in ("gallery", "chain")], ids=lambda p: p.stem)

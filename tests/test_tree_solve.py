@@ -9,37 +9,21 @@ from physics import Box, World
 from physics.solvers import impulse
 from physics.bench import max_gap
 from physics.builders import make_chain
-from physics.joint_rows import FIXED, PRISMATIC, REVOLUTE, ROW_LAYOUT, SPHERICAL, UNIVERSAL
-from physics.quat import q_to_matrix
+from physics.joint_types import BY_CODE, FIXED, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
+from physics.reference import inverse_mass_matrix, jacobian_matrix, world_inertia
 from physics.solvers.tree_solve import build_tree_plan, solve_joint_rows, solve_tree_system, static_bodies
 
 TYPES = ("revolute", "spherical", "universal", "prismatic", "fixed")
 
 
-def _world_inertia(w):
-    out = np.zeros((len(w.body_pos), 9))
-    for i in range(len(w.body_pos)):
-        if w.body_inv_mass[i] > 0.0:
-            rot = q_to_matrix(w.body_quat[i])
-            out[i] = (rot @ np.diag(w.body_inertia[i]) @ rot.T).ravel()
-    return out
-
-
 def _dense(joint_body, joint_m, joint_row_start, row_J, body_inv_mass, body_I):
     """M⁻¹ and J (equality rows only) as dense matrices, with the list of those rows."""
-    nb = len(body_inv_mass)
-    minv = np.zeros((6 * nb, 6 * nb))
-    for i in range(nb):
-        if body_inv_mass[i] > 0.0:
-            minv[6 * i:6 * i + 3, 6 * i:6 * i + 3] = np.eye(3) * body_inv_mass[i]
-            minv[6 * i + 3:6 * i + 6, 6 * i + 3:6 * i + 6] = np.linalg.inv(body_I[i].reshape(3, 3))
-    rows = [(k, joint_row_start[k] + i) for k in range(len(joint_m)) for i in range(joint_m[k])]
-    J = np.zeros((len(rows), 6 * nb))
-    for n, (k, r) in enumerate(rows):
-        a, b = joint_body[k]
-        J[n, 6 * a:6 * a + 6] += row_J[r, :6]
-        J[n, 6 * b:6 * b + 6] += row_J[r, 6:]
-    return minv, J, [r for _, r in rows]
+    rows = [joint_row_start[k] + i for k in range(len(joint_m)) for i in range(joint_m[k])]
+    row_body = np.zeros((len(row_J), 2), np.int64)
+    for k in range(len(joint_m)):
+        row_body[joint_row_start[k]:joint_row_start[k] + joint_m[k]] = joint_body[k]
+    return (inverse_mass_matrix(body_inv_mass, body_I),
+            jacobian_matrix(row_J, row_body, rows, len(body_inv_mass)), rows)
 
 
 def _check_against_dense(lam, dv, minv, J, rows, b):
@@ -54,7 +38,7 @@ def _check_against_dense(lam, dv, minv, J, rows, b):
 def _random_rows_case(rng, joint_body, types, nb, static):
     joint_body = np.array(joint_body)
     types = np.array(types)
-    counts = [sum(ROW_LAYOUT[t]) for t in types]
+    counts = [BY_CODE[t].n_rows for t in types]
     joint_row_start = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
     row_J = rng.normal(size=(sum(counts), 12))
     body_inv_mass = np.where(static, 0.0, 1.0 / rng.uniform(0.1, 3.0, nb))
@@ -64,7 +48,7 @@ def _random_rows_case(rng, joint_body, types, nb, static):
         body_I[i] = (g @ g.T + 3.0 * np.eye(3)).ravel()
     b = rng.normal(size=sum(counts))
     lam, dv = solve_tree_system(joint_body, types, static, joint_row_start, row_J, body_inv_mass, body_I, b)
-    joint_m = [ROW_LAYOUT[t][0] for t in types]
+    joint_m = [BY_CODE[t].n_eq for t in types]
     minv, J, rows = _dense(joint_body, joint_m, joint_row_start, row_J, body_inv_mass, body_I)
     _check_against_dense(lam, dv, minv, J, rows, b)
 
@@ -104,25 +88,25 @@ def _random_tree_world(rng, n, types, floating=False):
             extra["axis2"] = axis2 / np.linalg.norm(axis2)
         a, b = (parent, f"b{i}") if parent == "world" or rng.random() < 0.5 else (f"b{i}", parent)
         w.add_joint(f"j{i}", kind, a, b, anchor=rng.normal(size=3), axis=axis, **extra)
-    w.body_pos[1:] += rng.normal(scale=0.05, size=(n, 3))
-    q = w.body_quat[1:] + rng.normal(scale=0.05, size=(n, 4))
-    w.body_quat[1:] = q / np.linalg.norm(q, axis=1)[:, None]
+    w.state.bodies.pos[1:] += rng.normal(scale=0.05, size=(n, 3))
+    q = w.state.bodies.quat[1:] + rng.normal(scale=0.05, size=(n, 4))
+    w.state.bodies.quat[1:] = q / np.linalg.norm(q, axis=1)[:, None]
     w._refresh_rows()
     return w
 
 
 def _check_joint_rows(w, rng):
-    static = static_bodies(w.body_inv_mass, w.body_inv_inertia)
-    body_I = _world_inertia(w)
-    joint_m = [ROW_LAYOUT[int(t)][0] for t in w.joint_type]
-    minv, J, rows = _dense(w.joint_body, joint_m, w.joint_row_start, w.row_J, w.body_inv_mass, body_I)
-    b = np.zeros(len(w.row_C))
+    static = static_bodies(w.model.bodies.inv_mass, w.model.bodies.inv_inertia)
+    body_I = world_inertia(w)
+    joint_m = [BY_CODE[int(t)].n_eq for t in w.model.joints.type]
+    minv, J, rows = _dense(w.model.joints.body, joint_m, w.model.joints.row_start, w.work.rows.J, w.model.bodies.inv_mass, body_I)
+    b = np.zeros(len(w.work.rows.C))
     b[rows] = rng.normal(size=len(rows))
-    lam, dv = solve_joint_rows(w.joint_type, w.joint_body, w.joint_row_start, w.row_J, w.body_pos,
-                               w.body_inv_mass, body_I, static, b)
+    lam, dv = solve_joint_rows(w.model.joints.type, w.model.joints.body, w.model.joints.row_start, w.work.rows.J, w.state.bodies.pos,
+                               w.model.bodies.inv_mass, body_I, static, b)
     _check_against_dense(lam, dv, minv, J, rows, b)
-    lam2, dv2 = solve_tree_system(w.joint_body, w.joint_type, static, w.joint_row_start, w.row_J,
-                                  w.body_inv_mass, body_I, b)
+    lam2, dv2 = solve_tree_system(w.model.joints.body, w.model.joints.type, static, w.model.joints.row_start, w.work.rows.J,
+                                  w.model.bodies.inv_mass, body_I, b)
     _check_against_dense(lam2, dv2, minv, J, rows, b)
 
 
@@ -153,26 +137,22 @@ def test_articulated_solve_with_joints_at_their_stops_equals_dense_solve():
                 w.joint(f"j{j}").set_limit(-0.01, 0.01)
                 if kind == "universal":
                     w.joint(f"j{j}").set_limit(-0.01, 0.01, dof=1)
-        w.body_pos[1:] += rng.normal(scale=0.05, size=(8, 3))
-        q = w.body_quat[1:] + rng.normal(scale=0.2, size=(8, 4))
-        w.body_quat[1:] = q / np.linalg.norm(q, axis=1)[:, None]
+        w.state.bodies.pos[1:] += rng.normal(scale=0.05, size=(8, 3))
+        q = w.state.bodies.quat[1:] + rng.normal(scale=0.2, size=(8, 4))
+        w.state.bodies.quat[1:] = q / np.linalg.norm(q, axis=1)[:, None]
         w._refresh_rows()
-        limits = np.flatnonzero((w.row_kind == 1) & (w.row_active != 0))
+        limits = np.flatnonzero((w.model.rows.kind == 1) & (w.work.rows.active != 0))
         assert len(limits) >= 4
-        static = static_bodies(w.body_inv_mass, w.body_inv_inertia)
-        body_I = _world_inertia(w)
-        joint_m = [ROW_LAYOUT[int(t)][0] for t in w.joint_type]
-        minv, J, rows = _dense(w.joint_body, joint_m, w.joint_row_start, w.row_J, w.body_inv_mass, body_I)
-        J_lim = np.zeros((len(limits), J.shape[1]))
-        for n, r in enumerate(limits):
-            a, b = w.joint_body[w.row_joint[r]]
-            J_lim[n, 6 * a:6 * a + 6] += w.row_J[r, :6]
-            J_lim[n, 6 * b:6 * b + 6] += w.row_J[r, 6:]
+        static = static_bodies(w.model.bodies.inv_mass, w.model.bodies.inv_inertia)
+        body_I = world_inertia(w)
+        joint_m = [BY_CODE[int(t)].n_eq for t in w.model.joints.type]
+        minv, J, rows = _dense(w.model.joints.body, joint_m, w.model.joints.row_start, w.work.rows.J, w.model.bodies.inv_mass, body_I)
+        J_lim = jacobian_matrix(w.work.rows.J, w.model.rows.body, limits, w.model.bodies.count)
         J, rows = np.vstack([J, J_lim]), rows + list(limits)
-        b = np.zeros(len(w.row_C))
+        b = np.zeros(len(w.work.rows.C))
         b[rows] = rng.normal(size=len(rows))
-        lam, dv = solve_joint_rows(w.joint_type, w.joint_body, w.joint_row_start, w.row_J, w.body_pos,
-                                   w.body_inv_mass, body_I, static, b, row_active=w.row_active)
+        lam, dv = solve_joint_rows(w.model.joints.type, w.model.joints.body, w.model.joints.row_start, w.work.rows.J, w.state.bodies.pos,
+                                   w.model.bodies.inv_mass, body_I, static, b, row_active=w.work.rows.active)
         _check_against_dense(lam, dv, minv, J, rows, b)
 
 
@@ -197,11 +177,11 @@ def test_plan_roots_at_the_world_and_finds_the_joint_closing_a_loop():
 # ---------------------------------------------------------------------------- the impulse solver's direct path
 def _dense_step(w):
     """Velocities after one step whose equality rows are solved exactly (V⁻ after gravity)."""
-    body_I = _world_inertia(w)
-    joint_m = [ROW_LAYOUT[int(t)][0] for t in w.joint_type]
-    minv, J, rows = _dense(w.joint_body, joint_m, w.joint_row_start, w.row_J, w.body_inv_mass, body_I)
-    V = np.hstack([w.body_vel, w.body_omega]).ravel()
-    for i in range(1, len(w.body_pos)):
+    body_I = world_inertia(w)
+    joint_m = [BY_CODE[int(t)].n_eq for t in w.model.joints.type]
+    minv, J, rows = _dense(w.model.joints.body, joint_m, w.model.joints.row_start, w.work.rows.J, w.model.bodies.inv_mass, body_I)
+    V = np.hstack([w.state.bodies.vel, w.state.bodies.omega]).ravel()
+    for i in range(1, len(w.state.bodies.pos)):
         V[6 * i:6 * i + 3] += w.gravity * w.dt
     lam = np.linalg.solve(J @ minv @ J.T, -J @ V)
     return (V + minv @ J.T @ lam).reshape(-1, 6)
@@ -216,14 +196,13 @@ def test_direct_step_of_a_mixed_chain_equals_the_dense_solve():
         extra = {"axis2": (0, 0, 1)} if kind == "universal" else {}
         w.add_joint(f"j{i}", kind, prev, f"b{i}", anchor=(0.2 * i, 0, 0), axis=(0, 1, 0), **extra)
         prev = f"b{i}"
-    w.body_omega[1:] = rng.normal(size=(12, 3))
-    w.body_vel[1:] = rng.normal(size=(12, 3))
+    w.state.bodies.omega[1:] = rng.normal(size=(12, 3))
+    w.state.bodies.vel[1:] = rng.normal(size=(12, 3))
     w.set_impulse_settings(iterations=1, warm_start=False, stabilization="none")
-    assert impulse.uses_direct_solve(impulse.tree_cache(w.joint_body, w.joint_type, w.body_inv_mass,
-                                                        w.body_inv_inertia).plan, 1)
+    assert impulse.uses_direct_solve(w.solvers["impulse"].tree(w)[0], 1)
     expected = _dense_step(w)
     w.step()
-    got = np.hstack([w.body_vel, w.body_omega])
+    got = np.hstack([w.state.bodies.vel, w.state.bodies.omega])
     assert np.max(np.abs(got[1:] - expected[1:])) < 1e-9 * np.max(np.abs(expected[1:]))
     assert w.stats.iterations == 1 and w.stats.residual == 0.0     # one exact solve
 
@@ -239,20 +218,19 @@ def test_direct_path_agrees_with_converged_sequential_impulses_on_limits_frictio
         w.joint("chain_j2").set_motor("velocity", target=1.0, max_force=0.05)
         w.joint("chain_j5").set_motor("position", target=0.3, max_force=0.2)
         w.advance_steps(3)
-        w.body_omega[1:, 1] += np.random.default_rng(0).normal(scale=2.0, size=12)
+        w.state.bodies.omega[1:, 1] += np.random.default_rng(0).normal(scale=2.0, size=12)
         w._refresh_rows()
         w.set_impulse_settings(iterations=iterations, epsilon=1e-14, stabilization="none")
         return w
     iterative, direct = build(100000), build(143)        # depth 12: 12² = 144 sweeps
-    plan = impulse.tree_cache(direct.joint_body, direct.joint_type, direct.body_inv_mass,
-                              direct.body_inv_inertia).plan
+    plan = direct.solvers["impulse"].tree(direct)[0]
     assert impulse.uses_direct_solve(plan, 143) and not impulse.uses_direct_solve(plan, 100000)
-    assert np.any(direct.row_active[direct.row_kind == 1] != 0)          # a limit is active
+    assert np.any(direct.work.rows.active[direct.model.rows.kind == 1] != 0)          # a limit is active
     iterative.step()
     direct.step()
     assert direct.stats.iterations < iterative.stats.iterations
-    v_it = np.hstack([iterative.body_vel, iterative.body_omega])
-    v_di = np.hstack([direct.body_vel, direct.body_omega])
+    v_it = np.hstack([iterative.state.bodies.vel, iterative.state.bodies.omega])
+    v_di = np.hstack([direct.state.bodies.vel, direct.state.bodies.omega])
     assert np.max(np.abs(v_it - v_di)) < 1e-9 * np.max(np.abs(v_it))
 
 
@@ -290,8 +268,7 @@ def test_joint_limit_holds_on_the_direct_path():
     make_chain(w, links=40, joint="revolute")
     w.joint("chain_j0").set_limit(-0.3, 0.3)
     w.set_impulse_settings(iterations=10)
-    assert impulse.uses_direct_solve(impulse.tree_cache(w.joint_body, w.joint_type, w.body_inv_mass,
-                                                        w.body_inv_inertia).plan, 10)
+    assert impulse.uses_direct_solve(w.solvers["impulse"].tree(w)[0], 10)
     for _ in range(100):
         w.step()
         assert w.joint("chain_j0").angle < 0.3 + math.radians(1.0)
@@ -305,7 +282,7 @@ def test_joints_closing_loops_iterate_around_the_direct_solve_of_a_spanning_tree
     make_chain(w, links=30, joint="spherical")
     w.add_joint("end", "spherical", "chain_29", "world", anchor=(3.0, 0, 0))
     w.set_impulse_settings(iterations=20)
-    plan = impulse.tree_cache(w.joint_body, w.joint_type, w.body_inv_mass, w.body_inv_inertia).plan
+    plan = w.solvers["impulse"].tree(w)[0]
     assert list(plan.loop_joints) == [30] and impulse.uses_direct_solve(plan, 20)
     worst = 0.0
     for _ in range(100):
@@ -324,7 +301,7 @@ def test_joints_closing_loops_iterate_around_the_direct_solve_of_a_spanning_tree
     w.add_joint("d", "revolute", "rocker", "world", anchor=(0.4, 0, 0), axis=(0, 1, 0))
     w.add_load("crank", torque=(0, 0.05, 0))
     w.set_impulse_settings(iterations=4)
-    plan = impulse.tree_cache(w.joint_body, w.joint_type, w.body_inv_mass, w.body_inv_inertia).plan
+    plan = w.solvers["impulse"].tree(w)[0]
     assert list(plan.loop_joints) == [3] and impulse.uses_direct_solve(plan, 4)
     worst = 0.0
     for _ in range(200):
@@ -337,7 +314,7 @@ def test_joints_closing_loops_iterate_around_the_direct_solve_of_a_spanning_tree
 def test_direct_path_is_chosen_when_sequential_impulses_could_not_converge_and_a_solve_fits_the_cap():
     w = World(dt=0.01, solver="impulse")
     make_chain(w, links=20, joint="revolute")
-    plan = impulse.tree_cache(w.joint_body, w.joint_type, w.body_inv_mass, w.body_inv_inertia).plan
+    plan = w.solvers["impulse"].tree(w)[0]
     assert plan.depth == 20
     assert impulse.uses_direct_solve(plan, 50)                    # the default budget
     assert not impulse.uses_direct_solve(plan, 400)               # 20² sweeps: seed 001's solver
@@ -346,8 +323,7 @@ def test_direct_path_is_chosen_when_sequential_impulses_could_not_converge_and_a
     single = World(dt=0.01, solver="impulse")                      # one joint: always iterative
     single.add_body("bob", Box((0.1, 0.1, 0.1)), mass=1.0, position=(1, 0, 0))
     single.add_joint("hinge", "revolute", "world", "bob", anchor=(0, 0, 0), axis=(0, 1, 0))
-    plan = impulse.tree_cache(single.joint_body, single.joint_type, single.body_inv_mass,
-                              single.body_inv_inertia).plan
+    plan = single.solvers["impulse"].tree(single)[0]
     assert not impulse.uses_direct_solve(plan, 1)
 
 

@@ -266,13 +266,13 @@ def test_switching_solvers_mid_run_leaves_the_bodies_where_they_were(win):
     world = win.world
     run(win, 0.3)
     for symbol, name in ((k._1, "penalty"), (k._2, "impulse"), (k._1, "penalty")):
-        before = world.body_pos.copy(), world.body_quat.copy()
-        speed = np.linalg.norm(world.body_vel, axis=1).max()
+        before = world.state.bodies.pos.copy(), world.state.bodies.quat.copy()
+        speed = np.linalg.norm(world.state.bodies.vel, axis=1).max()
         key(win, symbol)
         assert world.solver == name
-        assert np.array_equal(world.body_pos, before[0]) and np.array_equal(world.body_quat, before[1])
+        assert np.array_equal(world.state.bodies.pos, before[0]) and np.array_equal(world.state.bodies.quat, before[1])
         world.step()
-        assert np.abs(world.body_pos - before[0]).max() < 2.0 * speed * world.dt + 1e-3
+        assert np.abs(world.state.bodies.pos - before[0]).max() < 2.0 * speed * world.dt + 1e-3
     click(win, widget_point(win, "solver.impulse", 0.1))        # the panel's radio button
     assert world.solver == "impulse"
     reveal(win, "joint.ball.row")                                # a row of the Joints table

@@ -47,7 +47,7 @@ class MouseDrag:
         """(index, distance, point) of the body under window point (x, y), or None."""
         snap_shapes = [b.shape for b in world.body_info]
         origin, d = self.ray(x, y)
-        return ray_cast(snap_shapes, world.body_pos, world.body_quat, origin, d)
+        return ray_cast(snap_shapes, world.state.bodies.pos, world.state.bodies.quat, origin, d)
 
     def rope_hit(self, world, x, y):
         """(rope name, distance along the ray, node position) of the rope node nearest the
@@ -83,7 +83,7 @@ class MouseDrag:
         if found is None:
             return None
         i, _, point = found
-        if world.body_inv_mass[i] == 0.0:
+        if world.model.bodies.inv_mass[i] == 0.0:
             return i
         name = world.body_info[i].name
         try:

@@ -110,8 +110,8 @@ def state_text(world, joint):
     """'stick', 'slide', 'free', 'motor' or '—', and a tooltip."""
     if FREE_DOFS[joint.kind] == 0:
         return "—", "A fixed joint has no free axis."
-    if world.solver != "impulse":
-        return "—", "Joint friction and motors act with the impulse solver only."
+    if "friction" not in world.active_solver.HONOURS:
+        return "—", f"The {world.solver} solver does not act on joint friction or motors."
     if joint.motor["mode"] != "off":
         return "motor", "Driven by its motor."
     if joint.friction <= 0.0:
@@ -216,7 +216,7 @@ class JointsTable:
         imgui.text_colored(color, text)
         self.w.tooltip(tip)
         imgui.table_next_column()
-        imgui.text(f"{joint.friction_torque:.2f}" if dofs and world.solver == "impulse" else "—")
+        imgui.text(f"{joint.friction_torque:.2f}" if dofs and "friction" in world.active_solver.HONOURS else "—")
         imgui.table_next_column()
         if dofs == 1:
             changed, mode = self.w.combo(f"joint.{joint.name}.motor.mode", "", joint.motor["mode"], MOTOR_MODES,
@@ -271,9 +271,9 @@ class JointsTable:
                 self.w.param(hi_p, width=70)
         if dofs:
             self.w.param(friction_param(joint), width=90)
-            if world.solver != "impulse":
+            if "friction" not in world.active_solver.HONOURS:
                 imgui.same_line()
-                imgui.text_disabled("(impulse solver only)")
+                imgui.text_disabled(f"(not acted on by {world.solver})")
         if dofs == 1:
             changed, mode = self.w.combo(f"joint.{joint.name}.motor.mode.details", "motor", joint.motor["mode"],
                                          MOTOR_MODES, "Motor mode: off, velocity (drive at a speed) or position "

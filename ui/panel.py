@@ -12,6 +12,7 @@ from pathlib import Path
 from imgui_bundle import imgui
 
 from physics.io.scene_writer import save_scene
+from physics.settings import by_name
 from .joints_table import JointsTable
 from .params import Notices, Param, apply, guarded
 from .plots import Plots
@@ -19,24 +20,19 @@ from .ropes import draw_ropes
 from .widgets import ERROR, GOOD, MUTED, WARNING, Widgets
 
 DEFAULT_SCENES = Path(__file__).resolve().parent.parent / "scenes"
-STABILIZATIONS = ("split", "baumgarte", "none")
-METHODS = ("auto", "direct", "iterative")
-PRESETS = ("paper", "critical")
-PENALTY_TIPS = {
-    "alpha_lin": ("α* lin", "Paper preset: stiffness per unit effective mass of translational rows (1/s²); "
-                            "α = m_eff α* (seed 000 eq. 9)."),
-    "beta_lin": ("β* lin", "Paper preset: damping per unit effective mass of translational rows (1/s)."),
-    "alpha_rot": ("α* rot", "Paper preset: stiffness per unit effective mass of rotational rows (1/s²)."),
-    "beta_rot": ("β* rot", "Paper preset: damping per unit effective mass of rotational rows (1/s)."),
-    "kappa": ("κ", "Critical preset: ωΔt of every row (dimensionless); below 2 for semi-implicit Euler, "
-                   "0.7 by default."),
-    "zeta": ("ζ", "Critical preset: damping ratio of every row (1 = critical)."),
-}
-PENALTY_UNITS = {"alpha_lin": "1/s²", "beta_lin": "1/s", "alpha_rot": "1/s²", "beta_rot": "1/s", "kappa": "",
-                 "zeta": ""}
-PENALTY_INDEX = {"alpha_lin": 1, "beta_lin": 2, "alpha_rot": 3, "beta_rot": 4, "kappa": 5, "zeta": 6}
-PENALTY_RANGE = {"alpha_lin": (0.0, 1e9), "beta_lin": (0.0, 1e7), "alpha_rot": (0.0, 1e9), "beta_rot": (0.0, 1e7),
-                 "kappa": (0.0, 2.0), "zeta": (0.0, 100.0)}
+# widget kinds for schema settings shown as sliders (the rest are typed fields)
+SLIDERS = {"erp"}
+
+
+def schema_param(world, family, setting):
+    """A panel Param for one numeric setting of a solver family (physics/settings.py):
+    its label, range, unit and help come from the schema."""
+    kind = "int" if setting.kind == "int" else ("slider" if setting.name in SLIDERS else "float")
+    fmt = {"int": "%d", "slider": "%.2f"}.get(kind, "%.5g")
+    return Param(f"solver.{setting.name}", setting.label or setting.name, setting.help,
+                 lambda: world.solver_settings(family)[setting.name],
+                 lambda x: world.configure(family, **{setting.name: x}), setting.lo, setting.hi, kind=kind,
+                 fmt=fmt, unit="" if setting.unit in ("", "1") else setting.unit)
 
 
 def scene_files(current=None):
@@ -102,47 +98,22 @@ class Panel:
         def set_dt(ms):
             world.dt = ms / 1000.0
 
-        return {p.key: p for p in (
+        params = {p.key: p for p in (
             Param("sim.speed", "speed", "Simulated time per wall-clock time (%): 100 % is real time, less is "
                   "slow motion (down to 1 %).", lambda: driver.speed * 100.0, set_speed, 1.0, 100.0,
                   kind="log_slider", fmt="%.0f %%"),
             Param("sim.dt", "Δt", "Fixed physics step (ms), 0.001 - 100 ms.", lambda: world.dt * 1000.0, set_dt,
                   0.001, 100.0, fmt="%.4g", unit="ms"),
-            Param("sim.substeps", "substeps", "Impulse solver: substeps per Δt (each of Δt/substeps); "
-                  "more substeps make joints stiffer.", lambda: world.impulse_settings["substeps"],
-                  lambda n: world.set_impulse_settings(substeps=n), 1, 1000, kind="int"),
+            schema_param(world, "impulse", by_name(world.solvers["impulse"].SETTINGS)["substeps"]),
         )}
+        params["sim.substeps"] = params.pop("solver.substeps")
+        return params
 
     def solver_params(self):
+        """The numeric settings of every solver family, from their schemas."""
         world = self.v.world
-
-        def setting(name):
-            return lambda x: world.set_impulse_settings(**{name: x})
-
-        params = [
-            Param("solver.iterations", "iterations", "Impulse solver: most velocity iterations per substep.",
-                  lambda: world.impulse_settings["iterations"], setting("iterations"), 1, 100000, kind="int"),
-            Param("solver.epsilon", "ε", "Impulse solver: stop iterating when every impulse change |Δp| is "
-                  "below ε (N·s).", lambda: world.impulse_settings["epsilon"], setting("epsilon"), 0.0, 1e3,
-                  fmt="%.3g", unit="N·s"),
-            Param("solver.time_cap_ms", "time cap", "Impulse solver: wall-clock budget of one solve (ms); "
-                  "0 = no cap. The solve stops there with what it has.",
-                  lambda: world.impulse_settings["time_cap_ms"], setting("time_cap_ms"), 0.0, 1000.0,
-                  fmt="%.3g", unit="ms"),
-            Param("solver.erp", "ERP", "Error reduction per step (0-1): the share of joint drift corrected "
-                  "each step by split impulses or Baumgarte.", lambda: world.impulse_settings["erp"],
-                  setting("erp"), 0.0, 1.0, kind="slider", fmt="%.2f"),
-            Param("solver.position_iterations", "position iterations", "Split impulses: iterations of the "
-                  "position (pseudo-velocity) pass.", lambda: world.impulse_settings["position_iterations"],
-                  setting("position_iterations"), 0, 100000, kind="int"),
-        ]
-        for name, (label, tip) in PENALTY_TIPS.items():
-            idx = PENALTY_INDEX[name]
-            lo, hi = PENALTY_RANGE[name]
-            params.append(Param(f"solver.{name}", label, tip, lambda i=idx: float(world.penalty_params[i]),
-                                lambda x, n=name: world.set_penalty_coefficients(**{n: x}), lo, hi, fmt="%.5g",
-                                unit=PENALTY_UNITS[name]))
-        return {p.key: p for p in params}
+        return {p.key: p for family, solver in world.solvers.items() for p in
+                (schema_param(world, family, s) for s in solver.SETTINGS if s.kind in ("int", "float"))}
 
     def param(self, key):
         """A Param of the Simulation or Solver section by key (e.g. "solver.iterations")."""
@@ -329,42 +300,34 @@ class Panel:
             return
         v, w = self.v, self.w
         world = v.world
-        for name, tip in (("penalty", "Penalty forces, seed 000 (key 1)."),
-                          ("impulse", "Sequential impulses with joint friction, seed 001 (key 2).")):
+        for key, (name, solver) in enumerate(world.solvers.items(), start=1):
             if imgui.radio_button(f"{name}##solver.{name}", world.solver == name):
                 v.set_solver(name)
             w._remember(f"solver.{name}")
-            w.tooltip(tip)
+            w.tooltip(f"{solver.description} (key {key})")
             imgui.same_line()
         params = self.solver_params()
         if world.solver == "impulse":
             s = world.impulse_settings
             imgui.same_line(self.col2)
-            changed, on = w.checkbox("solver.warm_start", "warm start", s["warm_start"],
-                                     "Start each solve from the last step's impulses.")
+            ws = by_name(world.solvers["impulse"].SETTINGS)["warm_start"]
+            changed, on = w.checkbox("solver.warm_start", ws.label, s["warm_start"], ws.help)
             if changed:
                 guarded(self.notices, "warm start", world.set_impulse_settings, warm_start=on)
             self._pair(params["solver.iterations"], params["solver.epsilon"])
             self._pair(params["solver.time_cap_ms"], params["solver.erp"])
-            changed, stab = w.combo("solver.stabilization", "drift", s["stabilization"], STABILIZATIONS,
-                                    "How joint drift is removed: split impulses (a separate position pass), "
-                                    "Baumgarte (a velocity bias) or none.", width=90)
+            changed, stab = self._choice("solver.stabilization", "impulse", "stabilization")
             if changed:
                 guarded(self.notices, "stabilization", world.set_impulse_settings, stabilization=stab)
             if s["stabilization"] == "split":
                 imgui.same_line(self.col2)
                 w.param(params["solver.position_iterations"], label="position iter.", width=90)
-            changed, method = w.combo("solver.method", "trees", s["method"], METHODS,
-                                      "Equality rows of joint trees: direct O(N) solve (Baraff), seed 001's "
-                                      "iterations, or auto (direct when the iteration budget is below the "
-                                      "tree depth squared).", width=90)
+            changed, method = self._choice("solver.method", "impulse", "method")
             if changed:
                 guarded(self.notices, "method", world.set_impulse_settings, method=method)
         else:
             imgui.new_line()
-            changed, preset = w.combo("solver.preset", "preset", world.penalty_preset, PRESETS,
-                                      "paper: α, β from the effective mass and α*, β* (seed 000); critical: "
-                                      "every row critically damped from its effective mass and Δt.", width=90)
+            changed, preset = self._choice("solver.preset", "penalty", "penalty_preset")
             if changed:
                 guarded(self.notices, "penalty preset", setattr, world, "penalty_preset", preset)
             if world.penalty_preset == "paper":
@@ -373,6 +336,12 @@ class Panel:
             else:
                 self._pair(params["solver.kappa"], params["solver.zeta"])
         self._readouts()
+
+    def _choice(self, key, family, name):
+        """A combo over a "choice" setting of the schema; returns (changed, value)."""
+        setting = by_name(self.v.world.solvers[family].SETTINGS)[name]
+        value = self.v.world.solver_settings(family)[name]
+        return self.w.combo(key, setting.label, value, setting.choices, setting.help, width=90)
 
     def _readouts(self):
         world, w = self.v.world, self.w

@@ -21,7 +21,6 @@ import time
 
 import numpy as np
 
-from ..solvers import impulse
 from ..builders import make_chain
 from ..world import SimulationBlowUp, World
 
@@ -30,7 +29,8 @@ JOINTS = {"hinge": "revolute", "ball": "spherical"}
 
 def max_gap(world):
     """Largest distance (m) between the two anchor points of any joint."""
-    gaps = [np.linalg.norm(world.row_C[s:s + 3]) for s in world.joint_row_start]
+    C = world.work.rows.C
+    gaps = [np.linalg.norm(C[s:s + 3]) for s in world.model.joints.row_start]
     return float(max(gaps)) if gaps else 0.0
 
 
@@ -46,47 +46,40 @@ def run_chain(n, joint, solver, dt, duration, repeat=1):
     if name == "impulse" and option:
         iterations, _, substeps = option.partition("x")
         world.set_impulse_settings(iterations=int(iterations), substeps=int(substeps or 1), epsilon=0.0)
+    if iterative_only:
+        world.set_impulse_settings(method="iterative")
     make_chain(world, links=n, joint=JOINTS[joint])
-    saved = impulse.DIRECT_SOLVE
-    impulse.DIRECT_SOLVE = saved and not iterative_only
-    try:
-        world.step()                      # compile / load kernels outside the timing
+    world.step()                      # compile / load kernels outside the timing
+    world.reset()
+    steps = int(round(duration / dt))
+    record = {"scene": "chain", "n": n, "joint": joint, "solver": solver, "dt": dt}
+    if name == "impulse":
+        record["path"] = "direct" if world.solvers["impulse"].uses_direct(world) else "iterative"
+    times = []
+    for _ in range(max(int(repeat), 1)):
         world.reset()
-        steps = int(round(duration / dt))
-        record = {"scene": "chain", "n": n, "joint": joint, "solver": solver, "dt": dt}
-        if name == "impulse":
-            p = world.impulse_params
-            tree = impulse.tree_cache(world.joint_body, world.joint_type, world.body_inv_mass, world.body_inv_inertia)
-            direct = impulse.uses_direct_solve(tree.plan, int(p[impulse.P_ITERATIONS]), p[impulse.P_TIME_CAP_MS],
-                                               int(p[impulse.P_SUBSTEPS]))
-            record["path"] = "direct" if direct else "iterative"
-        times = []
-        for _ in range(max(int(repeat), 1)):
-            world.reset()
-            t0 = time.perf_counter()
-            try:
-                world.advance_steps(steps)
-                done = steps
-                record["max_gap_m"] = max_gap(world)
-                record["blew_up_at_s"] = None
-            except SimulationBlowUp as e:
-                done = max(int(round(e.time / dt)), 1)
-                record["max_gap_m"] = float("nan")
-                record["blew_up_at_s"] = round(e.time, 4)
-            times.append((time.perf_counter() - t0) / done * 1e6)
-        record["us_per_step"] = float(np.median(times))
-        # the same trajectory again, one step at a time: the largest gap over the run
-        world.reset()
-        worst = 0.0
+        t0 = time.perf_counter()
         try:
-            for _ in range(steps):
-                world.step()
-                worst = max(worst, max_gap(world))
-            record["worst_gap_m"] = worst
-        except SimulationBlowUp:
-            record["worst_gap_m"] = float("nan")
-    finally:
-        impulse.DIRECT_SOLVE = saved
+            world.advance_steps(steps)
+            done = steps
+            record["max_gap_m"] = max_gap(world)
+            record["blew_up_at_s"] = None
+        except SimulationBlowUp as e:
+            done = max(int(round(e.time / dt)), 1)
+            record["max_gap_m"] = float("nan")
+            record["blew_up_at_s"] = round(e.time, 4)
+        times.append((time.perf_counter() - t0) / done * 1e6)
+    record["us_per_step"] = float(np.median(times))
+    # the same trajectory again, one step at a time: the largest gap over the run
+    world.reset()
+    worst = 0.0
+    try:
+        for _ in range(steps):
+            world.step()
+            worst = max(worst, max_gap(world))
+        record["worst_gap_m"] = worst
+    except SimulationBlowUp:
+        record["worst_gap_m"] = float("nan")
     return record
 
 

@@ -59,14 +59,15 @@ class Recorder:
         """The current row as Python numbers (read-only views of the world's arrays)."""
         w = self.world
         n = len(w.body_info)
-        state = [w.body_pos[1:n], w.body_quat[1:n], w.body_vel[1:n], w.body_omega[1:n]]
+        sb = w.state.bodies
+        state = [sb.pos[1:n], sb.quat[1:n], sb.vel[1:n], sb.omega[1:n]]
         values = [float(w.time)]
         for i in range(n - 1):
             for arr in state:
                 values.extend(float(v) for v in arr[i])
-        m = len(w.joint_info)
+        m, sj = len(w.joint_info), w.state.joints
         for j in range(m):
-            values += [float(w.joint_q[j, 0]), float(w.joint_qd[j, 0]), float(w.joint_err[j])]
+            values += [float(sj.q[j, 0]), float(sj.qd[j, 0]), float(sj.err[j])]
         for rope in w.ropes.values():
             values += [rope.total_length(), rope.max_stretch()]
         values += [int(w.stats.iterations), float(w.stats.solve_ms)]

@@ -20,7 +20,7 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
     gyroscopic = false             # add the ω×Iω term
 
     [solver]
-    kind = "penalty"               # "penalty" | "impulse"  (physics.world.SOLVERS)
+    kind = "penalty"               # "penalty" | "impulse"  (physics/solvers FAMILIES)
     # penalty (seed 000)
     penalty_preset = "paper"       # "paper" | "critical"
     alpha_lin, beta_lin, alpha_rot, beta_rot, kappa, zeta     # numbers >= 0
@@ -140,21 +140,19 @@ import numpy as np
 from ..builders import make_chain
 from ..quat import q_from_euler_deg
 from ..shapes import Box, Capsule, Cylinder, Plane, Sphere
+from ..settings import DT, GYROSCOPIC
+from ..solvers import FAMILIES, PLANNED as PLANNED_SOLVERS
 from ..world import SOLVERS, World
 
 SHAPES = ("box", "sphere", "capsule", "cylinder", "plane")
 JOINT_TYPES = ("fixed", "spherical", "revolute", "universal", "prismatic")
-PLANNED_SOLVERS = ("penalty", "impulse", "lcp")     # DESIGN.md; SOLVERS says which exist
 TABLES = ("world", "solver", "view", "bodies", "chains", "joints", "loads", "ropes", "motor_events")
 NOT_YET = {"contacts": "contacts (seeds 003-004)"}  # planned tables the engine lacks so far
 BODY_NOT_YET = {"restitution": "no restitution (contacts and impacts, seeds 003-004, are not supported yet)",
                 "contact_friction": "no contact_friction (contacts, seeds 003-004, are not supported yet)"}
 
 WORLD_KEYS = ("dt", "gravity", "gyroscopic")
-PENALTY_KEYS = ("alpha_lin", "beta_lin", "alpha_rot", "beta_rot", "kappa", "zeta")
-SOLVER_KEYS = (("kind", "penalty_preset") + PENALTY_KEYS
-               + ("iterations", "epsilon", "time_cap_ms", "warm_start", "stabilization", "method", "erp",
-                  "substeps", "position_iterations"))
+SOLVER_KEYS = ("kind",) + tuple(s.name for family in FAMILIES.values() for s in family.SETTINGS)
 VIEW_KEYS = ("eye", "target")
 BODY_KEYS = ("name", "shape", "size", "radius", "length", "mass", "density", "static", "position",
              "rotation_deg", "orientation", "velocity", "angular_velocity", "color", "visual_mesh")
@@ -382,33 +380,30 @@ def _apply_overrides(path, data, overrides):
 # ---------------------------------------------------------------------------- tables
 def _world_and_solver(path, data):
     wt = _Table(path, "world", data.get("world", {}), WORLD_KEYS)
-    dt = wt.get("dt", "number", 0.003, check=lambda v: 1e-6 <= v <= 0.1, what="a step between 1e-6 and 0.1 s")
+    dt = _setting(wt, DT)
     gravity = wt.get("gravity", 3, [0.0, 0.0, -9.81])
-    gyro = wt.get("gyroscopic", "bool", False)
+    gyro = _setting(wt, GYROSCOPIC)
     wt.done()
     st = _Table(path, "solver", data.get("solver", {}), SOLVER_KEYS)
     kind = st.choice("kind", SOLVERS, "penalty", unavailable=PLANNED_SOLVERS)
-    world = World(dt=dt, gravity=gravity, gyroscopic=gyro, solver=kind)
-    world.penalty_preset = st.choice("penalty_preset", ("paper", "critical"), "paper")
-    coeff = {k: st.get(k, "number", check=_nonneg, what=NON_NEGATIVE) for k in PENALTY_KEYS}
-    world.set_penalty_coefficients(**coeff)
-    settings = {
-        "iterations": st.get("iterations", "int", check=lambda v: 1 <= v <= 100000, what="an integer 1-100000"),
-        "epsilon": st.get("epsilon", "number", check=_nonneg, what=NON_NEGATIVE),
-        "time_cap_ms": st.get("time_cap_ms", "number", check=_nonneg, what="a number >= 0 (0 = no cap)"),
-        "warm_start": st.get("warm_start", "bool"),
-        "erp": st.get("erp", "number", check=lambda v: 0 <= v <= 1, what="a number between 0 and 1"),
-        "substeps": st.get("substeps", "int", check=lambda v: 1 <= v <= 1000, what="an integer 1-1000"),
-        "position_iterations": st.get("position_iterations", "int", check=lambda v: 0 <= v <= 100000,
-                                      what="an integer 0-100000"),
-        "stabilization": st.choice("stabilization", ("split", "baumgarte", "none")),
-        "method": st.choice("method", ("auto", "direct", "iterative")),
-    }
+    world = World(dt=DT.default if dt is None else dt, gravity=gravity, gyroscopic=bool(gyro), solver=kind)
+    for family, solver in FAMILIES.items():          # every family's settings (physics/settings.py)
+        for s in solver.SETTINGS:
+            v = _setting(st, s)
+            if v is not None:
+                _builder_call(path, f"solver.{s.name}", "a value", world.configure, family, **{s.name: v})
     st.done()
-    for k, v in settings.items():
-        if v is not None:
-            _builder_call(path, f"solver.{k}", "a value", world.set_impulse_settings, **{k: v})
     return world
+
+
+def _setting(table, setting):
+    """The value of a schema Setting in a table (None when absent), checked against
+    its type and range."""
+    if setting.kind == "choice":
+        return table.choice(setting.name, setting.choices)
+    kind = {"float": "number", "int": "int", "bool": "bool"}[setting.kind]
+    check = None if setting.kind == "bool" else (lambda v: setting.lo <= v <= setting.hi)
+    return table.get(setting.name, kind, check=check, what=setting.expected)
 
 
 def _view(path, data):

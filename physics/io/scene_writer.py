@@ -17,11 +17,6 @@ import numpy as np
 
 from ..quat import q_rotate
 
-SOLVER_KEY_ORDER = ("iterations", "epsilon", "time_cap_ms", "warm_start", "stabilization", "method", "erp",
-                    "substeps", "position_iterations")
-PENALTY_COEFFICIENTS = ("alpha_lin", "beta_lin", "alpha_rot", "beta_rot", "kappa", "zeta")  # penalty_params[1:7]
-
-
 def _f(x):
     return float(x)
 
@@ -40,13 +35,9 @@ def _initial(world):
 
 def _world_tables(world, view):
     data = {"world": {"dt": _f(world.dt), "gravity": _vec(world.gravity), "gyroscopic": bool(world.gyroscopic)}}
-    solver = {"kind": world.solver, "penalty_preset": world.penalty_preset}
-    for k, v in zip(PENALTY_COEFFICIENTS, world.penalty_params[1:7]):
-        solver[k] = _f(v)
-    settings = world.impulse_settings
-    for k in SOLVER_KEY_ORDER:
-        if k in settings:
-            v = settings[k]
+    solver = {"kind": world.solver}
+    for family in world.solvers:        # every family's settings, in its schema's order
+        for k, v in world.solver_settings(family).items():
             solver[k] = v if isinstance(v, (bool, str, int)) else _f(v)
     data["solver"] = solver
     view = view if view is not None else getattr(world, "view", None)
@@ -71,19 +62,19 @@ def _bodies(world, state):
     for i in range(1, len(world.body_info)):
         info = world.body_info[i]
         b = {"name": info.name, **_shape_keys(info.shape)}
-        static = world.body_inv_mass[i] == 0.0
+        static = world.model.bodies.inv_mass[i] == 0.0
         if static:
             b["static"] = True
         else:
             b["mass"] = _f(info.mass)
-        if info.shape.kind != "plane" or np.any(state["body_pos"][i]):
-            b["position"] = _vec(state["body_pos"][i])
-        q = state["body_quat"][i]
+        if info.shape.kind != "plane" or np.any(state["bodies"]["pos"][i]):
+            b["position"] = _vec(state["bodies"]["pos"][i])
+        q = state["bodies"]["quat"][i]
         if not np.allclose(q, (0.0, 0.0, 0.0, 1.0), rtol=0.0, atol=0.0):
             b["orientation"] = _vec(q)
-        for key, field in (("velocity", "body_vel"), ("angular_velocity", "body_omega")):
-            if np.any(state[field][i]):
-                b[key] = _vec(state[field][i])
+        for key, field in (("velocity", "vel"), ("angular_velocity", "omega")):
+            if np.any(state["bodies"][field][i]):
+                b[key] = _vec(state["bodies"][field][i])
         b["color"] = _vec(info.color)
         if info.visual_mesh:
             b["visual_mesh"] = info.visual_mesh
@@ -139,13 +130,13 @@ def _joints(world, state):
 
 def _loads(world, state):
     out = []
-    for k in range(len(world.load_body)):
-        i = int(world.load_body[k])
-        d = {"body": world.body_info[i].name, "force": _vec(world.load_force[k]),
-             "torque": _vec(world.load_torque[k])}
-        if world.load_at_point[k]:
-            d["point"] = _vec(state["body_pos"][i] + q_rotate(state["body_quat"][i], world.load_point[k]))
-        start, end = world.load_window[k]
+    loads = world.control.loads
+    for k in range(loads.count):
+        i = int(loads.body[k])
+        d = {"body": world.body_info[i].name, "force": _vec(loads.force[k]), "torque": _vec(loads.torque[k])}
+        if loads.at_point[k]:
+            d["point"] = _vec(state["bodies"]["pos"][i] + q_rotate(state["bodies"]["quat"][i], loads.point[k]))
+        start, end = loads.window[k]
         d["start"] = _f(start)
         if math.isfinite(end):
             d["end"] = _f(end)

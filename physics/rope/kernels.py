@@ -526,7 +526,7 @@ def block_project(state, model, links, blk, att_work, erp, tol, feedback, h, bod
 
 # ================================================================ bending and twist (eq. 12-14)
 @njit(cache=True, error_model="numpy")
-def pair_row_prepare(row, r, ax, ay, az, aw, bx, by, bz, bw, lbar, u0x, u0y, u0z, prm, h):
+def pair_row_prepare(row, r, qa, qb, lbar, u0, prm, h):
     """Bending/twist of one pair of frames a, b (elements j, j+1, or a clamp and its
     element) as an implicit spring on the strain u − û (eq. 12-14).
 
@@ -539,7 +539,10 @@ def pair_row_prepare(row, r, ax, ay, az, aw, bx, by, bz, bw, lbar, u0x, u0y, u0z
     Γ = 1/(h s (h+τ)); at rest P/h equals eq. 14's torque. It is solved exactly with the
     segment rows (coupled_velocity_pass), or by Gauss-Seidel for an interior clamp.
     Fills row r except the M⁻¹Tᵀ blocks (PR_A, PR_B), which the caller writes, and K.
-    Returns C (3)."""
+    qa, qb: the two frames (x, y, z, w); u0: the rest strain û (3). Returns C (3)."""
+    ax, ay, az, aw = qa
+    bx, by, bz, bw = qb
+    u0x, u0y, u0z = u0
     ux, uy, uz, px, py, pz, pw = darboux(ax, ay, az, aw, bx, by, bz, bw, lbar)
     cx, cy, cz = ux - u0x, uy - u0y, uz - u0z
     # S = p_w E − [p_v]× ; T = S R_aᵀ / l̄, R_aᵀ's rows are d1, d2, d3 of a
@@ -1265,7 +1268,7 @@ def attach_prepare(state, model, links, prm, h, tau, att, clamp, ii, body_pos, b
         if links.att_int[a, AI_CLAMP] != 0:
             j = node if node < E else E - 1
             lbar = 0.5 * model.seg_rest[j]
-            pair_row_prepare(clamp, a, fx, fy, fz, fw, q[j, 0], q[j, 1], q[j, 2], q[j, 3], lbar, 0.0, 0.0, 0.0,
+            pair_row_prepare(clamp, a, (fx, fy, fz, fw), (q[j, 0], q[j, 1], q[j, 2], q[j, 3]), lbar, (0.0, 0.0, 0.0),
                              prm, h)
             if b >= 0:
                 pair_fill_minv(clamp, a, PR_A, qx, qy, qz, qw, body_inv_inertia[b, 0], body_inv_inertia[b, 1],

@@ -51,6 +51,12 @@ _BODY_ARRAY_SHAPES = ((3,), (4,), (3,), (3,), (), (3,))
 _BODY_ARRAY_NAMES = ("body_pos", "body_quat", "body_vel", "body_omega", "body_inv_mass", "body_inv_inertia")
 
 
+# the rope solver's settings (Rope.set_solver); Rope(...) takes them as keywords too
+SOLVER_DEFAULTS = dict(iterations=2, position_iterations=30, tolerance=1e-4, erp=1.0, drift_bias=0.1,
+                       warm_start=True, bending="implicit", gyroscopic=True, geometric_stiffness=True,
+                       projection_velocity=True)
+
+
 class _Attachment:
     __slots__ = ("node", "body", "point", "clamp", "frame")
 
@@ -157,9 +163,7 @@ class Rope:
     """
 
     def __init__(self, points, radius=0.015, density=1200.0, E=0.05e6, G=0.1e6, damping=0.0, drag=0.0,
-                 rest_shape="straight", frames=None, friction=0.5, ground=True, ground_z=0.0, iterations=2,
-                 position_iterations=30, tolerance=1e-4, erp=1.0, drift_bias=0.1, warm_start=True,
-                 bending="implicit", gyroscopic=True, geometric_stiffness=True, projection_velocity=True):
+                 rest_shape="straight", frames=None, friction=0.5, ground=True, ground_z=0.0, **solver):
         points = np.array(points, float)
         if points.ndim != 2 or points.shape[1] != 3 or len(points) < 2 or not np.all(np.isfinite(points)):
             raise ValueError("points must be a finite (N,3) array with N >= 2")
@@ -168,8 +172,6 @@ class Rope:
             raise ValueError("consecutive rope points must be distinct")
         if rest_shape not in ("straight", "initial"):
             raise ValueError(f"rest_shape must be 'straight' or 'initial', got {rest_shape!r}")
-        if bending not in ("implicit", "explicit"):
-            raise ValueError(f"bending must be 'implicit' or 'explicit', got {bending!r}")
         self.prm = np.zeros(K.N_PARAMS)
         self._radius = self._density = self._E = self._G = 0.0
         self._radius = self._positive(radius, "radius")
@@ -183,9 +185,7 @@ class Rope:
         self._boxes = np.zeros((0, K.BOX_COLS))
         self.h_last = 0.0
         self.prm[K.P_GRAB_NODE] = -1.0
-        self.set_solver(iterations=iterations, position_iterations=position_iterations, tolerance=tolerance, erp=erp,
-                        drift_bias=drift_bias, warm_start=warm_start, bending=bending, gyroscopic=gyroscopic,
-                        geometric_stiffness=geometric_stiffness, projection_velocity=projection_velocity)
+        self.set_solver(**{**SOLVER_DEFAULTS, **solver})
         self.damping = damping
         self.drag = drag
         self.friction = friction

@@ -35,56 +35,67 @@ uses the same factor and, with nothing to iterate, is solved in the same sweeps.
 "direct path" below.
 """
 import math
-import weakref
 
 import numpy as np
 from numba import njit
 
-from ..clock import ticks
+from ..clock import ticks, ticks_per_ms
 from ..quat import rotated_diagonal
 from ..integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
-from ..joint_rows import (PRISMATIC, REVOLUTE, ROW_FREE, ROW_LIMIT, SPHERICAL, UNIVERSAL,
-                         compute_joint_rates, compute_joint_rows)
-from .tree_solve import (TreeWork, arm, articulated_factor, articulated_lambda, articulated_solve, build_tree_plan,
+from ..joint_rows import ROW_FREE, ROW_LIMIT, compute_joint_rates, compute_joint_rows
+from ..joint_types import N_FREE, N_LIMIT, PRISMATIC
+from ..settings import Setting, checked, defaults
+from .stats import SolverStats
+from .tree_solve import (arm, articulated_factor, articulated_lambda, articulated_solve, build_tree_plan, make_tree,
                          select_rows, static_bodies, tree_momentum)
 
-# impulse_params layout
+# the kernel's params vector (ImpulseSolver._pack)
 P_ITERATIONS, P_EPSILON, P_TIME_CAP_MS, P_WARM_START, P_STABILIZATION, P_ERP, P_SUBSTEPS, \
-    P_TICKS_PER_MS, P_POSITION_ITERATIONS = range(9)
+    P_TICKS_PER_MS, P_POSITION_ITERATIONS, P_METHOD = range(10)
+N_PARAMS = 10
 SPLIT, BAUMGARTE, NO_STABILIZATION = 0, 1, 2
 STABILIZATIONS = {"split": SPLIT, "baumgarte": BAUMGARTE, "none": NO_STABILIZATION}
+METHODS = {"auto": 0, "direct": 1, "iterative": 2}
 # impulse_stats layout (last step, plus counts over the run)
 S_ITERATIONS, S_RESIDUAL, S_SOLVE_TICKS, S_CAPPED, S_CAPPED_STEPS, S_TOTAL_ITERATIONS = range(6)
 MOTOR_OFF, MOTOR_VELOCITY, MOTOR_POSITION = 0, 1, 2
 MOTOR_MODES = {"off": MOTOR_OFF, "velocity": MOTOR_VELOCITY, "position": MOTOR_POSITION}
 
+SETTINGS = (
+    Setting("iterations", "int", 50, 1, 100000, label="iterations",
+            help="Impulse solver: most velocity iterations per substep."),
+    Setting("epsilon", "float", 1e-9, 0.0, 1e3, unit="N·s", label="ε",
+            help="Impulse solver: stop iterating when every impulse change |Δp| is below ε (N·s)."),
+    Setting("time_cap_ms", "float", 0.0, 0.0, 1000.0, unit="ms", label="time cap",
+            help="Impulse solver: wall-clock budget of one solve (ms); 0 = no cap. The solve stops there "
+                 "with what it has."),
+    Setting("warm_start", "bool", True, label="warm start", help="Start each solve from the last step's impulses."),
+    Setting("stabilization", "choice", "split", choices=tuple(STABILIZATIONS), label="drift",
+            help="How joint drift is removed: split impulses (a separate position pass), Baumgarte (a velocity "
+                 "bias) or none."),
+    Setting("erp", "float", 0.2, 0.0, 1.0, label="ERP",
+            help="Error reduction per step (0-1): the share of joint drift corrected each step by split impulses "
+                 "or Baumgarte."),
+    Setting("substeps", "int", 1, 1, 1000, label="substeps",
+            help="Impulse solver: substeps per Δt (each of Δt/substeps); more substeps make joints stiffer."),
+    Setting("position_iterations", "int", 4, 0, 100000, label="position iterations",
+            help="Split impulses: iterations of the position (pseudo-velocity) pass."),
+    Setting("method", "choice", "auto", choices=tuple(METHODS), label="trees",
+            help="Equality rows of joint trees: direct O(N) solve (Baraff), seed 001's iterations, or auto "
+                 "(direct when the iteration budget is below the tree depth squared)."),
+)
+
 
 @njit(cache=True, inline="always")
 def free_dofs(t):
-    if t == SPHERICAL:
-        return 3
-    if t == UNIVERSAL:
-        return 2
-    if t == REVOLUTE or t == PRISMATIC:
-        return 1
-    return 0
+    """Free-DOF rows of joint type t (joint_types.py)."""
+    return N_FREE[t]
 
 
 @njit(cache=True, inline="always")
 def n_limit_rows(t):
-    if t == SPHERICAL or t == UNIVERSAL:
-        return 2
-    if t == REVOLUTE or t == PRISMATIC:
-        return 1
-    return 0
-
-
-@njit(cache=True, inline="always")
-def row_jv(row_J, r, a, b, vel, omega):
-    return (row_J[r, 0] * vel[a, 0] + row_J[r, 1] * vel[a, 1] + row_J[r, 2] * vel[a, 2]
-            + row_J[r, 3] * omega[a, 0] + row_J[r, 4] * omega[a, 1] + row_J[r, 5] * omega[a, 2]
-            + row_J[r, 6] * vel[b, 0] + row_J[r, 7] * vel[b, 1] + row_J[r, 8] * vel[b, 2]
-            + row_J[r, 9] * omega[b, 0] + row_J[r, 10] * omega[b, 1] + row_J[r, 11] * omega[b, 2])
+    """Limit rows of joint type t (joint_types.py)."""
+    return N_LIMIT[t]
 
 
 @njit(cache=True, inline="always")
@@ -162,11 +173,15 @@ def world_inverse_inertia(body_quat, body_inv_inertia, body_inv_inertia_world):
 
 
 @njit(cache=True)
-def prepare_rows(row_J, row_joint, row_kind, row_active, joint_body, joint_type, joint_friction,
-                 joint_motor_mode, body_inv_mass, body_inv_inertia_world, row_minv_jt, row_mass, row_direct):
+def prepare_rows(rows, drives, bodies, work, row_direct):
     """M⁻¹Jᵀ of each row in use (12 numbers) and its effective mass 1/(J M⁻¹ Jᵀ); rows
     not in use this step (inactive limits, free rows with no friction or motor) get 0.
     Rows in the direct solve (row_direct = 1) are left alone."""
+    body_inv_mass = bodies.inv_mass
+    joint_friction, joint_motor_mode = drives.friction, drives.motor_mode
+    row_joint, row_kind, row_J, row_active = rows.joint, rows.kind, rows.J, rows.active
+    body_inv_inertia_world, row_minv_jt, row_mass = work.inv_inertia_world, work.minv_jt, work.mass
+    row_body = rows.body
     for r in range(row_J.shape[0]):
         j = row_joint[r]
         if row_direct[r] == 1:
@@ -179,7 +194,7 @@ def prepare_rows(row_J, row_joint, row_kind, row_active, joint_body, joint_type,
             continue
         k = 0.0
         for side in range(2):
-            i = joint_body[j, side]
+            i = row_body[r, side]
             o = 6 * side
             im = body_inv_mass[i]
             jx, jy, jz = row_J[r, o + 3], row_J[r, o + 4], row_J[r, o + 5]
@@ -198,13 +213,15 @@ def prepare_rows(row_J, row_joint, row_kind, row_active, joint_body, joint_type,
 
 
 @njit(cache=True)
-def warm_start(warm, h, joint_type, joint_body, joint_row_start, joint_row_count, joint_friction,
-               joint_motor_mode, joint_motor_max, row_kind, row_active, row_lambda, row_minv_jt, row_mass,
-               vel, omega, row_direct, apply):
+def warm_start(warm, h, joints, drives, rows, work, vel, omega, row_direct, apply):
     """Apply last step's accumulated impulses (or zero them), keeping every one feasible:
     inactive limits drop theirs, friction stays in its ball, motors in their bound.
     Rows in the direct solve (row_direct = 1) are skipped (they keep last step's impulse
     for the geometric stiffness, see direct_velocities); `apply` False: only clamp."""
+    joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
+    joint_friction, joint_motor_mode, joint_motor_max = drives.friction, drives.motor_mode, drives.motor_max
+    row_kind, row_active, row_lambda = rows.kind, rows.active, rows.impulse
+    row_minv_jt, row_mass = work.minv_jt, work.mass
     for j in range(joint_type.shape[0]):
         a = joint_body[j, 0]
         b = joint_body[j, 1]
@@ -245,13 +262,16 @@ def warm_start(warm, h, joint_type, joint_body, joint_row_start, joint_row_count
 
 
 @njit(cache=True)
-def sweep_velocities(h, baumgarte, erp_rate, joint_type, joint_body, joint_row_start, joint_row_count, joint_q,
-                     joint_friction, joint_motor_mode, joint_motor_target, joint_motor_max,
-                     joint_motor_freq, joint_motor_damping, row_kind, row_J, row_C, row_active,
-                     row_lambda, row_minv_jt, row_mass, vel, omega, row_direct):
+def sweep_velocities(h, baumgarte, erp_rate, joints, drives, rows, work, vel, omega, row_direct):
     """One sweep of sequential impulses over every joint; returns the largest |Δp|.
     Rows in the direct solve (row_direct = 1: equality rows of tree joints, active
     limits) are skipped: such a joint has only its other limit, motor, friction rows here."""
+    joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
+    joint_q = joints.q
+    joint_friction, joint_motor_mode, joint_motor_target, joint_motor_max = drives.friction, drives.motor_mode, drives.motor_target, drives.motor_max
+    joint_motor_freq, joint_motor_damping = drives.motor_freq, drives.motor_damping
+    row_kind, row_J, row_C, row_active, row_lambda = rows.kind, rows.J, rows.C, rows.active, rows.impulse
+    row_minv_jt, row_mass = work.minv_jt, work.mass
     residual = 0.0
     for j in range(joint_type.shape[0]):
         a = joint_body[j, 0]
@@ -385,11 +405,20 @@ def has_iterative_rows(j, limit_start, limit_end, nf, row_active, joint_friction
     return nf > 0 and (joint_friction[j] > 0.0 or joint_motor_mode[j] != MOTOR_OFF)
 
 
+@njit(cache=True, inline="always")
+def record_solve(stats, iterations, residual, solve_ticks, capped):
+    """Write one solve's iterations, final residual, time (ticks) and cap into stats."""
+    stats[S_ITERATIONS] = iterations
+    stats[S_RESIDUAL] = residual
+    stats[S_SOLVE_TICKS] = solve_ticks
+    stats[S_CAPPED] = 1.0 if capped else 0.0
+    if capped:
+        stats[S_CAPPED_STEPS] += 1.0
+    stats[S_TOTAL_ITERATIONS] += iterations
+
+
 @njit(cache=True)
-def solve_velocities(params, h, joint_type, joint_body, joint_row_start, joint_row_count, joint_q,
-                     joint_friction, joint_motor_mode, joint_motor_target, joint_motor_max,
-                     joint_motor_freq, joint_motor_damping, row_kind, row_J, row_C, row_active,
-                     row_lambda, row_minv_jt, row_mass, vel, omega, stats, row_direct):
+def solve_velocities(params, h, joints, drives, rows, work, vel, omega, stats, row_direct):
     """Sequential impulses until every |Δp| < ε, the iteration limit or the time cap."""
     max_it = int(params[P_ITERATIONS])
     eps = params[P_EPSILON]
@@ -401,33 +430,26 @@ def solve_velocities(params, h, joint_type, joint_body, joint_row_start, joint_r
     residual = 0.0
     capped = False
     while it < max_it:
-        residual = sweep_velocities(h, baumgarte, erp_rate, joint_type, joint_body, joint_row_start,
-                                    joint_row_count, joint_q, joint_friction, joint_motor_mode, joint_motor_target,
-                                    joint_motor_max, joint_motor_freq, joint_motor_damping, row_kind, row_J, row_C,
-                                    row_active, row_lambda, row_minv_jt, row_mass, vel, omega, row_direct)
+        residual = sweep_velocities(h, baumgarte, erp_rate, joints, drives, rows, work, vel, omega, row_direct)
         it += 1
         if residual < eps:
             break
         if cap > 0.0 and ticks() - t_start > cap:
             capped = True
             break
-    stats[S_ITERATIONS] = it
-    stats[S_RESIDUAL] = residual
-    stats[S_SOLVE_TICKS] = ticks() - t_start
-    stats[S_CAPPED] = 1.0 if capped else 0.0
-    if capped:
-        stats[S_CAPPED_STEPS] += 1.0
-    stats[S_TOTAL_ITERATIONS] += it
+    record_solve(stats, it, residual, ticks() - t_start, capped)
 
 
 @njit(cache=True)
-def sweep_positions(rate, h, joint_type, joint_body, joint_row_start, joint_row_count, joint_friction,
-                    joint_motor_mode, row_kind, row_C, row_J, row_active, row_lambda, row_lambda_pos,
-                    row_minv_jt, row_mass, pvel, pomega, row_direct):
+def sweep_positions(rate, h, joints, drives, rows, work, pvel, pomega, row_direct):
     """One split-impulse sweep: pseudo-velocities V* with J V* = −rate·C on the constraint
     rows (rate = ERP/h); the free rows of a joint held by static friction (sticking) get
     J V* = 0, so drift correction cannot creep through static friction. Rows in the
     direct solve (row_direct = 1) are skipped."""
+    joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
+    joint_friction, joint_motor_mode = drives.friction, drives.motor_mode
+    row_kind, row_J, row_C, row_active, row_lambda = rows.kind, rows.J, rows.C, rows.active, rows.impulse
+    row_minv_jt, row_mass, row_lambda_pos = work.minv_jt, work.mass, work.impulse_pos
     for j in range(joint_type.shape[0]):
         a = joint_body[j, 0]
         b = joint_body[j, 1]
@@ -467,17 +489,14 @@ def sweep_positions(rate, h, joint_type, joint_body, joint_row_start, joint_row_
 
 
 @njit(cache=True)
-def solve_positions(params, h, joint_type, joint_body, joint_row_start, joint_row_count, joint_friction,
-                    joint_motor_mode, row_kind, row_C, row_J, row_active, row_lambda, row_lambda_pos,
-                    row_minv_jt, row_mass, pvel, pomega, row_direct):
+def solve_positions(params, h, joints, drives, rows, work, pvel, pomega, row_direct):
     """Split impulses: `position_iterations` sweeps of sweep_positions from V* = 0."""
+    row_lambda_pos = work.impulse_pos
     pvel[:, :] = 0.0
     pomega[:, :] = 0.0
     row_lambda_pos[:] = 0.0
     for it in range(int(params[P_POSITION_ITERATIONS])):
-        sweep_positions(params[P_ERP] / h, h, joint_type, joint_body, joint_row_start, joint_row_count,
-                        joint_friction, joint_motor_mode, row_kind, row_C, row_J, row_active, row_lambda,
-                        row_lambda_pos, row_minv_jt, row_mass, pvel, pomega, row_direct)
+        sweep_positions(params[P_ERP] / h, h, joints, drives, rows, work, pvel, pomega, row_direct)
 
 
 # ---------------------------------------------------------------------------- direct path
@@ -510,10 +529,13 @@ def solve_positions(params, h, joint_type, joint_body, joint_row_start, joint_ro
 
 
 @njit(cache=True)
-def augmented_inertia(h, use_k, order, roots, joint_child, joint_type, joint_body, joint_row_start, row_J,
-                      row_lambda, body_quat, body_inertia, body_inv_mass, body_K, body_I):
+def augmented_inertia(h, use_k, tree, joints, rows, bodies):
     """body_I = R diag(I) Rᵀ + h² K̃ (3×3, row-major) for every dynamic body; K from the
     impulses λ (N·s) of the tree joints' point rows: h² K = h Σ (p·r) E − ½ (p rᵀ + r pᵀ), p = λ."""
+    body_quat, body_inv_mass, body_inertia = bodies.quat, bodies.inv_mass, bodies.inertia
+    joint_type, joint_body, joint_row_start = joints.type, joints.body, joints.row_start
+    row_J, row_lambda = rows.J, rows.impulse
+    order, body_I, body_K = tree.order, tree.body_I, tree.body_K
     n_order = order.shape[0]
     for i in range(body_quat.shape[0]):
         if body_inv_mass[i] == 0.0:
@@ -577,10 +599,12 @@ def invert_tree_inertia(order, roots, joint_child, body_I, body_inv_inertia_worl
 
 
 @njit(cache=True)
-def add_iterative_impulses(joint_type, joint_body, joint_row_start, joint_row_count, row_mass, row_J, lam,
-                           row_direct, body_z):
+def add_iterative_impulses(joints, rows, work, lam, row_direct, body_z):
     """body_z += Jᵀ λ over every row solved by sequential impulses (all rows but those in
     the direct solve), in use (row_mass > 0)."""
+    joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
+    row_J = rows.J
+    row_mass = work.mass
     for j in range(joint_type.shape[0]):
         start = joint_row_start[j]
         end = start + joint_row_count[j]
@@ -598,10 +622,12 @@ def add_iterative_impulses(joint_type, joint_body, joint_row_start, joint_row_co
 
 
 @njit(cache=True)
-def count_iterative_joints(joint_type, joint_row_start, joint_row_count, row_active, joint_friction,
-                           joint_motor_mode, row_direct, loop_joints):
+def count_iterative_joints(joints, drives, rows, row_direct, loop_joints):
     """Joints with rows for sequential impulses: the loop-closing joints, and joints solved
     directly that have a limit (outside the direct solve), motor or friction row in use."""
+    joint_type, joint_row_start, joint_row_count = joints.type, joints.row_start, joints.row_count
+    joint_friction, joint_motor_mode = drives.friction, drives.motor_mode
+    row_active = rows.active
     n = loop_joints.shape[0]
     for j in range(joint_type.shape[0]):
         if row_direct[joint_row_start[j]] != 1:
@@ -615,11 +641,12 @@ def count_iterative_joints(joint_type, joint_row_start, joint_row_count, row_act
 
 
 @njit(cache=True)
-def release_pulling_limits(order, joint_type, joint_row_start, joint_m, row_active, row_direct, row_lambda):
+def release_pulling_limits(tree, joint_type, joint_row_start, row_active, row_direct, row_lambda):
     """Active set of the limits in the direct solve: a limit row whose impulse came out
     pulling (λ of the wrong sign: the joint is leaving its stop) leaves the direct solve
     for the rest of the step (row_direct = −1), to the one-sided sequential impulses.
     Returns whether any did."""
+    order, joint_m = tree.order, tree.joint_m
     changed = False
     for t in range(order.shape[0]):
         k = order[t]
@@ -642,48 +669,50 @@ def zero_tree(order, roots, joint_child, body_z):
 
 
 @njit(cache=True)
-def refactor(h, use_k, targets, n_iter_known, may_iterate, rows_done, params, order, roots, joint_type, joint_body,
-             joint_child, joint_side, joint_parent, joint_m, joint_row_start, joint_row_count, joint_friction,
-             joint_motor_mode, loop_joints, row_joint, row_kind, row_J, row_C, row_active, row_lambda, row_minv_jt,
-             row_mass, row_direct, joint_rows, joint_mdir, joint_nldir, body_pos, body_quat, body_inertia,
-             body_inv_mass, body_inv_inertia, body_inv_inertia_world, body_I, body_K, body_D, joint_N, joint_U,
-             joint_P, joint_d, joint_Gl, joint_Ga, joint_t, root_L, scratch):
+def refactor(h, use_k, targets, n_iter_known, may_iterate, rows_done, bodies, joints, drives, rows, work, tree):
     """Inertia with the geometric stiffness of the current impulses, the factor of the
     rows in the direct solve (`rows_done`: the same rows as the last factor), and — when
     some rows iterate — their M̃⁻¹Jᵀ and effective masses with the same inertia. Returns
     how many joints have rows that iterate (n_iter_known if ≥ 0)."""
-    augmented_inertia(h, use_k, order, roots, joint_child, joint_type, joint_body, joint_row_start, row_J,
-                      row_lambda, body_quat, body_inertia, body_inv_mass, body_K, body_I)
-    articulated_factor(order, roots, joint_type, joint_body, joint_child, joint_side, joint_parent, joint_rows,
-                       joint_mdir, joint_nldir, row_J, row_C, body_pos, body_inv_mass, body_I, body_D, joint_N,
-                       joint_U, joint_P, joint_d, joint_Gl, joint_Ga, joint_t, root_L, scratch, targets, rows_done)
+    body_pos, body_quat, body_inv_mass = bodies.pos, bodies.quat, bodies.inv_mass
+    body_inv_inertia = bodies.inv_inertia
+    joint_type, joint_body = joints.type, joints.body
+    row_J, row_C = rows.J, rows.C
+    body_inv_inertia_world = work.inv_inertia_world
+    order, roots, joint_child = tree.order, tree.roots, tree.joint_child
+    loop_joints, row_direct = tree.loop_joints, tree.row_direct
+    body_I = tree.body_I
+    augmented_inertia(h, use_k, tree, joints, rows, bodies)
+    articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, body_inv_mass, body_I, targets, rows_done)
     n_iter = n_iter_known
     if n_iter < 0:
         n_iter = loop_joints.shape[0]
         if may_iterate:
-            n_iter = count_iterative_joints(joint_type, joint_row_start, joint_row_count, row_active, joint_friction,
-                                            joint_motor_mode, row_direct, loop_joints)
+            n_iter = count_iterative_joints(joints, drives, rows, row_direct, loop_joints)
     if n_iter > 0:
         world_inverse_inertia(body_quat, body_inv_inertia, body_inv_inertia_world)
         invert_tree_inertia(order, roots, joint_child, body_I, body_inv_inertia_world)
-        prepare_rows(row_J, row_joint, row_kind, row_active, joint_body, joint_type, joint_friction,
-                     joint_motor_mode, body_inv_mass, body_inv_inertia_world, row_minv_jt, row_mass, row_direct)
+        prepare_rows(rows, drives, bodies, work, row_direct)
     return n_iter
 
 
 @njit(cache=True)
-def direct_velocities(params, h, stats, joint_type, joint_body, joint_row_start, joint_row_count, joint_q,
-                      joint_friction, joint_motor_mode, joint_motor_target, joint_motor_max, joint_motor_freq,
-                      joint_motor_damping, row_joint, row_kind, row_J, row_C, row_active, row_lambda, row_minv_jt,
-                      row_mass, body_pos, body_quat, body_vel, body_omega, body_pvel, body_pomega, body_inv_mass,
-                      body_inertia, body_inv_inertia, body_inv_inertia_world, may_iterate, body_v0, body_w0, body_I,
-                      body_K, order, roots, joint_child, joint_side, joint_parent, joint_m, loop_joints, row_direct,
-                      joint_rows, joint_mdir, joint_nldir, body_D, body_z, body_z2, joint_N, joint_U, joint_P, joint_d,
-                      joint_Gl, joint_Ga, joint_t, joint_nz, root_L, scratch):
+def direct_velocities(params, h, stats, may_iterate, bodies, joints, drives, rows, work, tree):
     """The velocity solve of one substep on the direct path (see the block comment above).
     With nothing to iterate (no limit outside the direct solve, motor, friction or loop)
     and split impulses, the pseudo-velocities (J V* = −ERP·C/h) are solved in the same
     sweeps. Returns the number of joints with rows that iterate."""
+    body_vel, body_omega = bodies.vel, bodies.omega
+    body_inv_mass = bodies.inv_mass
+    joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
+    row_J = rows.J
+    row_active, row_lambda = rows.active, rows.impulse
+    body_pvel, body_pomega = work.pvel, work.pomega
+    order, roots, joint_child = tree.order, tree.roots, tree.joint_child
+    joint_m, row_direct = tree.joint_m, tree.row_direct
+    joint_rows, joint_mdir, body_v0 = tree.joint_rows, tree.joint_mdir, tree.body_v0
+    body_w0, body_I = tree.body_w0, tree.body_I
+    body_z, body_z2 = tree.body_z, tree.body_z2
     max_it = int(params[P_ITERATIONS])
     eps = params[P_EPSILON]
     stabilization = params[P_STABILIZATION]
@@ -699,8 +728,7 @@ def direct_velocities(params, h, stats, joint_type, joint_body, joint_row_start,
             k = order[t]
             for r in range(joint_row_start[k] + joint_m[k], joint_row_start[k] + joint_row_count[k]):
                 row_direct[r] = 0
-        select_rows(order, joint_type, joint_row_start, joint_m, row_active, True, row_direct, joint_rows,
-                    joint_mdir, joint_nldir)
+        select_rows(tree, joint_type, joint_row_start, row_active, True, row_direct)
     if params[P_WARM_START] == 0.0:
         # the impulses of the direct rows only seed the geometric stiffness: cold, from 0
         for t in range(order.shape[0]):
@@ -721,37 +749,24 @@ def direct_velocities(params, h, stats, joint_type, joint_body, joint_row_start,
     while True:
         if factor:
             known = n_iter if rows_done else -1
-            n_iter = refactor(h, use_k, targets, known, may_iterate, rows_done, params, order,
-                              roots, joint_type, joint_body, joint_child, joint_side, joint_parent, joint_m,
-                              joint_row_start, joint_row_count, joint_friction, joint_motor_mode, loop_joints,
-                              row_joint, row_kind, row_J, row_C, row_active, row_lambda, row_minv_jt, row_mass,
-                              row_direct, joint_rows, joint_mdir, joint_nldir, body_pos, body_quat, body_inertia,
-                              body_inv_mass, body_inv_inertia, body_inv_inertia_world, body_I, body_K, body_D,
-                              joint_N, joint_U, joint_P, joint_d, joint_Gl, joint_Ga, joint_t, root_L, scratch)
+            n_iter = refactor(h, use_k, targets, known, may_iterate, rows_done, bodies, joints, drives, rows, work, tree)
             if it == 0 and not rows_done and n_iter > 0:
-                warm_start(params[P_WARM_START] != 0.0, h, joint_type, joint_body, joint_row_start,
-                           joint_row_count, joint_friction, joint_motor_mode, joint_motor_max, row_kind, row_active,
-                           row_lambda, row_minv_jt, row_mass, body_vel, body_omega, row_direct, False)
+                warm_start(params[P_WARM_START] != 0.0, h, joints, drives, rows, work, body_vel, body_omega, row_direct, False)
             factor = False
         positions = n_iter == 0 and stabilization == SPLIT and params[P_POSITION_ITERATIONS] > 0
         # rows of the direct solve, given the others' impulses: momenta M̃ V⁻ + Jᵀλ in, V out
         tree_momentum(order, roots, joint_child, body_inv_mass, body_I, body_v0, body_w0, body_z)
         if n_iter > 0:
-            add_iterative_impulses(joint_type, joint_body, joint_row_start, joint_row_count, row_mass, row_J,
-                                   row_lambda, row_direct, body_z)
+            add_iterative_impulses(joints, rows, work, row_lambda, row_direct, body_z)
         if positions:
             body_pvel[:, :] = 0.0
             body_pomega[:, :] = 0.0
             zero_tree(order, roots, joint_child, body_z2)
-        articulated_solve(order, roots, joint_body, joint_child, joint_side, joint_parent, joint_mdir, body_D, joint_N,
-                          joint_U, joint_P, joint_d, joint_t, root_L, joint_nz, scratch, rate, body_z, body_vel,
-                          body_omega, positions, params[P_ERP] / h, body_z2, body_pvel, body_pomega)
-        change = articulated_lambda(order, joint_child, joint_side, joint_rows, joint_mdir, joint_nldir, row_J,
-                                    body_D, joint_Gl, joint_Ga, body_z, body_vel, body_omega, row_lambda)
-        if release_pulling_limits(order, joint_type, joint_row_start, joint_m, row_active, row_direct, row_lambda):
+        articulated_solve(tree, joint_body, rate, body_z, body_vel, body_omega, positions, params[P_ERP] / h, body_z2, body_pvel, body_pomega)
+        change = articulated_lambda(tree, row_J, body_z, body_vel, body_omega, row_lambda)
+        if release_pulling_limits(tree, joint_type, joint_row_start, row_active, row_direct, row_lambda):
             # a limit is letting go: it leaves the direct solve, which is then redone
-            select_rows(order, joint_type, joint_row_start, joint_m, row_active, True, row_direct, joint_rows,
-                        joint_mdir, joint_nldir)
+            select_rows(tree, joint_type, joint_row_start, row_active, True, row_direct)
             factor = True
             rows_done = False
             continue
@@ -760,12 +775,7 @@ def direct_velocities(params, h, stats, joint_type, joint_body, joint_row_start,
         residual = change
         if n_iter > 0:
             # limits, motors, friction (eq. 15-16), loop joints: sequential impulses, one sweep
-            residual = max(residual, sweep_velocities(h, stabilization == BAUMGARTE, params[P_ERP] / h,
-                                                      joint_type, joint_body, joint_row_start, joint_row_count,
-                                                      joint_q, joint_friction, joint_motor_mode, joint_motor_target,
-                                                      joint_motor_max, joint_motor_freq, joint_motor_damping,
-                                                      row_kind, row_J, row_C, row_active, row_lambda, row_minv_jt,
-                                                      row_mass, body_vel, body_omega, row_direct))
+            residual = max(residual, sweep_velocities(h, stabilization == BAUMGARTE, params[P_ERP] / h, joints, drives, rows, work, body_vel, body_omega, row_direct))
         it += 1
         done = False
         if n_iter == 0 and not use_k:
@@ -784,27 +794,22 @@ def direct_velocities(params, h, stats, joint_type, joint_body, joint_row_start,
         # next fixed-point iterate of the geometric stiffness, from the newest impulses
         factor = use_k
         rows_done = True
-    stats[S_ITERATIONS] = it
-    stats[S_RESIDUAL] = residual
-    stats[S_SOLVE_TICKS] = ticks() - t_start
-    stats[S_CAPPED] = 1.0 if capped else 0.0
-    if capped:
-        stats[S_CAPPED_STEPS] += 1.0
-    stats[S_TOTAL_ITERATIONS] += it
+    record_solve(stats, it, residual, ticks() - t_start, capped)
     return n_iter
 
 
 @njit(cache=True)
-def direct_positions(params, h, joint_type, joint_body, joint_row_start, joint_row_count, joint_friction,
-                     joint_motor_mode, row_kind, row_C, row_J, row_active, row_lambda, row_lambda_pos, row_minv_jt,
-                     row_mass, pvel, pomega, order, roots, joint_child, joint_side, joint_parent, row_direct,
-                     joint_mdir, body_D, body_z, body_z2, joint_N, joint_U, joint_P, joint_d, joint_t, joint_nz,
-                     root_L, scratch):
+def direct_positions(params, h, joints, drives, rows, work, tree):
     """Split impulses on the direct path when some rows iterate (else direct_velocities
     did it): pseudo-velocities V* with J V* = −ERP·C/h, the rows of the direct solve by
     the direct solve on the velocity solve's factor, limits outside it, sticking friction
     rows and loop joints by sweep_positions around it, `position_iterations` times,
     ending on the direct solve."""
+    joint_body = joints.body
+    row_lambda_pos, pvel, pomega = work.impulse_pos, work.pvel, work.pomega
+    order, roots, joint_child = tree.order, tree.roots, tree.joint_child
+    row_direct = tree.row_direct
+    body_z, body_z2 = tree.body_z, tree.body_z2
     pvel[:, :] = 0.0
     pomega[:, :] = 0.0
     row_lambda_pos[:] = 0.0
@@ -814,35 +819,27 @@ def direct_positions(params, h, joint_type, joint_body, joint_row_start, joint_r
     rate = params[P_ERP] / h
     for it in range(n_pos + 1):
         zero_tree(order, roots, joint_child, body_z)
-        add_iterative_impulses(joint_type, joint_body, joint_row_start, joint_row_count, row_mass, row_J,
-                               row_lambda_pos, row_direct, body_z)
-        articulated_solve(order, roots, joint_body, joint_child, joint_side, joint_parent, joint_mdir, body_D, joint_N,
-                          joint_U, joint_P, joint_d, joint_t, root_L, joint_nz, scratch, rate, body_z, pvel, pomega,
-                          False, 0.0, body_z2, pvel, pomega)
+        add_iterative_impulses(joints, rows, work, row_lambda_pos, row_direct, body_z)
+        articulated_solve(tree, joint_body, rate, body_z, pvel, pomega, False, 0.0, body_z2, pvel, pomega)
         if it < n_pos:
-            sweep_positions(rate, h, joint_type, joint_body, joint_row_start, joint_row_count, joint_friction,
-                            joint_motor_mode, row_kind, row_C, row_J, row_active, row_lambda, row_lambda_pos,
-                            row_minv_jt, row_mass, pvel, pomega, row_direct)
+            sweep_positions(rate, h, joints, drives, rows, work, pvel, pomega, row_direct)
 
 
 @njit(cache=True)
-def impulse_kernel(n_steps, dt, t0, params, stats, gravity, gyroscopic, max_speed, max_spin,
-                   body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inertia, body_inv_inertia,
-                   body_force, body_torque, force_acc, torque_acc, body_pvel, body_pomega, body_inv_inertia_world,
-                   load_body, load_force, load_torque, load_point, load_at_point, load_window,
-                   joint_type, joint_body, joint_anchor_a, joint_anchor_b, joint_frame_a, joint_frame_b,
-                   joint_limit_lo, joint_limit_hi, joint_limit_on, joint_row_start, joint_row_count,
-                   joint_q, joint_qd, joint_err, joint_friction, joint_motor_mode, joint_motor_target,
-                   joint_motor_max, joint_motor_freq, joint_motor_damping, joint_free_used,
-                   row_joint, row_kind, row_J, row_C, row_active, row_lambda, row_lambda_pos,
-                   row_minv_jt, row_mass, direct, may_iterate, order, roots, joint_child, joint_side, joint_parent,
-                   joint_m, loop_joints, row_direct, joint_rows, joint_mdir, joint_nldir, body_v0, body_w0, body_I,
-                   body_K, body_D, body_z, body_z2, joint_N, joint_U, joint_P, joint_d, joint_Gl, joint_Ga, joint_t,
-                   joint_nz, root_L, scratch):
+def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drives, rows, work, direct, may_iterate, tree):
     """Advance n_steps steps of dt, each in `substeps` substeps. Rows must hold the current
     poses on entry and hold the final ones on return. `direct`: the equality rows of the
     tree (order, …: tree_solve.TreePlan) are solved directly. Returns the
     steps done before a blow-up (n_steps when none)."""
+    body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega
+    body_inv_inertia = bodies.inv_inertia
+    joint_type = joints.type
+    joint_row_start = joints.row_start
+    row_active = rows.active
+    force_acc, torque_acc, body_pvel, body_pomega = work.force_acc, work.torque_acc, work.pvel, work.pomega
+    body_inv_inertia_world = work.inv_inertia_world
+    row_direct = tree.row_direct
+    gravity, gyroscopic, max_speed, max_spin = env.gravity, env.gyroscopic, env.max_speed, env.max_spin
     substeps = int(params[P_SUBSTEPS])
     h = dt / substeps
     warm = params[P_WARM_START] != 0.0
@@ -851,117 +848,42 @@ def impulse_kernel(n_steps, dt, t0, params, stats, gravity, gyroscopic, max_spee
     stats[S_TOTAL_ITERATIONS] = 0.0
     solve_ticks = 0.0
     if direct and not may_iterate:
-        select_rows(order, joint_type, joint_row_start, joint_m, row_active, False, row_direct, joint_rows,
-                    joint_mdir, joint_nldir)
+        select_rows(tree, joint_type, joint_row_start, row_active, False, row_direct)
     for step in range(n_steps):
         solve_ticks = 0.0
         for sub in range(substeps):
             t = t0 + step * dt + sub * h
-            gather_forces(t, body_pos, body_quat, body_force, body_torque, load_body, load_force, load_torque,
-                          load_point, load_at_point, load_window, force_acc, torque_acc)
-            integrate_velocities(body_quat, body_vel, body_omega, body_inv_mass, body_inertia, body_inv_inertia,
-                                 force_acc, torque_acc, gravity, gyroscopic, h)
+            gather_forces(t, bodies, loads, force_acc, torque_acc)
+            integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
             if direct:
-                n_iter = direct_velocities(
-                    params, h, stats, joint_type, joint_body, joint_row_start, joint_row_count, joint_q,
-                    joint_friction, joint_motor_mode, joint_motor_target, joint_motor_max, joint_motor_freq,
-                    joint_motor_damping, row_joint, row_kind, row_J, row_C, row_active, row_lambda, row_minv_jt,
-                    row_mass, body_pos, body_quat, body_vel, body_omega, body_pvel, body_pomega, body_inv_mass,
-                    body_inertia, body_inv_inertia, body_inv_inertia_world, may_iterate, body_v0, body_w0, body_I,
-                    body_K, order, roots, joint_child, joint_side, joint_parent, joint_m, loop_joints, row_direct,
-                    joint_rows, joint_mdir, joint_nldir, body_D, body_z, body_z2, joint_N, joint_U, joint_P, joint_d,
-                    joint_Gl, joint_Ga, joint_t, joint_nz, root_L, scratch)
+                n_iter = direct_velocities(params, h, stats, may_iterate, bodies, joints, drives, rows, work, tree)
                 solve_ticks += stats[S_SOLVE_TICKS]
                 if split and (n_iter > 0 or params[P_POSITION_ITERATIONS] == 0):
-                    direct_positions(params, h, joint_type, joint_body, joint_row_start, joint_row_count,
-                                     joint_friction, joint_motor_mode, row_kind, row_C, row_J, row_active, row_lambda,
-                                     row_lambda_pos, row_minv_jt, row_mass, body_pvel, body_pomega, order, roots,
-                                     joint_child, joint_side, joint_parent, row_direct, joint_mdir, body_D, body_z,
-                                     body_z2, joint_N, joint_U, joint_P, joint_d, joint_t, joint_nz, root_L, scratch)
+                    direct_positions(params, h, joints, drives, rows, work, tree)
             else:
                 world_inverse_inertia(body_quat, body_inv_inertia, body_inv_inertia_world)
-                prepare_rows(row_J, row_joint, row_kind, row_active, joint_body, joint_type, joint_friction,
-                             joint_motor_mode, body_inv_mass, body_inv_inertia_world, row_minv_jt, row_mass,
-                             row_direct)
-                warm_start(warm, h, joint_type, joint_body, joint_row_start, joint_row_count, joint_friction,
-                           joint_motor_mode, joint_motor_max, row_kind, row_active, row_lambda, row_minv_jt,
-                           row_mass, body_vel, body_omega, row_direct, True)
-                solve_velocities(params, h, joint_type, joint_body, joint_row_start, joint_row_count, joint_q,
-                                 joint_friction, joint_motor_mode, joint_motor_target, joint_motor_max,
-                                 joint_motor_freq, joint_motor_damping, row_kind, row_J, row_C, row_active,
-                                 row_lambda, row_minv_jt, row_mass, body_vel, body_omega, stats, row_direct)
+                prepare_rows(rows, drives, bodies, work, row_direct)
+                warm_start(warm, h, joints, drives, rows, work, body_vel, body_omega, row_direct, True)
+                solve_velocities(params, h, joints, drives, rows, work, body_vel, body_omega, stats, row_direct)
                 solve_ticks += stats[S_SOLVE_TICKS]
                 if split:
-                    solve_positions(params, h, joint_type, joint_body, joint_row_start, joint_row_count,
-                                    joint_friction, joint_motor_mode, row_kind, row_C, row_J, row_active,
-                                    row_lambda, row_lambda_pos, row_minv_jt, row_mass, body_pvel, body_pomega,
-                                    row_direct)
+                    solve_positions(params, h, joints, drives, rows, work, body_pvel, body_pomega, row_direct)
             if split:
                 body_vel += body_pvel
                 body_omega += body_pomega
-            integrate_positions(body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia, h)
+            integrate_positions(bodies, h)
             if split:
                 body_vel -= body_pvel
                 body_omega -= body_pomega
-            compute_joint_rows(body_pos, body_quat, joint_type, joint_body, joint_anchor_a, joint_anchor_b,
-                               joint_frame_a, joint_frame_b, joint_limit_lo, joint_limit_hi, joint_limit_on,
-                               joint_row_start, joint_q, joint_err, row_J, row_C, row_active, joint_free_used,
-                               step == n_steps - 1 and sub == substeps - 1)
+            compute_joint_rows(bodies, joints, rows, step == n_steps - 1 and sub == substeps - 1)
         stats[S_SOLVE_TICKS] = solve_ticks
-        if blown_up(body_vel, body_omega, max_speed, max_spin):
+        if blown_up(bodies, max_speed, max_spin):
             return step
-    compute_joint_rates(joint_type, joint_body, joint_row_start, joint_row_count, row_J,
-                        body_vel, body_omega, joint_qd)
+    compute_joint_rates(bodies, joints, rows)
     return n_steps
 
 
-# ---------------------------------------------------------------------------- entry point
-class _TreeCache:
-    """The tree plan and work arrays of one joint graph, rebuilt when the graph changes
-    (World re-allocates its joint arrays when a joint or body is added)."""
-
-    def __init__(self, joint_body, joint_type, static):
-        self.ref = weakref.ref(joint_body)
-        self.joint_type = joint_type.copy()
-        self.static = static.copy()
-        self.plan = build_tree_plan(joint_body, joint_type, static)
-        nb, nj = len(static), len(joint_type)
-        self.work = TreeWork(nb, nj, len(self.plan.roots))
-        self.body_v0 = np.zeros((nb, 3))
-        self.body_w0 = np.zeros((nb, 3))
-        self.body_I = np.zeros((nb, 9))
-        self.body_K = np.zeros((nb, 6))
-        self.joint_rows = np.zeros((nj, 6), np.int64)     # rows of each joint in the direct solve
-        self.joint_mdir = np.zeros(nj, np.int64)
-        self.joint_nldir = np.zeros(nj, np.int64)
-        self.row_direct = None                            # per row: 1 in the direct solve (sized on use)
-        self.no_direct = None
-
-    def row_arrays(self, n_rows):
-        if self.row_direct is None or len(self.row_direct) != n_rows:
-            self.row_direct = np.zeros(n_rows, np.int64)
-            self.no_direct = np.zeros(n_rows, np.int64)
-        return self.row_direct, self.no_direct
-
-    def matches(self, joint_body, joint_type, static):
-        return (self.ref() is joint_body and len(self.static) == len(static)
-                and np.array_equal(self.static, static) and np.array_equal(self.joint_type, joint_type))
-
-
-_TREES = {}
-
-
-def tree_cache(joint_body, joint_type, body_inv_mass, body_inv_inertia):
-    """The (cached) _TreeCache of this joint graph."""
-    static = static_bodies(body_inv_mass, body_inv_inertia)
-    entry = _TREES.get(id(joint_body))
-    if entry is None or not entry.matches(joint_body, joint_type, static):
-        for key in [key for key, e in _TREES.items() if e.ref() is None]:
-            del _TREES[key]
-        entry = _TREES[id(joint_body)] = _TreeCache(joint_body, joint_type, static)
-    return entry
-
-
+# ---------------------------------------------------------------------------- the solver object
 # False: seed 001's iterative solver on every joint graph (comparisons, benchmarks).
 DIRECT_SOLVE = True
 # A bound on the time of one direct solve (factor, solve, impulses) per joint of the
@@ -969,11 +891,6 @@ DIRECT_SOLVE = True
 # slower machines stay inside it.
 DIRECT_US_PER_JOINT = 0.5
 
-
-# params[P_METHOD]: how equality rows of joint trees are solved (World.set_impulse_settings)
-P_METHOD = 9
-N_PARAMS = 10
-METHODS = {"auto": 0, "direct": 1, "iterative": 2}
 
 
 def uses_direct_solve(plan, iterations, time_cap_ms=0.0, substeps=1, method=0):
@@ -996,39 +913,82 @@ def uses_direct_solve(plan, iterations, time_cap_ms=0.0, substeps=1, method=0):
     return cap <= 0.0 or DIRECT_US_PER_JOINT * 1e-3 * len(plan.order) <= cap
 
 
-def impulse_run(n_steps, dt, t0, params, stats, gravity, gyroscopic, max_speed, max_spin,
-                body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inertia, body_inv_inertia,
-                body_force, body_torque, force_acc, torque_acc, body_pvel, body_pomega, body_inv_inertia_world,
-                load_body, load_force, load_torque, load_point, load_at_point, load_window,
-                joint_type, joint_body, joint_anchor_a, joint_anchor_b, joint_frame_a, joint_frame_b,
-                joint_limit_lo, joint_limit_hi, joint_limit_on, joint_row_start, joint_row_count,
-                joint_q, joint_qd, joint_err, joint_friction, joint_motor_mode, joint_motor_target,
-                joint_motor_max, joint_motor_freq, joint_motor_damping, joint_free_used,
-                row_joint, row_kind, row_J, row_C, row_active, row_lambda, row_lambda_pos,
-                row_minv_jt, row_mass):
-    """Advance n_steps steps of dt (impulse_kernel), on the direct path when
-    uses_direct_solve says so. Returns the steps done before a blow-up."""
-    tree = tree_cache(joint_body, joint_type, body_inv_mass, body_inv_inertia)
-    plan, w = tree.plan, tree.work
-    direct = uses_direct_solve(plan, int(params[P_ITERATIONS]), params[P_TIME_CAP_MS], int(params[P_SUBSTEPS]),
-                               int(params[P_METHOD]) if len(params) > P_METHOD else 0)
-    # a joint with a limit, friction or a motor may have rows to iterate on some step
-    may_iterate = bool(joint_limit_on.any() or (joint_friction > 0.0).any() or (joint_motor_mode != MOTOR_OFF).any())
-    row_direct, no_direct = tree.row_arrays(len(row_C))
-    if not direct:
-        row_direct[:] = 0
-    return impulse_kernel(
-        n_steps, dt, t0, params, stats, gravity, gyroscopic, max_speed, max_spin,
-        body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inertia, body_inv_inertia,
-        body_force, body_torque, force_acc, torque_acc, body_pvel, body_pomega, body_inv_inertia_world,
-        load_body, load_force, load_torque, load_point, load_at_point, load_window,
-        joint_type, joint_body, joint_anchor_a, joint_anchor_b, joint_frame_a, joint_frame_b,
-        joint_limit_lo, joint_limit_hi, joint_limit_on, joint_row_start, joint_row_count,
-        joint_q, joint_qd, joint_err, joint_friction, joint_motor_mode, joint_motor_target,
-        joint_motor_max, joint_motor_freq, joint_motor_damping, joint_free_used,
-        row_joint, row_kind, row_J, row_C, row_active, row_lambda, row_lambda_pos,
-        row_minv_jt, row_mass, direct, may_iterate, plan.order, plan.roots, plan.joint_child, plan.joint_side,
-        plan.joint_parent, plan.joint_m, plan.loop_joints, row_direct if direct else no_direct, tree.joint_rows,
-        tree.joint_mdir, tree.joint_nldir, tree.body_v0, tree.body_w0, tree.body_I, tree.body_K, w.body_D, w.body_z,
-        w.body_z2, w.joint_N, w.joint_U, w.joint_P, w.joint_d, w.joint_Gl, w.joint_Ga, w.joint_t, w.joint_nz, w.root_L,
-        w.scratch)
+
+
+class ImpulseSolver:
+    """The `impulse` family: settings (SETTINGS), step, stats, and its caches — the tree
+    plan and direct-path arrays of the joint graph, rebuilt on `model_changed`."""
+    name = "impulse"
+    description = "Sequential impulses with joint friction, seed 001."
+    HONOURS = frozenset({"limits", "friction", "motors"})
+    SETTINGS = SETTINGS
+
+    def __init__(self):
+        self.settings = defaults(SETTINGS)
+        self.params = np.zeros(N_PARAMS)    # the settings as the kernel reads them (P_* layout)
+        self.kernel_stats = np.zeros(6)     # S_* layout
+        self.stats = SolverStats()
+        self._tree = None                   # (plan, Tree bundle, Tree bundle without direct rows)
+        self._pack()
+
+    def configure(self, **values):
+        """Check every value against the schema first, then apply them all."""
+        self.settings.update(checked(SETTINGS, values, "solver"))
+        self._pack()
+
+    def _pack(self):
+        s, p = self.settings, self.params
+        p[P_ITERATIONS], p[P_EPSILON], p[P_TIME_CAP_MS] = s["iterations"], s["epsilon"], s["time_cap_ms"]
+        p[P_WARM_START] = 1.0 if s["warm_start"] else 0.0
+        p[P_STABILIZATION] = STABILIZATIONS[s["stabilization"]]
+        p[P_ERP], p[P_SUBSTEPS] = s["erp"], s["substeps"]
+        p[P_POSITION_ITERATIONS] = s["position_iterations"]
+        p[P_METHOD] = METHODS[s["method"]]
+
+    def substep(self, dt):
+        """The substep h = Δt/substeps (s)."""
+        return dt / self.settings["substeps"]
+
+    def model_changed(self, world):
+        """The joint graph changed: drop the tree plan (rebuilt on the next step)."""
+        self._tree = None
+
+    def tree(self, world):
+        """(TreePlan, Tree bundle, the same bundle with no row in the direct solve)."""
+        if self._tree is None:
+            m = world.model
+            plan = build_tree_plan(m.joints.body, m.joints.type, static_bodies(m.bodies.inv_mass, m.bodies.inv_inertia))
+            tree = make_tree(plan, m.rows.count)
+            self._tree = (plan, tree, tree._replace(row_direct=np.zeros(m.rows.count, np.int64)))
+        return self._tree
+
+    def uses_direct(self, world):
+        """Whether the direct path runs for this joint graph and these settings."""
+        s = self.settings
+        return uses_direct_solve(self.tree(world)[0], s["iterations"], s["time_cap_ms"], s["substeps"],
+                                 METHODS[s["method"]])
+
+    def free_rows_used(self, world):
+        """Per joint, 1 if its free rows are in use (friction or a motor)."""
+        m, c = world.model.joints, world.control.joints
+        return ((m.friction > 0.0) | (c.motor_mode != MOTOR_OFF)).astype(np.int64)
+
+    def step(self, world, n, coupled=False):
+        """n steps of Δt (impulse_kernel), on the direct path when uses_direct_solve says
+        so; returns the steps done before a blow-up."""
+        _, tree, no_direct = self.tree(world)
+        direct = self.uses_direct(world)
+        m, c = world.model.joints, world.control.joints
+        # a joint with a limit, friction or a motor may have rows to iterate on some step
+        may_iterate = bool(m.limit_on.any() or (m.friction > 0.0).any() or (c.motor_mode != MOTOR_OFF).any())
+        if not direct:
+            tree.row_direct[:] = 0
+        self.params[P_TICKS_PER_MS] = ticks_per_ms()
+        env, bodies, loads, joints, drives, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
+        done = impulse_kernel(n, world.dt, world.time, self.params, self.kernel_stats, env, bodies, loads, joints,
+                              drives, rows, work, direct, may_iterate, tree if direct else no_direct)
+        st, tpm = self.kernel_stats, self.params[P_TICKS_PER_MS]
+        self.stats = SolverStats(int(st[S_ITERATIONS]), float(st[S_RESIDUAL]),
+                                 float(st[S_SOLVE_TICKS] / tpm) if tpm > 0 else 0.0,
+                                 bool(st[S_CAPPED]), int(st[S_CAPPED_STEPS]), done)
+        return done

@@ -23,27 +23,50 @@ Two scalings of α and β, chosen per world:
 import numpy as np
 from numba import njit
 
+import time
+
 from ..integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from ..joint_rows import ROW_FREE, compute_joint_rates, compute_joint_rows, row_velocity
 from ..quat import world_inv_inertia_times
+from ..settings import Setting, checked, defaults
+from .stats import SolverStats
 
 PAPER, CRITICAL = 0, 1
 PRESETS = {"paper": PAPER, "critical": CRITICAL}
-# params layout: [preset, α*_lin, β*_lin, α*_rot, β*_rot, κ, ζ]
-PAPER_DEFAULTS = dict(alpha_lin=5000.0, beta_lin=25.0, alpha_rot=10000.0, beta_rot=10.0)
-CRITICAL_DEFAULTS = dict(kappa=0.7, zeta=1.0)
+COEFFICIENTS = ("alpha_lin", "beta_lin", "alpha_rot", "beta_rot", "kappa", "zeta")   # params[1:7]
+
+SETTINGS = (
+    Setting("penalty_preset", "choice", "paper", choices=tuple(PRESETS), label="preset",
+            help="paper: α, β from the effective mass and α*, β* (seed 000); critical: every row critically "
+                 "damped from its effective mass and Δt."),
+    Setting("alpha_lin", "float", 5000.0, 0.0, 1e9, unit="1/s²", label="α* lin",
+            help="Paper preset: stiffness per unit effective mass of translational rows (1/s²); "
+                 "α = m_eff α* (seed 000 eq. 9)."),
+    Setting("beta_lin", "float", 25.0, 0.0, 1e7, unit="1/s", label="β* lin",
+            help="Paper preset: damping per unit effective mass of translational rows (1/s)."),
+    Setting("alpha_rot", "float", 10000.0, 0.0, 1e9, unit="1/s²", label="α* rot",
+            help="Paper preset: stiffness per unit effective mass of rotational rows (1/s²)."),
+    Setting("beta_rot", "float", 10.0, 0.0, 1e7, unit="1/s", label="β* rot",
+            help="Paper preset: damping per unit effective mass of rotational rows (1/s)."),
+    Setting("kappa", "float", 0.7, 0.0, 2.0, label="κ",
+            help="Critical preset: ωΔt of every row (dimensionless); below 2 for semi-implicit Euler, "
+                 "0.7 by default."),
+    Setting("zeta", "float", 1.0, 0.0, 100.0, label="ζ", help="Critical preset: damping ratio of every row (1 = critical)."),
+)
 
 
 @njit(cache=True, error_model="numpy")
-def gershgorin_bounds(row_joint, row_kind, row_J, row_active, joint_body, body_quat, body_inv_mass,
-                      body_inv_inertia, body_row_ptr, body_row_idx, row_minv_jt, row_bound):
+def gershgorin_bounds(bodies, rows, work):
     """row_bound[r] = Σ_{bodies b of r} Σ_{active rows r' on b} |J_rb M_b⁻¹ J_r'bᵀ|.
     body_row_ptr/body_row_idx list only equality and limit rows (free rows never push)."""
+    row_kind, row_J, row_active, row_body = rows.kind, rows.J, rows.active, rows.body
+    body_quat, body_inv_mass, body_inv_inertia = bodies.quat, bodies.inv_mass, bodies.inv_inertia
+    body_row_ptr, body_row_idx, row_minv_jt, row_bound = work.body_row_ptr, work.body_row_idx, work.minv_jt, work.bound
     # M⁻¹Jᵀ of each side of each active row (zero for inactive rows and static bodies)
     for r in range(row_J.shape[0]):
         on = row_active[r] != 0 and row_kind[r] != ROW_FREE
         for side in range(2):
-            i = joint_body[row_joint[r], side]
+            i = row_body[r, side]
             o = 6 * side
             if not on:
                 for k in range(6):
@@ -85,20 +108,19 @@ def gershgorin_bounds(row_joint, row_kind, row_J, row_active, joint_body, body_q
 
 
 @njit(cache=True, error_model="numpy")
-def penalty_forces(params, h, row_joint, row_kind, row_rot, body_row_ptr, body_row_idx, row_minv_jt, row_bound, row_J, row_C, row_active, joint_body,
-                   body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia,
-                   force_acc, torque_acc):
+def penalty_forces(params, h, bodies, rows, work):
     """Add −Jᵀ(αC + βĊ) of every active equality and limit row to the body forces."""
     preset = params[0]
     if preset == CRITICAL:
-        gershgorin_bounds(row_joint, row_kind, row_J, row_active, joint_body, body_quat, body_inv_mass,
-                          body_inv_inertia, body_row_ptr, body_row_idx, row_minv_jt, row_bound)
+        gershgorin_bounds(bodies, rows, work)
+    row_kind, row_rot, row_J, row_C, row_active = rows.kind, rows.rot, rows.J, rows.C, rows.active
+    body_vel, body_omega, body_inv_mass = bodies.vel, bodies.omega, bodies.inv_mass
+    row_bound, force_acc, torque_acc = work.bound, work.force_acc, work.torque_acc
     for r in range(row_C.shape[0]):
         if row_active[r] == 0 or row_kind[r] == ROW_FREE:
             continue
-        j = row_joint[r]
-        a = joint_body[j, 0]
-        b = joint_body[j, 1]
+        a = rows.body[r, 0]
+        b = rows.body[r, 1]
         if preset == PAPER:
             s = body_inv_mass[a] + body_inv_mass[b]
             if s == 0.0:
@@ -131,32 +153,57 @@ def penalty_forces(params, h, row_joint, row_kind, row_rot, body_row_ptr, body_r
 
 
 @njit(cache=True, error_model="numpy")
-def penalty_run(n_steps, h, t0, params, gravity, gyroscopic, max_speed, max_spin,
-                body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inertia, body_inv_inertia,
-                body_force, body_torque, force_acc, torque_acc,
-                load_body, load_force, load_torque, load_point, load_at_point, load_window,
-                joint_type, joint_body, joint_anchor_a, joint_anchor_b, joint_frame_a, joint_frame_b,
-                joint_limit_lo, joint_limit_hi, joint_limit_on, joint_row_start, joint_row_count,
-                joint_q, joint_qd, joint_err, joint_free_used,
-                row_joint, row_kind, row_rot, row_J, row_C, row_active,
-                body_row_ptr, body_row_idx, row_minv_jt, row_bound):
+def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, rows, work):
     """Advance n_steps fixed steps. Rows must hold the current poses on entry; they hold
     the final poses on return. Returns the number of steps done before a blow-up
     (n_steps when none)."""
     for step in range(n_steps):
-        gather_forces(t0 + step * h, body_pos, body_quat, body_force, body_torque, load_body, load_force,
-                      load_torque, load_point, load_at_point, load_window, force_acc, torque_acc)
-        penalty_forces(params, h, row_joint, row_kind, row_rot, body_row_ptr, body_row_idx, row_minv_jt, row_bound, row_J, row_C, row_active, joint_body,
-                       body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia, force_acc, torque_acc)
-        integrate_velocities(body_quat, body_vel, body_omega, body_inv_mass, body_inertia, body_inv_inertia,
-                             force_acc, torque_acc, gravity, gyroscopic, h)
-        integrate_positions(body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia, h)
-        compute_joint_rows(body_pos, body_quat, joint_type, joint_body, joint_anchor_a, joint_anchor_b,
-                           joint_frame_a, joint_frame_b, joint_limit_lo, joint_limit_hi, joint_limit_on,
-                           joint_row_start, joint_q, joint_err, row_J, row_C, row_active, joint_free_used,
-                           step == n_steps - 1)
-        if blown_up(body_vel, body_omega, max_speed, max_spin):
+        gather_forces(t0 + step * h, bodies, loads, work.force_acc, work.torque_acc)
+        penalty_forces(params, h, bodies, rows, work)
+        integrate_velocities(bodies, work.force_acc, work.torque_acc, env.gravity, env.gyroscopic, h)
+        integrate_positions(bodies, h)
+        compute_joint_rows(bodies, joints, rows, step == n_steps - 1)
+        if blown_up(bodies, env.max_speed, env.max_spin):
             return step
-    compute_joint_rates(joint_type, joint_body, joint_row_start, joint_row_count, row_J,
-                        body_vel, body_omega, joint_qd)
+    compute_joint_rates(bodies, joints, rows)
     return n_steps
+
+
+class PenaltySolver:
+    """The `penalty` family: settings (SETTINGS), step, stats. Its only cache is the
+    params vector built from the settings."""
+    name = "penalty"
+    description = "Penalty forces, seed 000: every row a spring-damper."
+    HONOURS = frozenset({"limits"})     # joint features it acts on (friction and motors: not yet)
+    SETTINGS = SETTINGS
+
+    def __init__(self):
+        self.settings = defaults(SETTINGS)
+        self.params = np.zeros(7)       # [preset, α*_lin, β*_lin, α*_rot, β*_rot, κ, ζ] for the kernel
+        self.stats = SolverStats()
+        self._pack()
+
+    def configure(self, **values):
+        """Check every value against the schema first, then apply them all."""
+        self.settings.update(checked(SETTINGS, values, "penalty"))
+        self._pack()
+
+    def _pack(self):
+        self.params[0] = PRESETS[self.settings["penalty_preset"]]
+        self.params[1:7] = [self.settings[k] for k in COEFFICIENTS]
+
+    def model_changed(self, world):
+        pass
+
+    def free_rows_used(self, world):
+        """Penalty pushes no free rows (no friction, no motors)."""
+        return np.zeros(world.model.joints.count, np.int64)
+
+    def step(self, world, n, coupled=False):
+        """n steps of Δt; returns the steps done before a blow-up."""
+        t0 = time.perf_counter()
+        env, bodies, loads, joints, _, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
+        done = penalty_run(n, world.dt, world.time, self.params, env, bodies, loads, joints, rows, work)
+        ms = (time.perf_counter() - t0) * 1e3 / max(n, 1)
+        self.stats = SolverStats(0, 0.0, ms, False, 0, done)
+        return done

@@ -38,13 +38,13 @@ Storage: every matrix is a row of a float64 (n, 36) array, 6×6 row-major; a Cho
 factor keeps L below the diagonal and 1/L_ii on it.
 """
 import math
-from collections import deque
+from collections import deque, namedtuple
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
-from ..joint_rows import PRISMATIC, REVOLUTE, ROW_LAYOUT, SPHERICAL, UNIVERSAL
+from ..joint_types import BY_CODE, N_LIMIT, PRISMATIC
 
 _FAST = {"contract", "reassoc", "nsz", "arcp"}   # no nnan/ninf: NaNs must still show up
 
@@ -57,7 +57,7 @@ class TreePlan:
     joint_child:  (nj,) the child body of each tree joint (−1: joint not in the tree)
     joint_side:   (nj,) which side (0 = a, 1 = b) of the joint the child body is
     joint_parent: (nj,) the parent body (−1: the joint hangs from a static body)
-    joint_m:      (nj,) equality rows per joint (ROW_LAYOUT)
+    joint_m:      (nj,) equality rows per joint (joint_types.py)
     joint_direct: (nj,) 1 if the joint is in the tree
     roots:        bodies rooting a free-floating tree
     loop_joints:  joints that close a loop (not in the tree)
@@ -155,31 +155,42 @@ def build_tree_plan(joint_body, joint_type, static):
         if not static[i] and not seen[i] and adjacency[i]:
             roots.append(i)
             grow(i, 0)
-    joint_m = np.array([ROW_LAYOUT[int(t)][0] for t in joint_type], np.int64).reshape(nj)
+    joint_m = np.array([BY_CODE[int(t)].n_eq for t in joint_type], np.int64).reshape(nj)
     return TreePlan(order=np.array(bfs[::-1], np.int64), joint_child=joint_child, joint_side=joint_side,
                     joint_parent=joint_parent, joint_m=joint_m, joint_direct=in_tree,
                     roots=np.array(roots, np.int64), loop_joints=np.array(loops, np.int64),
                     depth=int(joint_depth.max()) if nj else 0, n_bodies=nb)
 
 
-class TreeWork:
-    """Preallocated arrays of the articulated factor and solve for n_bodies bodies,
-    n_joints joints and n_roots free-floating roots."""
+Tree = namedtuple("Tree", "order roots joint_child joint_side joint_parent joint_m loop_joints row_direct "
+                         "joint_rows joint_mdir joint_nldir body_v0 body_w0 body_I body_K body_D body_z body_z2 "
+                         "joint_N joint_U joint_P joint_d joint_Gl joint_Ga joint_t joint_nz root_L scratch")
+"""Everything the direct path reads and writes, for one joint graph: the plan (order …
+loop_joints, see TreePlan), row_direct (rows,) 1 for rows in the direct solve, joint_rows
+(nj,6) those rows per joint, joint_mdir / joint_nldir (nj,) how many (and how many with a
+linear part); body_v0, body_w0 (nb,3) velocities before the solve, body_I (nb,9) inertia
+with geometric stiffness, body_K (nb,6) that stiffness; body_D (nb,36) D_i (6×6, both
+triangles), body_z, body_z2 (nb,6) momenta in / forward-pass accumulators of two right-hand
+sides, joint_N (nj,18) null-space columns (6 × l), joint_U (nj,18) D_c N, joint_P (nj,9)
+(Nᵀ D_c N)⁻¹, joint_d (nj,3) shift parent → child, joint_Gl / joint_Ga (nj,9) Gram⁻¹ of the
+rows' linear / angular-only parts, joint_t (nj,15) targets −C, joint_nz (nj,6) Nᵀ z_c,
+root_L (max(roots,1),36) factors of free-floating roots, scratch (36,)."""
 
-    def __init__(self, n_bodies, n_joints, n_roots=0):
-        self.body_D = np.zeros((n_bodies, 36))      # D_i (6×6, both triangles)
-        self.body_z = np.zeros((n_bodies, 6))       # momenta in, forward-pass accumulators
-        self.body_z2 = np.zeros((n_bodies, 6))      # the same for a second right-hand side
-        self.joint_N = np.zeros((n_joints, 18))     # null-space columns (6 × l)
-        self.joint_U = np.zeros((n_joints, 18))     # D_c N
-        self.joint_P = np.zeros((n_joints, 9))      # (Nᵀ D_c N)⁻¹
-        self.joint_d = np.zeros((n_joints, 3))      # shift parent → child
-        self.joint_Gl = np.zeros((n_joints, 9))     # Gram⁻¹ of the rows' linear parts
-        self.joint_Ga = np.zeros((n_joints, 9))     # Gram⁻¹ of the angular-only rows
-        self.joint_t = np.zeros((n_joints, 15))     # targets −C: particular s, D_c s, Uᵀ s
-        self.joint_nz = np.zeros((n_joints, 6))     # Nᵀ z_c of both right-hand sides
-        self.root_L = np.zeros((max(n_roots, 1), 36))
-        self.scratch = np.zeros(36)
+
+def make_tree(plan, n_rows):
+    """A Tree bundle with zeroed arrays for `plan` (TreePlan) and n_rows rows."""
+    nb, nj = plan.n_bodies, len(plan.joint_child)
+    return Tree(plan.order, plan.roots, plan.joint_child, plan.joint_side, plan.joint_parent, plan.joint_m,
+                plan.loop_joints, np.zeros(n_rows, np.int64), np.zeros((nj, 6), np.int64), np.zeros(nj, np.int64),
+                np.zeros(nj, np.int64), np.zeros((nb, 3)), np.zeros((nb, 3)), np.zeros((nb, 9)), np.zeros((nb, 6)),
+                np.zeros((nb, 36)), np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros((nj, 18)), np.zeros((nj, 18)),
+                np.zeros((nj, 9)), np.zeros((nj, 3)), np.zeros((nj, 9)), np.zeros((nj, 9)), np.zeros((nj, 15)),
+                np.zeros((nj, 6)), np.zeros((max(len(plan.roots), 1), 36)), np.zeros(36))
+
+
+BlockFactor = namedtuple("BlockFactor", "body_L joint_L body_y body_u joint_w")
+"""Work of the generic block factor (tree_factor/tree_solve): body_L (nb,36) D_i then its
+factor, joint_L (nj,36) S_k then its factor, body_y, body_u (nb,6), joint_w (nj,6)."""
 
 
 # ---------------------------------------------------------------------------- kernels
@@ -292,11 +303,13 @@ def _init_body(i, body_inv_mass, body_I, body_L):
 
 
 @njit(cache=True, fastmath=_FAST)
-def tree_solve(order, roots, joint_child, joint_side, joint_parent, joint_m, joint_row_start, joint_body,
-               row_J, row_C, rate, body_L, joint_L, body_y, body_u, joint_w, vel, omega, lam, assign):
+def tree_solve(tree, joint_row_start, joint_body, row_J, row_C, rate, factor, vel, omega, lam, assign):
     """Solve J M⁻¹ Jᵀ Δλ = b for the equality rows, b_r = −rate·C_r − J_r V, with the factor
     of `tree_factor`; then V += M⁻¹ Jᵀ Δλ (vel, omega) and lam += Δλ (or lam = Δλ when
     `assign`). Returns the largest |Δλ| (or |new − old| when assigning)."""
+    order, roots, joint_child, joint_side = tree.order, tree.roots, tree.joint_child, tree.joint_side
+    joint_parent, joint_m = tree.joint_parent, tree.joint_m
+    body_L, joint_L, body_y, body_u, joint_w = factor
     # forward: leaves to roots
     for t in range(order.shape[0]):
         c = joint_child[order[t]]
@@ -475,9 +488,7 @@ def _gram(row_J, rows, k, first, n, col):
 
 
 @njit(cache=True, fastmath=_FAST)
-def articulated_factor(order, roots, joint_type, joint_body, joint_child, joint_side, joint_parent, joint_rows,
-                       joint_mdir, joint_nldir, row_J, row_C, body_pos, body_inv_mass, body_I, body_D, joint_N,
-                       joint_U, joint_P, joint_d, joint_Gl, joint_Ga, joint_t, root_L, scratch, targets, rows_done):
+def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, body_inv_mass, body_I, targets, rows_done):
     """Factor the tree for M_i = diag(m_i E, I_i) (body_I: 3×3 world inertia, row-major)
     and, per joint k, the rows joint_rows[k, :joint_mdir[k]] (select_rows: its equality
     rows and any active limit rows, the joint_nldir[k] rows with a linear part first), in
@@ -486,6 +497,11 @@ def articulated_factor(order, roots, joint_type, joint_body, joint_child, joint_
     call, whose per-joint quantities (pass 1) still hold; only the masses changed.
     (The steps are written out in the loops: numba's inlining of helpers that store
     into arrays made them several times slower.)"""
+    order, roots, joint_child, joint_side = tree.order, tree.roots, tree.joint_child, tree.joint_side
+    joint_parent, joint_rows, joint_mdir, joint_nldir = tree.joint_parent, tree.joint_rows, tree.joint_mdir, tree.joint_nldir
+    body_D, joint_N, joint_U, joint_P = tree.body_D, tree.joint_N, tree.joint_U, tree.joint_P
+    joint_d, joint_Gl, joint_Ga, joint_t = tree.joint_d, tree.joint_Gl, tree.joint_Ga, tree.joint_t
+    root_L, scratch = tree.root_L, tree.scratch
     # pass 1, joint by joint from its rows alone (nothing flows along the tree): Gram
     # inverses of the linear parts and of the angular-only rows, null space N, shift d
     for t in range(0 if rows_done else order.shape[0]):
@@ -722,9 +738,7 @@ def articulated_factor(order, roots, joint_type, joint_body, joint_child, joint_
 
 
 @njit(cache=True, fastmath=_FAST)
-def articulated_solve(order, roots, joint_body, joint_child, joint_side, joint_parent, joint_mdir, body_D, joint_N,
-                      joint_U, joint_P, joint_d, joint_t, root_L, joint_nz, scratch,
-                      rate, body_z, vel, omega, two, rate2, body_z2, vel2, omega2):
+def articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, body_z2, vel2, omega2):
     """Velocities of the tree's bodies from their momenta, with J V = −rate·C on the
     equality rows (factor of articulated_factor, with `targets` if a rate is not 0).
 
@@ -734,6 +748,10 @@ def articulated_solve(order, roots, joint_body, joint_child, joint_side, joint_p
     are replaced; static bodies are read (a joint to a moving static body follows it).
     `two`: a second right-hand side (rate2, body_z2 → vel2, omega2) in the same sweeps.
     (The steps are written out in the loops: numba's inlining of a helper was slower.)"""
+    order, roots, joint_child, joint_side = tree.order, tree.roots, tree.joint_child, tree.joint_side
+    joint_parent, joint_mdir, joint_N, joint_U = tree.joint_parent, tree.joint_mdir, tree.joint_N, tree.joint_U
+    joint_P, joint_d, joint_t, joint_nz = tree.joint_P, tree.joint_d, tree.joint_t, tree.joint_nz
+    root_L, scratch = tree.root_L, tree.scratch
     n_rhs = 2 if two else 1
     # forward: leaves to roots
     for t in range(order.shape[0]):
@@ -877,12 +895,14 @@ def _root_velocity(i, t, root_L, body_z, vel, omega, scratch):
 
 
 @njit(cache=True, fastmath=_FAST)
-def articulated_lambda(order, joint_child, joint_side, joint_rows, joint_mdir, joint_nldir, row_J, body_D,
-                       joint_Gl, joint_Ga, body_z, vel, omega, lam):
+def articulated_lambda(tree, row_J, body_z, vel, omega, lam):
     """The impulses of the rows solved directly, after articulated_solve, from
     J_kcᵀ λ_k = F = D_c V_c − z_c: the rows with a linear part from F_v, then the
     angular-only rows from what is left of F_ω. Writes lam, returns the largest change
     |λ − old λ|."""
+    order, joint_child, joint_side, joint_rows = tree.order, tree.joint_child, tree.joint_side, tree.joint_rows
+    joint_mdir, joint_nldir, body_D, joint_Gl = tree.joint_mdir, tree.joint_nldir, tree.body_D, tree.joint_Gl
+    joint_Ga = tree.joint_Ga
     worst = 0.0
     for t in range(order.shape[0]):
         k = order[t]
@@ -935,20 +955,21 @@ def articulated_lambda(order, joint_child, joint_side, joint_rows, joint_mdir, j
 
 
 @njit(cache=True)
-def select_rows(order, joint_type, joint_row_start, joint_m, row_active, with_limits, row_direct, joint_rows,
-                joint_mdir, joint_nldir):
+def select_rows(tree, joint_type, joint_row_start, row_active, with_limits, row_direct):
     """The rows each tree joint hands to the direct solve: its equality rows and, with
     `with_limits`, its active limit rows unless row_direct marks them −1 (left to the
     iterations this step); the rows with a linear part first (point or slide rows, a
     slider's stop). row_direct[r] = 1 on every row chosen, 0 on the joint's other limit
     rows (−1 marks are kept)."""
+    order, joint_m, joint_rows, joint_mdir = tree.order, tree.joint_m, tree.joint_rows, tree.joint_mdir
+    joint_nldir = tree.joint_nldir
     for t in range(order.shape[0]):
         k = order[t]
         jt = joint_type[k]
         r0 = joint_row_start[k]
         m = joint_m[k]
         nl = 2 if jt == PRISMATIC else 3
-        n_lim = 2 if (jt == SPHERICAL or jt == UNIVERSAL) else (1 if (jt == REVOLUTE or jt == PRISMATIC) else 0)
+        n_lim = N_LIMIT[jt]
         cnt = 0
         for i in range(nl):
             joint_rows[k, cnt] = r0 + i
@@ -1012,9 +1033,8 @@ def solve_tree_system(joint_body, joint_type, static, joint_row_start, row_J, bo
     vel, omega = np.zeros((nb, 3)), np.zeros((nb, 3))
     lam = np.zeros(len(row_J))
     # b = −rate·C − J V with V = 0 and rate = −1: C carries b
-    tree_solve(plan.order, plan.roots, plan.joint_child, plan.joint_side, plan.joint_parent, plan.joint_m,
-               np.ascontiguousarray(joint_row_start, np.int64), joint_body, row_J, np.ascontiguousarray(b, float),
-               -1.0, body_L, joint_L, body_y, body_u, joint_w, vel, omega, lam, False)
+    tree_solve(make_tree(plan, len(row_J)), np.ascontiguousarray(joint_row_start, np.int64), joint_body, row_J, np.ascontiguousarray(b, float),
+               -1.0, BlockFactor(body_L, joint_L, body_y, body_u, joint_w), vel, omega, lam, False)
     return lam, np.hstack([vel, omega])
 
 
@@ -1027,33 +1047,22 @@ def solve_joint_rows(joint_type, joint_body, joint_row_start, row_J, body_pos, b
     plan = build_tree_plan(joint_body, joint_type, static)
     if not plan.is_tree:
         raise ValueError(f"joints {plan.loop_joints.tolist()} close loops: not a tree")
-    nb, nj = len(static), len(joint_body)
-    w = TreeWork(nb, nj, len(plan.roots))
+    tree = make_tree(plan, len(row_J))
+    nb = len(static)
     joint_type = np.ascontiguousarray(joint_type, np.int64)
     joint_body = np.ascontiguousarray(joint_body, np.int64)
     joint_row_start = np.ascontiguousarray(joint_row_start, np.int64)
     row_J = np.ascontiguousarray(row_J, float)
     body_I = np.ascontiguousarray(body_I, float)
     b = np.ascontiguousarray(b, float)
-    row_direct = np.zeros(len(row_J), np.int64)
-    joint_rows = np.zeros((nj, 6), np.int64)
-    joint_mdir = np.zeros(nj, np.int64)
-    joint_nldir = np.zeros(nj, np.int64)
     with_limits = row_active is not None
     row_active = np.zeros(len(row_J), np.int64) if row_active is None else np.ascontiguousarray(row_active, np.int64)
-    select_rows(plan.order, joint_type, joint_row_start, plan.joint_m, row_active, with_limits, row_direct,
-                joint_rows, joint_mdir, joint_nldir)
-    articulated_factor(plan.order, plan.roots, joint_type, joint_body, plan.joint_child, plan.joint_side,
-                       plan.joint_parent, joint_rows, joint_mdir, joint_nldir, row_J, b,
-                       np.ascontiguousarray(body_pos, float), np.ascontiguousarray(body_inv_mass, float), body_I,
-                       w.body_D, w.joint_N, w.joint_U, w.joint_P, w.joint_d, w.joint_Gl, w.joint_Ga, w.joint_t,
-                       w.root_L, w.scratch, True, False)
+    select_rows(tree, joint_type, joint_row_start, row_active, with_limits, tree.row_direct)
+    articulated_factor(tree, joint_type, joint_body, row_J, b, np.ascontiguousarray(body_pos, float),
+                       np.ascontiguousarray(body_inv_mass, float), body_I, True, False)
     vel, omega = np.zeros((nb, 3)), np.zeros((nb, 3))
     lam = np.zeros(len(row_J))
     # from rest (momenta 0) with J V = −rate·C: rate = −1 and C = b
-    articulated_solve(plan.order, plan.roots, joint_body, plan.joint_child, plan.joint_side, plan.joint_parent,
-                      joint_mdir, w.body_D, w.joint_N, w.joint_U, w.joint_P, w.joint_d, w.joint_t, w.root_L,
-                      w.joint_nz, w.scratch, -1.0, w.body_z, vel, omega, False, 0.0, w.body_z2, vel, omega)
-    articulated_lambda(plan.order, plan.joint_child, plan.joint_side, joint_rows, joint_mdir, joint_nldir, row_J,
-                       w.body_D, w.joint_Gl, w.joint_Ga, w.body_z, vel, omega, lam)
+    articulated_solve(tree, joint_body, -1.0, tree.body_z, vel, omega, False, 0.0, tree.body_z2, vel, omega)
+    articulated_lambda(tree, row_J, tree.body_z, vel, omega, lam)
     return lam, np.hstack([vel, omega])

@@ -1,0 +1,89 @@
+"""The shape of the code that the rest relies on: layers, small signatures, one settings
+schema read everywhere, solver families with one surface."""
+import ast
+from pathlib import Path
+
+import pytest
+
+import physics
+from physics.io.scene import SOLVER_KEYS
+from physics.settings import WORLD_SETTINGS, Setting
+from physics.solvers import FAMILIES
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYERS = {"physics": set(), "render": {"physics"}, "ui": {"physics", "render"},
+          "shell": {"physics", "render", "ui"}}
+
+
+def _modules(package):
+    return sorted((ROOT / package).rglob("*.py"))
+
+
+@pytest.mark.parametrize("package", sorted(LAYERS))
+def test_no_module_imports_a_layer_above_it(package):
+    allowed = LAYERS[package] | {package}
+    for path in _modules(package):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for name in names:
+                top = name.split(".")[0]
+                assert top not in LAYERS or top in allowed, f"{path.relative_to(ROOT)} imports {name}"
+
+
+def test_no_function_in_physics_takes_more_than_15_parameters():
+    for path in _modules("physics"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = len(node.args.args) + len(node.args.kwonlyargs) + len(node.args.posonlyargs)
+                assert n <= 15, f"{path.relative_to(ROOT)}:{node.lineno} {node.name} takes {n} parameters"
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_every_solver_family_has_the_same_small_surface(family):
+    cls = FAMILIES[family]
+    solver = cls()
+    assert solver.name == family and solver.description
+    assert solver.HONOURS <= {"limits", "friction", "motors"}
+    assert all(isinstance(s, Setting) for s in cls.SETTINGS)
+    assert solver.settings == {s.name: s.default for s in cls.SETTINGS}
+    for attr in ("configure", "step", "model_changed", "free_rows_used", "stats"):
+        assert hasattr(solver, attr)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_settings_schema_is_what_world_scene_files_and_errors_use(family):
+    world = physics.World()
+    for s in FAMILIES[family].SETTINGS:
+        assert s.name in SOLVER_KEYS                      # the scene loader reads every setting
+        if s.kind in ("int", "float"):
+            world.configure(family, **{s.name: s.hi})
+            assert world.solver_settings(family)[s.name] == s.hi
+            with pytest.raises(ValueError, match=s.name):
+                world.configure(family, **{s.name: s.hi * 2 + 1})
+        elif s.kind == "choice":
+            for choice in s.choices:
+                world.configure(family, **{s.name: choice})
+            with pytest.raises(ValueError, match="one of"):
+                world.configure(family, **{s.name: "no such thing"})
+
+
+def test_world_settings_are_checked_by_their_schema():
+    world = physics.World()
+    for s in WORLD_SETTINGS:
+        if s.kind == "float":
+            with pytest.raises(ValueError, match=s.name):
+                setattr(world, s.name, s.hi * 10)
+
+
+def test_adding_bodies_and_joints_grows_arrays_in_place_without_copying_each_time():
+    """Building is linear: the arrays double their capacity instead of growing by one."""
+    from physics.builders import make_chain
+    world = physics.World()
+    make_chain(world, links=3)
+    base = world.state.bodies.pos.base
+    make_chain(world, name="more", links=2, origin=(0, 1, 0))
+    assert world.state.bodies.pos.base is base            # 6 → 8 bodies: same storage (capacity 8)
