@@ -13,6 +13,9 @@ class ArrayTable:
     """spec: name → (trailing shape, dtype, fill value)."""
 
     def __init__(self, **spec):
+        clash = set(spec) & {"count", "names", "add", "copy", "load"}
+        if clash:
+            raise ValueError(f"ArrayTable: {sorted(clash)} would hide the table's own attributes")
         self._spec = spec
         self.count = 0
         self._capacity = 0

@@ -6,8 +6,13 @@ equality rows, limit rows, free-DOF rows (for friction and motors). A row is
     C      its value (G in seed 000; the dead-zone value χ for a limit row)
     J      its Jacobian, 12 numbers: linear and angular part on body a, then on b,
            so that Ċ = J·V = lin_a·v_a + ang_a·ω_a + lin_b·v_b + ang_b·ω_b
-    active 1 for equality and free rows; for a limit row +1 when the lower bound is
-           violated (the row may only push C up), -1 for the upper bound, 0 when inside.
+    active 1 for equality rows; for a limit row +1 when the lower bound is violated
+           (the row may only push C up), -1 for the upper bound, 0 when inside; for a
+           free-DOF row FREE_OFF here, then write_drive_rows switches it to FREE_FRICTION
+           or FREE_MOTOR for the impulse solver.
+    lo, hi bounds of the row's accumulated impulse (write_drive_rows): equality rows
+           unbounded, limits one-sided, friction rows ±F·h (the radius of the joint's
+           Coulomb ball, eq. 16 seed 001), motor rows ±F_max·h.
 
 Sign convention (Box2D's): C is "b minus a", so J on body a carries the minus sign.
 Seed 000 writes G = r_i + ξ_i − r_j − ξ_j, the same rows with the opposite sign.
@@ -21,10 +26,13 @@ import math
 
 from numba import njit
 
-from .joint_types import FIXED, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
+from .joint_types import FIXED, N_EQ, N_FREE, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
 from .quat import cross, qmul, rotate
 
-ROW_EQ, ROW_LIMIT, ROW_FREE = 0, 1, 2
+ROW_EQ, ROW_LIMIT, ROW_FREE = 0, 1, 2            # static kinds (model.rows.kind)
+FREE_OFF, FREE_FRICTION, FREE_MOTOR = 0, 1, 2     # what a free row does this step (rows.active)
+MOTOR_OFF, MOTOR_VELOCITY, MOTOR_POSITION = 0, 1, 2
+MOTOR_MODES = {"off": MOTOR_OFF, "velocity": MOTOR_VELOCITY, "position": MOTOR_POSITION}
 
 
 @njit(cache=True, error_model="numpy", fastmath=True, inline="always")
@@ -158,7 +166,7 @@ def compute_joint_rows(bodies, joints, rows, readout):
             C, act = limit_value(s, joint_limit_lo[j, 0], joint_limit_hi[j, 0], joint_limit_on[j, 0])
             slide_row(rows, r + 5, (a0x, a0y, a0z), pba, rb, C, act)
             err = max(err, abs(C))
-            slide_row(rows, r + 6, (a0x, a0y, a0z), pba, rb, 0.0, 1)
+            slide_row(rows, r + 6, (a0x, a0y, a0z), pba, rb, 0.0, FREE_OFF)
         else:
             # three point rows along the world axes (eq. 11, seed 000)
             point_row(rows, r, 1.0, 0.0, 0.0, rax, ray, raz, rbx, rby, rbz, dx)
@@ -181,7 +189,7 @@ def compute_joint_rows(bodies, joints, rows, readout):
                 C, act = limit_value(phi, joint_limit_lo[j, 0], joint_limit_hi[j, 0], joint_limit_on[j, 0])
                 twist_row(rows, r + 5, a0x, a0y, a0z, C, act)
                 err = max(err, abs(C))
-                twist_row(rows, r + 6, a0x, a0y, a0z, 0.0, 1)
+                twist_row(rows, r + 6, a0x, a0y, a0z, 0.0, FREE_OFF)
             elif t == UNIVERSAL:
                 # n_a0 ⟂ n_b1 (eq. 15); φ1 about n_a0, φ2 about n_b1
                 perpendicular_row(rows, r + 3, a0x, a0y, a0z, b1x, b1y, b1z)
@@ -198,8 +206,8 @@ def compute_joint_rows(bodies, joints, rows, readout):
                 C, act = limit_value(phi2, joint_limit_lo[j, 1], joint_limit_hi[j, 1], joint_limit_on[j, 1])
                 twist_row(rows, r + 5, b1x, b1y, b1z, C, act)
                 err = max(err, abs(C))
-                twist_row(rows, r + 6, a0x, a0y, a0z, 0.0, 1)
-                twist_row(rows, r + 7, b1x, b1y, b1z, 0.0, 1)
+                twist_row(rows, r + 6, a0x, a0y, a0z, 0.0, FREE_OFF)
+                twist_row(rows, r + 7, b1x, b1y, b1z, 0.0, FREE_OFF)
             else:  # SPHERICAL: swing cone about n_a0 and twist about it
                 n_eq = 3
                 if readout or joint_limit_on[j, 0] != 0 or joint_limit_on[j, 1] != 0:
@@ -231,9 +239,9 @@ def compute_joint_rows(bodies, joints, rows, readout):
                 else:
                     row_active[r + 3] = 0
                     row_active[r + 4] = 0
-                twist_row(rows, r + 5, a0x, a0y, a0z, 0.0, 1)
-                twist_row(rows, r + 6, a1x, a1y, a1z, 0.0, 1)
-                twist_row(rows, r + 7, a2x, a2y, a2z, 0.0, 1)
+                twist_row(rows, r + 5, a0x, a0y, a0z, 0.0, FREE_OFF)
+                twist_row(rows, r + 6, a1x, a1y, a1z, 0.0, FREE_OFF)
+                twist_row(rows, r + 7, a2x, a2y, a2z, 0.0, FREE_OFF)
         for k in range(n_eq):
             err = max(err, abs(row_C[r + k]))
         joint_err[j] = err
@@ -268,3 +276,49 @@ def compute_joint_rates(bodies, joints, rows):
                 joint_qd[j, k] = row_velocity(row_J, end - n_free + k, a, b, body_vel, body_omega)
             else:
                 joint_qd[j, k] = 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def write_drive_rows(joints, drives, rows, h):
+    """Bounds and drives of every joint's limit and free rows for a solve of step h (s):
+    a limit binds on one side (λ ≥ 0 or λ ≤ 0); the free rows carry the motor of a 1-DOF
+    joint — a velocity target, or a position servo as a soft row (Box2D's soft step:
+    ω = 2πf, a1 = 2ζ + hω, a2 = hω·a1, a3 = 1/(1 + a2), bias = ω/a1·(q − target),
+    mass_scale = a2·a3, impulse_scale = a3) limited to ±F_max·h — or, with the motor
+    off, Coulomb friction: a ball of radius F·h over the joint's free rows (eq. 12, 16,
+    seed 001). Free rows with neither stay FREE_OFF."""
+    for j in range(joints.type.shape[0]):
+        t = joints.type[j]
+        start = joints.row_start[j]
+        end = start + joints.row_count[j]
+        nf = N_FREE[t]
+        for r in range(start + N_EQ[t], end - nf):
+            act = rows.active[r]
+            rows.lo[r] = 0.0 if act >= 0 else -math.inf
+            rows.hi[r] = 0.0 if act <= 0 else math.inf
+        mode = drives.motor_mode[j]
+        if nf == 1 and mode != MOTOR_OFF:
+            f0 = end - 1
+            lim = drives.motor_max[j] * h
+            rows.active[f0] = FREE_MOTOR
+            rows.lo[f0] = -lim
+            rows.hi[f0] = lim
+            if mode == MOTOR_VELOCITY:
+                rows.bias[f0] = -drives.motor_target[j]
+                rows.mass_scale[f0] = 1.0
+                rows.impulse_scale[f0] = 0.0
+            else:
+                w = 2.0 * math.pi * drives.motor_freq[j]
+                a1 = 2.0 * drives.motor_damping[j] + h * w
+                a2 = h * w * a1
+                a3 = 1.0 / (1.0 + a2)
+                rows.bias[f0] = w / a1 * (joints.q[j, 0] - drives.motor_target[j])
+                rows.mass_scale[f0] = a2 * a3
+                rows.impulse_scale[f0] = a3
+            continue
+        pmax = drives.friction[j] * h
+        for r in range(end - nf, end):
+            rows.active[r] = FREE_FRICTION if pmax > 0.0 else FREE_OFF
+            rows.lo[r] = -pmax
+            rows.hi[r] = pmax
+            rows.bias[r] = 0.0

@@ -44,10 +44,16 @@ m(/s); motor_max (m,) N·m or N; motor_freq (m,) Hz; motor_damping (m,) damping 
 Loads = namedtuple("Loads", "body_force body_torque body force torque point at_point window")
 """body_force/body_torque (n,3) N, N·m constant on each body; scripted loads (k entries): body (k,),
 force (k,3) N, torque (k,3) N·m, point (k,3) body-local, at_point (k,), window (k,2) [start, end) s."""
-Rows = namedtuple("Rows", "joint kind rot body J C active impulse")
-"""joint (r,) owner (−1: none); kind (r,) ROW_EQ/ROW_LIMIT/ROW_FREE; rot (r,) 1 rotational;
-body (r,2) the two bodies; J (r,12); C (r,) value (m or rad); active (r,) see joint_rows.py;
-impulse (r,) accumulated impulse (N·s or N·m·s)."""
+Rows = namedtuple("Rows", "joint kind rot body J C active lo hi bias mass_scale impulse_scale impulse "
+                          "block_start block_count")
+"""The row table (joint_rows.py writes it). Per row: joint (r,) owner (−1: none); kind (r,)
+ROW_EQ / ROW_LIMIT / ROW_FREE; rot (r,) 1 rotational; body (r,2) the two bodies; J (r,12);
+C (r,) value (m or rad); active (r,) whether and how the row acts this step (joint_rows.py);
+lo, hi (r,) bounds of the accumulated impulse (N·s or N·m·s; free rows in friction: hi is
+the radius of their Coulomb ball, eq. 16 seed 001); bias (r,) velocity bias (m/s or rad/s),
+mass_scale, impulse_scale (r,) of a soft row (Box2D's soft step: Δλ = −m·mass_scale·(J·V +
+bias) − impulse_scale·λ); impulse (r,) accumulated impulse (state). Per block of rows that
+share their two bodies (a joint today, a contact later): block_start, block_count (k,)."""
 Scratch = namedtuple("Scratch", "force_acc torque_acc pvel pomega inv_inertia_world minv_jt mass bound "
                           "impulse_pos body_row_ptr body_row_idx")
 """force_acc/torque_acc (n,3); pvel/pomega (n,3) split-impulse pseudo-velocities; inv_inertia_world
@@ -69,6 +75,7 @@ class Model:
                                  row_start=((), I, 0), row_count=((), I, 0), friction=((), F, 0.0),
                                  motor_max=((), F, 0.0), motor_freq=((), F, 20.0), motor_damping=((), F, 1.0))
         self.rows = ArrayTable(joint=((), I, -1), kind=((), I, 0), rot=((), I, 0), body=((2,), I, 0))
+        self.blocks = ArrayTable(row_start=((), I, 0), row_count=((), I, 0))   # rows sharing two bodies
         self.body_info, self.joint_info = [], []
         self.version = 0
 
@@ -114,8 +121,10 @@ class Work:
     def __init__(self):
         self.bodies = ArrayTable(force_acc=((3,), F, 0.0), torque_acc=((3,), F, 0.0), pvel=((3,), F, 0.0),
                                  pomega=((3,), F, 0.0), inv_inertia_world=((9,), F, 0.0))
-        self.rows = ArrayTable(J=((12,), F, 0.0), C=((), F, 0.0), active=((), I, 0), minv_jt=((12,), F, 0.0),
-                               mass=((), F, 0.0), bound=((), F, 0.0), impulse_pos=((), F, 0.0))
+        self.rows = ArrayTable(J=((12,), F, 0.0), C=((), F, 0.0), active=((), I, 0), lo=((), F, -np.inf),
+                               hi=((), F, np.inf), bias=((), F, 0.0), mass_scale=((), F, 1.0),
+                               impulse_scale=((), F, 0.0), minv_jt=((12,), F, 0.0), mass=((), F, 0.0),
+                               bound=((), F, 0.0), impulse_pos=((), F, 0.0))
         self.body_row_ptr = np.zeros(1, I)
         self.body_row_idx = np.zeros((0, 2), I)
         self.zero_force = np.zeros((0, 3))
@@ -144,8 +153,9 @@ def bundles(model, state, control, work, free_used, coupled=False):
             Joints(mj.type, mj.body, mj.anchor_a, mj.anchor_b, mj.frame_a, mj.frame_b, mj.limit_lo, mj.limit_hi,
                    mj.limit_on, mj.row_start, mj.row_count, sj.q, sj.qd, sj.err, free_used),
             Drives(mj.friction, cj.motor_mode, cj.motor_target, mj.motor_max, mj.motor_freq, mj.motor_damping),
-            Rows(model.rows.joint, model.rows.kind, model.rows.rot, model.rows.body, wr.J, wr.C, wr.active,
-                 state.rows.impulse),
+            Rows(model.rows.joint, model.rows.kind, model.rows.rot, model.rows.body, wr.J, wr.C, wr.active, wr.lo,
+                 wr.hi, wr.bias, wr.mass_scale, wr.impulse_scale, state.rows.impulse, model.blocks.row_start,
+                 model.blocks.row_count),
             Scratch(wb.force_acc, wb.torque_acc, wb.pvel, wb.pomega, wb.inv_inertia_world, wr.minv_jt, wr.mass,
                  wr.bound, wr.impulse_pos, work.body_row_ptr, work.body_row_idx))
 

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .joint_rows import ROW_EQ, ROW_FREE, ROW_LIMIT, compute_joint_rates, compute_joint_rows
+from .joint_rows import MOTOR_MODES, MOTOR_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT, compute_joint_rates, compute_joint_rows
 from .joint_types import BY_CODE, JOINT_TYPES, SPHERICAL, UNIVERSAL
 from .integrate import gather_forces, integrate_velocities
 from .model import Control, Joints, Model, State, Work, bundles
@@ -21,7 +21,6 @@ from .quat import frame_from_axes, q_conj, q_from_matrix, q_mul, q_rotate, q_to_
 from .settings import DT, GYROSCOPIC
 from .shapes import Plane
 from .solvers import FAMILIES
-from .solvers.impulse import MOTOR_MODES, MOTOR_OFF
 
 SOLVERS = tuple(FAMILIES)
 
@@ -504,6 +503,8 @@ class World:
         m.row_start[j] = r0
         m.row_count[j] = nrows
         m.friction[j] = friction
+        block = self.model.blocks.add()
+        self.model.blocks.row_start[block], self.model.blocks.row_count[block] = r0, nrows
         rows = self.model.rows
         rows.joint[r0:r0 + nrows] = j
         rows.body[r0:r0 + nrows] = (a, b)

@@ -42,8 +42,9 @@ from numba import njit
 from ..clock import ticks, ticks_per_ms
 from ..quat import rotated_diagonal
 from ..integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
-from ..joint_rows import ROW_FREE, ROW_LIMIT, compute_joint_rates, compute_joint_rows
-from ..joint_types import N_FREE, N_LIMIT, PRISMATIC
+from ..joint_rows import (FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOTOR_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT,
+                          compute_joint_rates, compute_joint_rows, write_drive_rows)
+from ..joint_types import N_LIMIT, PRISMATIC
 from ..settings import Setting, checked, defaults
 from .stats import SolverStats
 from .tree_solve import (arm, articulated_factor, articulated_lambda, articulated_solve, build_tree_plan, make_tree,
@@ -58,8 +59,6 @@ STABILIZATIONS = {"split": SPLIT, "baumgarte": BAUMGARTE, "none": NO_STABILIZATI
 METHODS = {"auto": 0, "direct": 1, "iterative": 2}
 # impulse_stats layout (last step, plus counts over the run)
 S_ITERATIONS, S_RESIDUAL, S_SOLVE_TICKS, S_CAPPED, S_CAPPED_STEPS, S_TOTAL_ITERATIONS = range(6)
-MOTOR_OFF, MOTOR_VELOCITY, MOTOR_POSITION = 0, 1, 2
-MOTOR_MODES = {"off": MOTOR_OFF, "velocity": MOTOR_VELOCITY, "position": MOTOR_POSITION}
 
 SETTINGS = (
     Setting("iterations", "int", 50, 1, 100000, label="iterations",
@@ -84,12 +83,6 @@ SETTINGS = (
             help="Equality rows of joint trees: direct O(N) solve (Baraff), seed 001's iterations, or auto "
                  "(direct when the iteration budget is below the tree depth squared)."),
 )
-
-
-@njit(cache=True, inline="always")
-def free_dofs(t):
-    """Free-DOF rows of joint type t (joint_types.py)."""
-    return N_FREE[t]
 
 
 @njit(cache=True, inline="always")
@@ -173,23 +166,17 @@ def world_inverse_inertia(body_quat, body_inv_inertia, body_inv_inertia_world):
 
 
 @njit(cache=True)
-def prepare_rows(rows, drives, bodies, work, row_direct):
+def prepare_rows(rows, bodies, work, row_direct):
     """M⁻¹Jᵀ of each row in use (12 numbers) and its effective mass 1/(J M⁻¹ Jᵀ); rows
-    not in use this step (inactive limits, free rows with no friction or motor) get 0.
-    Rows in the direct solve (row_direct = 1) are left alone."""
+    not in use this step (inactive limits, free rows off) get 0. Rows in the direct
+    solve (row_direct = 1) are left alone."""
     body_inv_mass = bodies.inv_mass
-    joint_friction, joint_motor_mode = drives.friction, drives.motor_mode
-    row_joint, row_kind, row_J, row_active = rows.joint, rows.kind, rows.J, rows.active
+    row_J, row_active, row_body = rows.J, rows.active, rows.body
     body_inv_inertia_world, row_minv_jt, row_mass = work.inv_inertia_world, work.minv_jt, work.mass
-    row_body = rows.body
     for r in range(row_J.shape[0]):
-        j = row_joint[r]
         if row_direct[r] == 1:
             continue
-        used = row_active[r] != 0
-        if row_kind[r] == ROW_FREE:
-            used = joint_friction[j] > 0.0 or joint_motor_mode[j] != MOTOR_OFF
-        if not used:
+        if row_active[r] == 0:
             row_mass[r] = 0.0
             continue
         k = 0.0
@@ -212,45 +199,49 @@ def prepare_rows(rows, drives, bodies, work, row_direct):
         row_mass[r] = 1.0 / k if k > 1e-300 else 0.0
 
 
+@njit(cache=True, inline="always")
+def free_rows(rows, start, end):
+    """(first, count) of the block's free rows (they close the block)."""
+    f0 = end
+    while f0 > start and rows.kind[f0 - 1] == ROW_FREE:
+        f0 -= 1
+    return f0, end - f0
+
+
 @njit(cache=True)
-def warm_start(warm, h, joints, drives, rows, work, vel, omega, row_direct, apply):
+def warm_start(warm, rows, work, vel, omega, row_direct, apply):
     """Apply last step's accumulated impulses (or zero them), keeping every one feasible:
-    inactive limits drop theirs, friction stays in its ball, motors in their bound.
+    inactive limits drop theirs, free rows stay in their ball (friction) or bound (motor).
     Rows in the direct solve (row_direct = 1) are skipped (they keep last step's impulse
     for the geometric stiffness, see direct_velocities); `apply` False: only clamp."""
-    joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
-    joint_friction, joint_motor_mode, joint_motor_max = drives.friction, drives.motor_mode, drives.motor_max
-    row_kind, row_active, row_lambda = rows.kind, rows.active, rows.impulse
+    row_kind, row_active, row_lambda, row_hi = rows.kind, rows.active, rows.impulse, rows.hi
     row_minv_jt, row_mass = work.minv_jt, work.mass
-    for j in range(joint_type.shape[0]):
-        a = joint_body[j, 0]
-        b = joint_body[j, 1]
-        start = joint_row_start[j]
-        end = start + joint_row_count[j]
-        nf = free_dofs(joint_type[j])
+    for k in range(rows.block_start.shape[0]):
+        start = rows.block_start[k]
+        end = start + rows.block_count[k]
+        a = rows.body[start, 0]
+        b = rows.body[start, 1]
+        f0, nf = free_rows(rows, start, end)
         if not warm:
             for r in range(start, end):
                 if row_direct[r] != 1:
                     row_lambda[r] = 0.0
             continue
-        for r in range(start, end - nf):
+        for r in range(start, f0):
             if row_direct[r] == 1:
                 continue
             if row_kind[r] == ROW_LIMIT:
                 if row_active[r] == 0 or row_lambda[r] * row_active[r] < 0.0:
                     row_lambda[r] = 0.0
         if nf > 0:
-            if nf == 1 and joint_motor_mode[j] != MOTOR_OFF:
-                lim = joint_motor_max[j] * h
-            else:
-                lim = joint_friction[j] * h
+            lim = row_hi[f0] if row_active[f0] != FREE_OFF else 0.0
             n = 0.0
-            for r in range(end - nf, end):
+            for r in range(f0, end):
                 n += row_lambda[r] * row_lambda[r]
             n = math.sqrt(n)
             if n > lim:
                 s = lim / n if n > 0.0 else 0.0
-                for r in range(end - nf, end):
+                for r in range(f0, end):
                     row_lambda[r] *= s
         for r in range(start, end):
             if row_direct[r] == 1:
@@ -261,33 +252,37 @@ def warm_start(warm, h, joints, drives, rows, work, vel, omega, row_direct, appl
                 apply_impulse(row_minv_jt, r, a, b, row_lambda[r], vel, omega)
 
 
+@njit(cache=True, inline="always")
+def block_iterates(rows, start, end, row_direct):
+    """Whether a block has rows for sequential impulses: a limit in force outside the
+    direct solve, or a free row in use (friction or motor)."""
+    for r in range(start, end):
+        if rows.active[r] != 0 and row_direct[r] != 1 and rows.kind[r] != ROW_EQ:
+            return True
+    return False
+
+
 @njit(cache=True)
-def sweep_velocities(h, baumgarte, erp_rate, joints, drives, rows, work, vel, omega, row_direct):
-    """One sweep of sequential impulses over every joint; returns the largest |Δp|.
-    Rows in the direct solve (row_direct = 1: equality rows of tree joints, active
-    limits) are skipped: such a joint has only its other limit, motor, friction rows here."""
-    joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
-    joint_q = joints.q
-    joint_friction, joint_motor_mode, joint_motor_target, joint_motor_max = drives.friction, drives.motor_mode, drives.motor_target, drives.motor_max
-    joint_motor_freq, joint_motor_damping = drives.motor_freq, drives.motor_damping
+def sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct):
+    """One sweep of sequential impulses over every block of rows; returns the largest |Δp|.
+    In each block: its equality and limit rows (limits one-sided), then its motor (a soft
+    row) or its friction rows (eq. 15 and the ball clamp of eq. 16). Rows in the direct
+    solve (row_direct = 1: equality rows of tree joints, active limits) are skipped."""
     row_kind, row_J, row_C, row_active, row_lambda = rows.kind, rows.J, rows.C, rows.active, rows.impulse
+    row_lo, row_hi = rows.lo, rows.hi
     row_minv_jt, row_mass = work.minv_jt, work.mass
     residual = 0.0
-    for j in range(joint_type.shape[0]):
-        a = joint_body[j, 0]
-        b = joint_body[j, 1]
-        start = joint_row_start[j]
-        end = start + joint_row_count[j]
-        nf = free_dofs(joint_type[j])
-        if row_direct[start] == 1:
-            # equality rows solved directly: only limits, motor or friction are left here
-            start = end - nf - n_limit_rows(joint_type[j])
-            if not has_iterative_rows(j, start, end - nf, nf, row_active, joint_friction, joint_motor_mode,
-                                      row_direct):
-                continue
+    for k in range(rows.block_start.shape[0]):
+        start = rows.block_start[k]
+        end = start + rows.block_count[k]
+        if row_direct[start] == 1 and not block_iterates(rows, start, end, row_direct):
+            continue            # equality rows solved directly, nothing else in use
+        a = rows.body[start, 0]
+        b = rows.body[start, 1]
+        f0, nf = free_rows(rows, start, end)
         v = load12(a, b, vel, omega)
         # constraint rows: equality, then limits (one-sided)
-        for r in range(start, end - nf):
+        for r in range(start, f0):
             act = row_active[r]
             if act == 0 or row_mass[r] == 0.0 or row_direct[r] == 1:
                 continue
@@ -295,46 +290,27 @@ def sweep_velocities(h, baumgarte, erp_rate, joints, drives, rows, work, vel, om
             dl = -row_mass[r] * (jv12(row_J, r, v) + bias)
             if row_kind[r] == ROW_LIMIT:
                 old = row_lambda[r]
-                new = old + dl
-                if act > 0:
-                    new = max(new, 0.0)
-                else:
-                    new = min(new, 0.0)
+                new = min(max(old + dl, row_lo[r]), row_hi[r])
                 dl = new - old
             row_lambda[r] += dl
             v = add12(row_minv_jt, r, dl, v)
             residual = max(residual, abs(dl))
-        if nf == 0:
+        if nf == 0 or row_active[f0] == FREE_OFF:
             store12(a, b, v, vel, omega)
             continue
-        f0 = end - nf
-        if nf == 1 and joint_motor_mode[j] != MOTOR_OFF:
-            # motor: velocity target, or position servo as a soft row (Box2D soft step)
-            m = row_mass[f0]
+        if row_active[f0] == FREE_MOTOR:
+            # motor: velocity target or position servo, one soft row (write_drive_rows)
             jv = jv12(row_J, f0, v)
-            if joint_motor_mode[j] == MOTOR_VELOCITY:
-                dl = -m * (jv - joint_motor_target[j])
-            else:
-                w = 2.0 * math.pi * joint_motor_freq[j]
-                z = joint_motor_damping[j]
-                a1 = 2.0 * z + h * w
-                a2 = h * w * a1
-                a3 = 1.0 / (1.0 + a2)
-                c = joint_q[j, 0] - joint_motor_target[j]
-                dl = -m * a2 * a3 * (jv + w / a1 * c) - a3 * row_lambda[f0]
-            lim = joint_motor_max[j] * h
+            dl = -row_mass[f0] * rows.mass_scale[f0] * (jv + rows.bias[f0]) - rows.impulse_scale[f0] * row_lambda[f0]
             old = row_lambda[f0]
-            new = min(max(old + dl, -lim), lim)
+            new = min(max(old + dl, row_lo[f0]), row_hi[f0])
             dl = new - old
             row_lambda[f0] = new
             v = add12(row_minv_jt, f0, dl, v)
             residual = max(residual, abs(dl))
             store12(a, b, v, vel, omega)
             continue
-        pmax = joint_friction[j] * h
-        if pmax <= 0.0:
-            store12(a, b, v, vel, omega)
-            continue
+        pmax = row_hi[f0]
         # friction: (B M⁻¹ Bᵀ) Δp = −B V  (eq. 15), then the ball clamp (eq. 16)
         r0 = -jv12(row_J, f0, v)
         k00 = coupling(row_J, row_minv_jt, f0, f0)
@@ -395,14 +371,76 @@ def sweep_velocities(h, baumgarte, erp_rate, joints, drives, rows, work, vel, om
     return residual
 
 
-@njit(cache=True, inline="always")
-def has_iterative_rows(j, limit_start, limit_end, nf, row_active, joint_friction, joint_motor_mode, row_direct):
-    """Whether joint j has an active limit row outside the direct solve or a free row in
-    use (friction or motor)."""
-    for r in range(limit_start, limit_end):
-        if row_active[r] != 0 and row_direct[r] != 1:
-            return True
-    return nf > 0 and (joint_friction[j] > 0.0 or joint_motor_mode[j] != MOTOR_OFF)
+@njit(cache=True)
+def sweep_positions(rate, rows, work, pvel, pomega, row_direct):
+    """One split-impulse sweep: pseudo-velocities V* with J V* = −rate·C on the constraint
+    rows (rate = ERP/h); the free rows of a joint held by static friction (sticking) get
+    J V* = 0, so drift correction cannot creep through static friction. Rows in the
+    direct solve (row_direct = 1) are skipped."""
+    row_kind, row_J, row_C, row_active, row_lambda = rows.kind, rows.J, rows.C, rows.active, rows.impulse
+    row_lo, row_hi = rows.lo, rows.hi
+    row_minv_jt, row_mass, row_lambda_pos = work.minv_jt, work.mass, work.impulse_pos
+    for k in range(rows.block_start.shape[0]):
+        start = rows.block_start[k]
+        end = start + rows.block_count[k]
+        f0, nf = free_rows(rows, start, end)
+        sticking = False
+        if nf > 0 and row_active[f0] == FREE_FRICTION:
+            n = 0.0
+            for r in range(f0, end):
+                n += row_lambda[r] * row_lambda[r]
+            sticking = math.sqrt(n) < row_hi[f0] * (1.0 - 1e-9)
+        if row_direct[start] == 1 and not sticking and not block_iterates(rows, start, f0, row_direct):
+            continue
+        a = rows.body[start, 0]
+        b = rows.body[start, 1]
+        v = load12(a, b, pvel, pomega)
+        for r in range(start, f0):
+            act = row_active[r]
+            if act == 0 or row_mass[r] == 0.0 or row_direct[r] == 1:
+                continue
+            dl = -row_mass[r] * (jv12(row_J, r, v) + rate * row_C[r])
+            if row_kind[r] == ROW_LIMIT:
+                old = row_lambda_pos[r]
+                new = min(max(old + dl, row_lo[r]), row_hi[r])
+                dl = new - old
+            row_lambda_pos[r] += dl
+            v = add12(row_minv_jt, r, dl, v)
+        if sticking:
+            for r in range(f0, end):
+                if row_mass[r] > 0.0:
+                    dl = -row_mass[r] * jv12(row_J, r, v)
+                    row_lambda_pos[r] += dl
+                    v = add12(row_minv_jt, r, dl, v)
+        store12(a, b, v, pvel, pomega)
+
+
+@njit(cache=True)
+def add_iterative_impulses(rows, work, lam, row_direct, body_z):
+    """body_z += Jᵀ λ over every row solved by sequential impulses (all rows but those in
+    the direct solve), in use (row_mass > 0)."""
+    row_J, row_body, row_mass = rows.J, rows.body, work.mass
+    for r in range(row_J.shape[0]):
+        p = lam[r]
+        if p == 0.0 or row_mass[r] == 0.0 or row_direct[r] == 1:
+            continue
+        a = row_body[r, 0]
+        b = row_body[r, 1]
+        for q in range(6):
+            body_z[a, q] += row_J[r, q] * p
+            body_z[b, q] += row_J[r, 6 + q] * p
+
+
+@njit(cache=True)
+def count_iterative_blocks(rows, row_direct, loop_joints):
+    """Blocks with rows for sequential impulses: the loop-closing joints, and blocks in the
+    direct solve that have a limit (outside it), motor or friction row in use."""
+    n = loop_joints.shape[0]
+    for k in range(rows.block_start.shape[0]):
+        start = rows.block_start[k]
+        if row_direct[start] == 1 and block_iterates(rows, start, start + rows.block_count[k], row_direct):
+            n += 1
+    return n
 
 
 @njit(cache=True, inline="always")
@@ -418,7 +456,7 @@ def record_solve(stats, iterations, residual, solve_ticks, capped):
 
 
 @njit(cache=True)
-def solve_velocities(params, h, joints, drives, rows, work, vel, omega, stats, row_direct):
+def solve_velocities(params, h, rows, work, vel, omega, stats, row_direct):
     """Sequential impulses until every |Δp| < ε, the iteration limit or the time cap."""
     max_it = int(params[P_ITERATIONS])
     eps = params[P_EPSILON]
@@ -430,7 +468,7 @@ def solve_velocities(params, h, joints, drives, rows, work, vel, omega, stats, r
     residual = 0.0
     capped = False
     while it < max_it:
-        residual = sweep_velocities(h, baumgarte, erp_rate, joints, drives, rows, work, vel, omega, row_direct)
+        residual = sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct)
         it += 1
         if residual < eps:
             break
@@ -441,62 +479,14 @@ def solve_velocities(params, h, joints, drives, rows, work, vel, omega, stats, r
 
 
 @njit(cache=True)
-def sweep_positions(rate, h, joints, drives, rows, work, pvel, pomega, row_direct):
-    """One split-impulse sweep: pseudo-velocities V* with J V* = −rate·C on the constraint
-    rows (rate = ERP/h); the free rows of a joint held by static friction (sticking) get
-    J V* = 0, so drift correction cannot creep through static friction. Rows in the
-    direct solve (row_direct = 1) are skipped."""
-    joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
-    joint_friction, joint_motor_mode = drives.friction, drives.motor_mode
-    row_kind, row_J, row_C, row_active, row_lambda = rows.kind, rows.J, rows.C, rows.active, rows.impulse
-    row_minv_jt, row_mass, row_lambda_pos = work.minv_jt, work.mass, work.impulse_pos
-    for j in range(joint_type.shape[0]):
-        a = joint_body[j, 0]
-        b = joint_body[j, 1]
-        nf = free_dofs(joint_type[j])
-        start = joint_row_start[j]
-        end = start + joint_row_count[j] - nf
-        sticking = False
-        if nf > 0 and joint_motor_mode[j] == MOTOR_OFF and joint_friction[j] > 0.0:
-            n = 0.0
-            for r in range(end, end + nf):
-                n += row_lambda[r] * row_lambda[r]
-            sticking = math.sqrt(n) < joint_friction[j] * h * (1.0 - 1e-9)
-        if row_direct[start] == 1:
-            start = end - n_limit_rows(joint_type[j])
-            if not sticking and not has_iterative_rows(j, start, end, 0, row_active, joint_friction,
-                                                       joint_motor_mode, row_direct):
-                continue
-        v = load12(a, b, pvel, pomega)
-        for r in range(start, end):
-            act = row_active[r]
-            if act == 0 or row_mass[r] == 0.0 or row_direct[r] == 1:
-                continue
-            dl = -row_mass[r] * (jv12(row_J, r, v) + rate * row_C[r])
-            if row_kind[r] == ROW_LIMIT:
-                old = row_lambda_pos[r]
-                new = max(old + dl, 0.0) if act > 0 else min(old + dl, 0.0)
-                dl = new - old
-            row_lambda_pos[r] += dl
-            v = add12(row_minv_jt, r, dl, v)
-        if sticking:
-            for r in range(end, end + nf):
-                if row_mass[r] > 0.0:
-                    dl = -row_mass[r] * jv12(row_J, r, v)
-                    row_lambda_pos[r] += dl
-                    v = add12(row_minv_jt, r, dl, v)
-        store12(a, b, v, pvel, pomega)
-
-
-@njit(cache=True)
-def solve_positions(params, h, joints, drives, rows, work, pvel, pomega, row_direct):
+def solve_positions(params, h, rows, work, pvel, pomega, row_direct):
     """Split impulses: `position_iterations` sweeps of sweep_positions from V* = 0."""
     row_lambda_pos = work.impulse_pos
     pvel[:, :] = 0.0
     pomega[:, :] = 0.0
     row_lambda_pos[:] = 0.0
     for it in range(int(params[P_POSITION_ITERATIONS])):
-        sweep_positions(params[P_ERP] / h, h, joints, drives, rows, work, pvel, pomega, row_direct)
+        sweep_positions(params[P_ERP] / h, rows, work, pvel, pomega, row_direct)
 
 
 # ---------------------------------------------------------------------------- direct path
@@ -599,48 +589,6 @@ def invert_tree_inertia(order, roots, joint_child, body_I, body_inv_inertia_worl
 
 
 @njit(cache=True)
-def add_iterative_impulses(joints, rows, work, lam, row_direct, body_z):
-    """body_z += Jᵀ λ over every row solved by sequential impulses (all rows but those in
-    the direct solve), in use (row_mass > 0)."""
-    joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
-    row_J = rows.J
-    row_mass = work.mass
-    for j in range(joint_type.shape[0]):
-        start = joint_row_start[j]
-        end = start + joint_row_count[j]
-        if row_direct[start] == 1:
-            start = end - free_dofs(joint_type[j]) - n_limit_rows(joint_type[j])
-        a = joint_body[j, 0]
-        b = joint_body[j, 1]
-        for r in range(start, end):
-            p = lam[r]
-            if p == 0.0 or row_mass[r] == 0.0 or row_direct[r] == 1:
-                continue
-            for q in range(6):
-                body_z[a, q] += row_J[r, q] * p
-                body_z[b, q] += row_J[r, 6 + q] * p
-
-
-@njit(cache=True)
-def count_iterative_joints(joints, drives, rows, row_direct, loop_joints):
-    """Joints with rows for sequential impulses: the loop-closing joints, and joints solved
-    directly that have a limit (outside the direct solve), motor or friction row in use."""
-    joint_type, joint_row_start, joint_row_count = joints.type, joints.row_start, joints.row_count
-    joint_friction, joint_motor_mode = drives.friction, drives.motor_mode
-    row_active = rows.active
-    n = loop_joints.shape[0]
-    for j in range(joint_type.shape[0]):
-        if row_direct[joint_row_start[j]] != 1:
-            continue
-        nf = free_dofs(joint_type[j])
-        end = joint_row_start[j] + joint_row_count[j]
-        if has_iterative_rows(j, end - nf - n_limit_rows(joint_type[j]), end - nf, nf, row_active,
-                              joint_friction, joint_motor_mode, row_direct):
-            n += 1
-    return n
-
-
-@njit(cache=True)
 def release_pulling_limits(tree, joint_type, joint_row_start, row_active, row_direct, row_lambda):
     """Active set of the limits in the direct solve: a limit row whose impulse came out
     pulling (λ of the wrong sign: the joint is leaving its stop) leaves the direct solve
@@ -688,11 +636,11 @@ def refactor(h, use_k, targets, n_iter_known, may_iterate, rows_done, bodies, jo
     if n_iter < 0:
         n_iter = loop_joints.shape[0]
         if may_iterate:
-            n_iter = count_iterative_joints(joints, drives, rows, row_direct, loop_joints)
+            n_iter = count_iterative_blocks(rows, row_direct, loop_joints)
     if n_iter > 0:
         world_inverse_inertia(body_quat, body_inv_inertia, body_inv_inertia_world)
         invert_tree_inertia(order, roots, joint_child, body_I, body_inv_inertia_world)
-        prepare_rows(rows, drives, bodies, work, row_direct)
+        prepare_rows(rows, bodies, work, row_direct)
     return n_iter
 
 
@@ -751,13 +699,13 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, drives, row
             known = n_iter if rows_done else -1
             n_iter = refactor(h, use_k, targets, known, may_iterate, rows_done, bodies, joints, drives, rows, work, tree)
             if it == 0 and not rows_done and n_iter > 0:
-                warm_start(params[P_WARM_START] != 0.0, h, joints, drives, rows, work, body_vel, body_omega, row_direct, False)
+                warm_start(params[P_WARM_START] != 0.0, rows, work, body_vel, body_omega, row_direct, False)
             factor = False
         positions = n_iter == 0 and stabilization == SPLIT and params[P_POSITION_ITERATIONS] > 0
         # rows of the direct solve, given the others' impulses: momenta M̃ V⁻ + Jᵀλ in, V out
         tree_momentum(order, roots, joint_child, body_inv_mass, body_I, body_v0, body_w0, body_z)
         if n_iter > 0:
-            add_iterative_impulses(joints, rows, work, row_lambda, row_direct, body_z)
+            add_iterative_impulses(rows, work, row_lambda, row_direct, body_z)
         if positions:
             body_pvel[:, :] = 0.0
             body_pomega[:, :] = 0.0
@@ -775,7 +723,7 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, drives, row
         residual = change
         if n_iter > 0:
             # limits, motors, friction (eq. 15-16), loop joints: sequential impulses, one sweep
-            residual = max(residual, sweep_velocities(h, stabilization == BAUMGARTE, params[P_ERP] / h, joints, drives, rows, work, body_vel, body_omega, row_direct))
+            residual = max(residual, sweep_velocities(stabilization == BAUMGARTE, params[P_ERP] / h, rows, work, body_vel, body_omega, row_direct))
         it += 1
         done = False
         if n_iter == 0 and not use_k:
@@ -819,10 +767,10 @@ def direct_positions(params, h, joints, drives, rows, work, tree):
     rate = params[P_ERP] / h
     for it in range(n_pos + 1):
         zero_tree(order, roots, joint_child, body_z)
-        add_iterative_impulses(joints, rows, work, row_lambda_pos, row_direct, body_z)
+        add_iterative_impulses(rows, work, row_lambda_pos, row_direct, body_z)
         articulated_solve(tree, joint_body, rate, body_z, pvel, pomega, False, 0.0, body_z2, pvel, pomega)
         if it < n_pos:
-            sweep_positions(rate, h, joints, drives, rows, work, pvel, pomega, row_direct)
+            sweep_positions(rate, rows, work, pvel, pomega, row_direct)
 
 
 @njit(cache=True)
@@ -849,10 +797,15 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
     solve_ticks = 0.0
     if direct and not may_iterate:
         select_rows(tree, joint_type, joint_row_start, row_active, False, row_direct)
+    # bounds and drives of the limit and free rows; with no limit, friction or motor
+    # anywhere once (it switches every free row off), else every substep
+    write_drive_rows(joints, drives, rows, h)
     for step in range(n_steps):
         solve_ticks = 0.0
         for sub in range(substeps):
             t = t0 + step * dt + sub * h
+            if may_iterate and (step > 0 or sub > 0):
+                write_drive_rows(joints, drives, rows, h)
             gather_forces(t, bodies, loads, force_acc, torque_acc)
             integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
             if direct:
@@ -862,12 +815,12 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
                     direct_positions(params, h, joints, drives, rows, work, tree)
             else:
                 world_inverse_inertia(body_quat, body_inv_inertia, body_inv_inertia_world)
-                prepare_rows(rows, drives, bodies, work, row_direct)
-                warm_start(warm, h, joints, drives, rows, work, body_vel, body_omega, row_direct, True)
-                solve_velocities(params, h, joints, drives, rows, work, body_vel, body_omega, stats, row_direct)
+                prepare_rows(rows, bodies, work, row_direct)
+                warm_start(warm, rows, work, body_vel, body_omega, row_direct, True)
+                solve_velocities(params, h, rows, work, body_vel, body_omega, stats, row_direct)
                 solve_ticks += stats[S_SOLVE_TICKS]
                 if split:
-                    solve_positions(params, h, joints, drives, rows, work, body_pvel, body_pomega, row_direct)
+                    solve_positions(params, h, rows, work, body_pvel, body_pomega, row_direct)
             if split:
                 body_vel += body_pvel
                 body_omega += body_pomega
