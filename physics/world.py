@@ -236,6 +236,7 @@ class World:
         self.model = Model(DT.check(dt), _vec3(gravity, "gravity"), GYROSCOPIC.check(gyroscopic),
                            float(max_speed), float(max_spin))
         self.state, self.control, self.work = State(), Control(), Work()
+        self.body_info, self.joint_info = self.model.body_info, self.model.joint_info   # names, shapes, colours
         self.solvers = {name: family() for name, family in FAMILIES.items()}
         self.solvers["penalty"].configure(penalty_preset=penalty_preset)
         self._solver = None
@@ -280,32 +281,9 @@ class World:
     def gyroscopic(self, value):
         self.model.gyroscopic = GYROSCOPIC.check(value)
 
-    @property
-    def max_speed(self):
-        """Runaway bound (m/s): a faster body counts as a blow-up."""
-        return self.model.max_speed
-
-    @max_speed.setter
-    def max_speed(self, value):
-        self.model.max_speed = float(value)
-
-    @property
-    def max_spin(self):
-        """Runaway bound (rad/s)."""
-        return self.model.max_spin
-
-    @max_spin.setter
-    def max_spin(self, value):
-        self.model.max_spin = float(value)
-
-    @property
-    def time(self):
-        """Simulated time (s): the sum of the steps taken, whatever their Δt."""
-        return self.state.time
-
-    @property
-    def step_count(self):
-        return self.state.step_count
+    time = property(lambda self: self.state.time, doc="Simulated time (s): the sum of the steps taken, whatever "
+                                                      "their Δt.")
+    step_count = property(lambda self: self.state.step_count, doc="Steps taken since the start.")
 
     @property
     def solver(self):
@@ -368,14 +346,6 @@ class World:
         return solver.substep(self.dt) if hasattr(solver, "substep") else self.dt
 
     # ------------------------------------------------------------------ building
-    @property
-    def body_info(self):
-        return self.model.body_info
-
-    @property
-    def joint_info(self):
-        return self.model.joint_info
-
     def _model_changed(self):
         """Bodies, joints or rows were added: caches built on the layout are stale."""
         self.model.version += 1

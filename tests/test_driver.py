@@ -39,7 +39,7 @@ def test_driver_slow_motion_and_pause():
 
 def test_driver_pauses_on_blow_up_instead_of_raising():
     w = _world()
-    w.max_speed = 1e-3                   # any motion counts as a runaway
+    w.model.max_speed = 1e-3                   # any motion counts as a runaway
     d = FrameDriver(w)
     d.update(0.5)
     assert d.paused and d.error is not None and d.error.time > 0

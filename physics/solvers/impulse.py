@@ -46,6 +46,7 @@ from ..joint_rows import (FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOTOR_OFF, ROW_EQ
                           compute_joint_rates, compute_joint_rows, write_drive_rows)
 from ..joint_types import N_LIMIT, PRISMATIC
 from ..settings import Setting, checked, defaults
+from .row_ops import scatter_row
 from .stats import SolverStats
 from .tree_solve import (arm, articulated_factor, articulated_lambda, articulated_solve, build_tree_plan, make_tree,
                          select_rows, static_bodies, tree_momentum)
@@ -89,23 +90,6 @@ SETTINGS = (
 def n_limit_rows(t):
     """Limit rows of joint type t (joint_types.py)."""
     return N_LIMIT[t]
-
-
-@njit(cache=True, inline="always")
-def apply_impulse(row_minv_jt, r, a, b, dl, vel, omega):
-    """V += M⁻¹Jᵀ Δλ on both bodies of row r."""
-    vel[a, 0] += row_minv_jt[r, 0] * dl
-    vel[a, 1] += row_minv_jt[r, 1] * dl
-    vel[a, 2] += row_minv_jt[r, 2] * dl
-    omega[a, 0] += row_minv_jt[r, 3] * dl
-    omega[a, 1] += row_minv_jt[r, 4] * dl
-    omega[a, 2] += row_minv_jt[r, 5] * dl
-    vel[b, 0] += row_minv_jt[r, 6] * dl
-    vel[b, 1] += row_minv_jt[r, 7] * dl
-    vel[b, 2] += row_minv_jt[r, 8] * dl
-    omega[b, 0] += row_minv_jt[r, 9] * dl
-    omega[b, 1] += row_minv_jt[r, 10] * dl
-    omega[b, 2] += row_minv_jt[r, 11] * dl
 
 
 @njit(cache=True, inline="always")
@@ -249,7 +233,7 @@ def warm_start(warm, rows, work, vel, omega, row_direct, apply):
             if row_mass[r] == 0.0:
                 row_lambda[r] = 0.0
             elif row_lambda[r] != 0.0 and apply:
-                apply_impulse(row_minv_jt, r, a, b, row_lambda[r], vel, omega)
+                scatter_row(row_minv_jt, r, a, b, row_lambda[r], vel, omega)
 
 
 @njit(cache=True, inline="always")
@@ -262,13 +246,35 @@ def block_iterates(rows, start, end, row_direct):
     return False
 
 
+@njit(cache=True, inline="always")
+def constraint_rows(rows, work, start, end, rate, lam, row_direct, v):
+    """Sequential impulses on the equality and limit rows start…end−1 of one block, the
+    block's two bodies' velocities held in the 12-tuple v: Δλ = −m (J·V + rate·C), a
+    limit's accumulated λ clamped to [lo, hi]; accumulates into lam. rate·C is the
+    Baumgarte bias (velocities) or the split-impulse target (pseudo-velocities), 0 for
+    none. Returns (v, largest |Δλ|). Rows in the direct solve are skipped."""
+    largest = 0.0
+    for r in range(start, end):
+        if rows.active[r] == 0 or work.mass[r] == 0.0 or row_direct[r] == 1:
+            continue
+        dl = -work.mass[r] * (jv12(rows.J, r, v) + rate * rows.C[r])
+        if rows.kind[r] == ROW_LIMIT:
+            old = lam[r]
+            new = min(max(old + dl, rows.lo[r]), rows.hi[r])
+            dl = new - old
+        lam[r] += dl
+        v = add12(work.minv_jt, r, dl, v)
+        largest = max(largest, abs(dl))
+    return v, largest
+
+
 @njit(cache=True)
 def sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct):
     """One sweep of sequential impulses over every block of rows; returns the largest |Δp|.
     In each block: its equality and limit rows (limits one-sided), then its motor (a soft
     row) or its friction rows (eq. 15 and the ball clamp of eq. 16). Rows in the direct
     solve (row_direct = 1: equality rows of tree joints, active limits) are skipped."""
-    row_kind, row_J, row_C, row_active, row_lambda = rows.kind, rows.J, rows.C, rows.active, rows.impulse
+    row_J, row_active, row_lambda = rows.J, rows.active, rows.impulse
     row_lo, row_hi = rows.lo, rows.hi
     row_minv_jt, row_mass = work.minv_jt, work.mass
     residual = 0.0
@@ -282,19 +288,8 @@ def sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct):
         f0, nf = free_rows(rows, start, end)
         v = load12(a, b, vel, omega)
         # constraint rows: equality, then limits (one-sided)
-        for r in range(start, f0):
-            act = row_active[r]
-            if act == 0 or row_mass[r] == 0.0 or row_direct[r] == 1:
-                continue
-            bias = erp_rate * row_C[r] if baumgarte else 0.0
-            dl = -row_mass[r] * (jv12(row_J, r, v) + bias)
-            if row_kind[r] == ROW_LIMIT:
-                old = row_lambda[r]
-                new = min(max(old + dl, row_lo[r]), row_hi[r])
-                dl = new - old
-            row_lambda[r] += dl
-            v = add12(row_minv_jt, r, dl, v)
-            residual = max(residual, abs(dl))
+        v, change = constraint_rows(rows, work, start, f0, erp_rate if baumgarte else 0.0, row_lambda, row_direct, v)
+        residual = max(residual, change)
         if nf == 0 or row_active[f0] == FREE_OFF:
             store12(a, b, v, vel, omega)
             continue
@@ -377,8 +372,8 @@ def sweep_positions(rate, rows, work, pvel, pomega, row_direct):
     rows (rate = ERP/h); the free rows of a joint held by static friction (sticking) get
     J V* = 0, so drift correction cannot creep through static friction. Rows in the
     direct solve (row_direct = 1) are skipped."""
-    row_kind, row_J, row_C, row_active, row_lambda = rows.kind, rows.J, rows.C, rows.active, rows.impulse
-    row_lo, row_hi = rows.lo, rows.hi
+    row_J, row_active, row_lambda = rows.J, rows.active, rows.impulse
+    row_hi = rows.hi
     row_minv_jt, row_mass, row_lambda_pos = work.minv_jt, work.mass, work.impulse_pos
     for k in range(rows.block_start.shape[0]):
         start = rows.block_start[k]
@@ -395,17 +390,7 @@ def sweep_positions(rate, rows, work, pvel, pomega, row_direct):
         a = rows.body[start, 0]
         b = rows.body[start, 1]
         v = load12(a, b, pvel, pomega)
-        for r in range(start, f0):
-            act = row_active[r]
-            if act == 0 or row_mass[r] == 0.0 or row_direct[r] == 1:
-                continue
-            dl = -row_mass[r] * (jv12(row_J, r, v) + rate * row_C[r])
-            if row_kind[r] == ROW_LIMIT:
-                old = row_lambda_pos[r]
-                new = min(max(old + dl, row_lo[r]), row_hi[r])
-                dl = new - old
-            row_lambda_pos[r] += dl
-            v = add12(row_minv_jt, r, dl, v)
+        v, _ = constraint_rows(rows, work, start, f0, rate, row_lambda_pos, row_direct, v)
         if sticking:
             for r in range(f0, end):
                 if row_mass[r] > 0.0:

@@ -29,6 +29,7 @@ from ..integrate import blown_up, gather_forces, integrate_positions, integrate_
 from ..joint_rows import ROW_FREE, compute_joint_rates, compute_joint_rows, row_velocity
 from ..quat import world_inv_inertia_times
 from ..settings import Setting, checked, defaults
+from .row_ops import scatter_row
 from .stats import SolverStats
 
 PAPER, CRITICAL = 0, 1
@@ -138,18 +139,7 @@ def penalty_forces(params, h, bodies, rows, work):
             alpha = w * w / d
             beta = 2.0 * params[6] * w / d
         lam = -(alpha * row_C[r] + beta * row_velocity(row_J, r, a, b, body_vel, body_omega))
-        force_acc[a, 0] += row_J[r, 0] * lam
-        force_acc[a, 1] += row_J[r, 1] * lam
-        force_acc[a, 2] += row_J[r, 2] * lam
-        torque_acc[a, 0] += row_J[r, 3] * lam
-        torque_acc[a, 1] += row_J[r, 4] * lam
-        torque_acc[a, 2] += row_J[r, 5] * lam
-        force_acc[b, 0] += row_J[r, 6] * lam
-        force_acc[b, 1] += row_J[r, 7] * lam
-        force_acc[b, 2] += row_J[r, 8] * lam
-        torque_acc[b, 0] += row_J[r, 9] * lam
-        torque_acc[b, 1] += row_J[r, 10] * lam
-        torque_acc[b, 2] += row_J[r, 11] * lam
+        scatter_row(row_J, r, a, b, lam, force_acc, torque_acc)
 
 
 @njit(cache=True, error_model="numpy")
