@@ -327,9 +327,24 @@ def test_direct_path_is_chosen_when_sequential_impulses_could_not_converge_and_a
     assert not impulse.uses_direct_solve(plan, 1)
 
 
-def test_time_cap_cuts_the_geometric_stiffness_iterations_of_the_direct_path():
+def test_a_tree_with_nothing_to_iterate_takes_one_exact_solve_per_step():
+    """No limit, friction, motor or loop: the direct solve is exact, one pass (the
+    geometric stiffness from the last step's impulses), whatever the iteration budget."""
     w = World(dt=0.01, solver="impulse")
     make_chain(w, links=200, joint="revolute")
+    w.set_impulse_settings(iterations=10000, epsilon=0.0, time_cap_ms=0.5)
+    w.advance_steps(5)
+    assert w.stats.iterations == 1 and w.stats.residual == 0.0 and not w.stats.time_capped
+    assert max_gap(w) < 1e-3
+
+
+def test_time_cap_cuts_the_iterations_around_the_direct_path():
+    """Joint friction on every hinge iterates around the direct solve (block Gauss–Seidel);
+    with ε = 0 only the wall-clock cap stops it, and the step still ends on the exact solve."""
+    w = World(dt=0.01, solver="impulse")
+    make_chain(w, links=200, joint="revolute")
+    for j in w.joints:
+        j.friction = 0.01
     w.set_impulse_settings(iterations=10000, epsilon=0.0, time_cap_ms=0.5)
     w.advance_steps(5)
     assert w.stats.time_capped and w.stats.capped_steps == 5

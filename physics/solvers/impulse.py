@@ -497,10 +497,13 @@ def solve_positions(params, h, rows, work, pvel, pomega, row_direct):
 # sums) so that Ĩ stays positive definite where K is not (Andrews, Teichmann & Kry,
 # "Geometric Stiffness for Real-time Constrained Multibody Dynamics", Eurographics 2017,
 # discuss that indefiniteness and the damping it costs). f comes from the impulses
-# being solved for: the first iteration uses the warm start (last substep's), each
-# further iteration the newest (a fixed-point iteration, stopping on ‖Δp‖ < ε as in
-# eq. 17, the iteration limit or the cap); stabilization "none" leaves the inertia
-# alone. It matters only for modes with h·ω ≳ 1, which it damps instead of amplifying.
+# being solved for: the first iteration uses the warm start (last substep's); when other
+# rows iterate around the direct solve, each further iteration uses the newest (a
+# fixed-point iteration, stopping on ‖Δp‖ < ε as in eq. 17, the iteration limit or the
+# cap). A tree with nothing else to iterate takes one exact solve per substep (with warm
+# starting off, the fixed point is iterated so that K is not zero). Stabilization "none"
+# leaves the inertia alone. It matters only for modes with h·ω ≳ 1, which it damps
+# instead of amplifying.
 
 
 @njit(cache=True)
@@ -711,8 +714,10 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, drives, row
             residual = max(residual, sweep_velocities(stabilization == BAUMGARTE, params[P_ERP] / h, rows, work, body_vel, body_omega, row_direct))
         it += 1
         done = False
-        if n_iter == 0 and not use_k:
-            residual = 0.0          # one exact solve: nothing left to iterate
+        if n_iter == 0 and (not use_k or params[P_WARM_START] != 0.0):
+            # one exact solve, nothing left to iterate: the geometric stiffness comes from
+            # the last substep's impulses (the warm start), as with any iteration budget
+            residual = 0.0
             done = True
         elif residual < eps or it >= max_it:
             done = True
