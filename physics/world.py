@@ -86,6 +86,7 @@ class Body:
         if n == 4:
             arr = arr / np.linalg.norm(arr)
         getattr(self._table(field), field)[self.index] = arr
+        self._w._watch = None               # an edited state is the new reference
         self._w._refresh_rows()
 
     position = property(lambda s: s._get("pos"), lambda s, v: s._set("pos", v))
@@ -223,6 +224,80 @@ class Joint:
             self.set_limit(*value)
 
 
+class RunawayWatch:
+    """Catches a simulation running away where NaN and speed bounds do not: total energy
+    growing far beyond what loads, body forces, motors and the mouse spring can have put
+    in, or a joint pulled apart far beyond any solver's tolerance.
+
+    Every PERIOD of simulated time: W += P·Δt with P an upper bound of the power put in
+    now (Σ |F|·|v| + |τ|·|ω| over loads and body forces, F_max·|q̇| over motors, |F|·|v| of
+    the spring); a blow-up when E − E₀ > W + S, S = Σ m·|g|·L + |E_kin,0| + 1 J (L: the
+    size of the scene, ≥ 1 m) — energy a stable step cannot gain — or when a joint's
+    violation exceeds GAP_FRACTION·L (≥ GAP_MIN). Gravity is inside E (potential)."""
+    PERIOD = 0.1            # s of simulated time between checks
+    GAP_FRACTION = 0.1
+    GAP_MIN = 0.25          # m
+
+    def __init__(self, world):
+        mb, sb = world.model.bodies, world.state.bodies
+        dyn = mb.inv_mass > 0.0
+        pos = sb.pos[dyn]
+        size = float(np.ptp(pos, axis=0).max()) if len(pos) else 0.0
+        for rope in world.ropes.values():
+            size = max(size, rope.total_length())
+        size = max(size, 1.0)
+        mass = float(np.sum(1.0 / mb.inv_mass[dyn])) + sum(r.mass for r in world.ropes.values())
+        kinetic = 0.5 * float(np.sum(np.sum(sb.vel[dyn] ** 2, axis=1) / mb.inv_mass[dyn]))
+        self.energy0 = world.energy()
+        self.slack = mass * float(np.linalg.norm(world.model.gravity)) * size + kinetic + 1.0
+        self.gap_limit = max(self.GAP_MIN, self.GAP_FRACTION * size)
+        self.work_in = 0.0
+        self.speed = np.linalg.norm(sb.vel, axis=1)
+        self.spin = np.linalg.norm(sb.omega, axis=1)
+
+    def check(self, world, elapsed):
+        """A reason string once the world has run away, else None. `elapsed`: the
+        simulated time (s) since the last check."""
+        sb = world.state.bodies
+        speed, spin = np.linalg.norm(sb.vel, axis=1), np.linalg.norm(sb.omega, axis=1)
+        # the larger speeds of both ends and every load active during the interval
+        self.speed, self.spin = np.maximum(self.speed, speed), np.maximum(self.spin, spin)
+        self.work_in += self.power_bound(world, world.time - elapsed, self.speed, self.spin) * elapsed
+        self.speed, self.spin = speed, spin
+        gap = world.max_constraint_error()
+        if gap > self.gap_limit:
+            return f"a joint came apart by {gap:.3g} m (more than {self.gap_limit:.3g} m)"
+        energy = world.energy()
+        if not math.isfinite(energy) or energy - self.energy0 > self.work_in + self.slack:
+            return (f"energy grew from {self.energy0:.4g} J to {energy:.4g} J, more than the "
+                    f"{self.work_in:.3g} J that forces and motors can have put in")
+        return None
+
+    @staticmethod
+    def power_bound(world, since, speed, spin):
+        """An upper bound of the power (W) that loads (active since `since`, s), forces,
+        motors and the spring put in, given each body's largest speed and spin."""
+        cb, loads = world.control.bodies, world.control.loads
+        p = float(np.sum(np.linalg.norm(cb.force, axis=1) * speed + np.linalg.norm(cb.torque, axis=1) * spin))
+        if loads.count:
+            on = (loads.window[:, 0] <= world.time) & (since < loads.window[:, 1])
+            i = loads.body[on]
+            arm = np.linalg.norm(loads.point[on], axis=1)
+            f = np.linalg.norm(loads.force[on], axis=1)
+            p += float(np.sum(f * (speed[i] + spin[i] * arm) + np.linalg.norm(loads.torque[on], axis=1) * spin[i]))
+        motors = world.control.joints.motor_mode != MOTOR_OFF
+        if motors.any():
+            p += float(np.sum(world.model.joints.motor_max[motors] * np.abs(world.state.joints.qd[motors, 0])))
+        grab = world.grab_info
+        if grab is not None and "node" not in grab:
+            body = world.body(grab["body"])
+            p += float(np.linalg.norm(grab["force"]) * np.linalg.norm(body.point_velocity(grab["point"])))
+        elif grab is not None:
+            node_speed = np.linalg.norm(world.ropes[grab["body"]].state.node_vel, axis=1).max()
+            p += float(np.linalg.norm(grab["force"]) * node_speed)
+        return p
+
+
 class World:
     """A physics world stepped at a fixed Δt. Body 0 is the static world ("world").
 
@@ -242,6 +317,7 @@ class World:
         self._solver = None
         self.solver = solver
         self.blown_up = None                # SimulationBlowUp once it happened
+        self._watch = None                  # RunawayWatch since the last edit of the state
         self._body_index, self._joint_index = {}, {}
         self._rows_indexed = False          # body_row_ptr/idx match the rows
         self._add_body_arrays("world", Plane(), (0.5, 0.5, 0.5), math.inf, np.zeros(3),
@@ -348,6 +424,7 @@ class World:
     # ------------------------------------------------------------------ building
     def _model_changed(self):
         """Bodies, joints or rows were added: caches built on the layout are stale."""
+        self._watch = None
         self.model.version += 1
         self._rows_indexed = False
         self._initial_state = None
@@ -798,6 +875,7 @@ class World:
                     pass
         self._next_event = sum(1 for e in self._events if e[0] < self.time - 1e-9)
         self.blown_up = None
+        self._watch = None
         self.release_grab()
         self._refresh_rows()
 
@@ -831,18 +909,25 @@ class World:
             raise self.blown_up
         if self._initial_state is None:
             self._initial_state = self.save_state()
+        if self._watch is None:
+            self._watch = RunawayWatch(self)
         while n > 0:
             self._fire_events()
-            chunk = n
+            # chunks end at the next motor event and every RunawayWatch.PERIOD of time
+            chunk = min(n, max(1, int(round(RunawayWatch.PERIOD / self.dt))))
             if self._next_event < len(self._events):
                 ahead = int(math.ceil((self._events[self._next_event][0] - self.time) / self.dt - 1e-9))
-                chunk = max(1, min(n, ahead))
+                chunk = max(1, min(chunk, ahead))
             if self.ropes or self._grab is not None:
                 for _ in range(chunk):
                     self._coupled_step()
             else:
                 self._run_solver(chunk)
             n -= chunk
+            reason = self._watch.check(self, chunk * self.dt)
+            if reason:
+                self.blown_up = SimulationBlowUp(self.time, reason)
+                raise self.blown_up
 
     def _fire_events(self):
         """Apply every scheduled motor event whose time has come."""
