@@ -288,13 +288,14 @@ class RunawayWatch:
         motors = world.control.joints.motor_mode != MOTOR_OFF
         if motors.any():
             p += float(np.sum(world.model.joints.motor_max[motors] * np.abs(world.state.joints.qd[motors, 0])))
-        grab = world.grab_info
-        if grab is not None and "node" not in grab:
-            body = world.body(grab["body"])
-            p += float(np.linalg.norm(grab["force"]) * np.linalg.norm(body.point_velocity(grab["point"])))
+        grab = world._grab          # the spring's force is bounded (World.grab): use the bound
+        if grab is not None and "body" in grab:
+            i = grab["body"]
+            f_max = grab["max_accel"] / world.model.bodies.inv_mass[i]
+            p += float(f_max * (speed[i] + spin[i] * np.linalg.norm(grab["local"])))
         elif grab is not None:
-            node_speed = np.linalg.norm(world.ropes[grab["body"]].state.node_vel, axis=1).max()
-            p += float(np.linalg.norm(grab["force"]) * node_speed)
+            node_speed = np.linalg.norm(world.ropes[grab["rope"]].state.node_vel, axis=1).max()
+            p += float(grab["max_force"] * node_speed)
         return p
 
 
