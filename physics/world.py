@@ -1,6 +1,6 @@
 """The world: model (what the user edits) and state (what time changes) as arrays.
 
-Bodies and joints live in contiguous float64 arrays (DESIGN.md, structure of arrays);
+Bodies and joints live in contiguous float64 arrays (structure of arrays);
 body 0 is the static world. Python builds and edits; the numba kernels step.
 """
 from dataclasses import dataclass, field

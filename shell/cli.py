@@ -1,4 +1,4 @@
-"""Command line (DESIGN.md, public contract); app.py is its thin entry point.
+"""Command line (README.md, Headless use: the public contract); app.py is its thin entry point.
 
     python app.py [SCENE]                                  the viewer (scenes/gallery.toml by default)
     python app.py SCENE --frames N --screenshot FILE.png   real window, N frames, save the last

@@ -144,7 +144,7 @@ from ..world import SOLVERS, World
 
 SHAPES = ("box", "sphere", "capsule", "cylinder", "plane")
 JOINT_TYPES = ("fixed", "spherical", "revolute", "universal", "prismatic")
-PLANNED_SOLVERS = ("penalty", "impulse", "lcp")     # DESIGN.md; SOLVERS says which exist
+PLANNED_SOLVERS = ("penalty", "impulse", "lcp")     # lcp: seeds 003-004, docs/papers.md; SOLVERS says which exist
 TABLES = ("world", "solver", "view", "bodies", "chains", "joints", "loads", "ropes", "motor_events")
 NOT_YET = {"contacts": "contacts (seeds 003-004)"}  # planned tables the engine lacks so far
 BODY_NOT_YET = {"restitution": "no restitution (contacts and impacts, seeds 003-004, are not supported yet)",
