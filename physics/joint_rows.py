@@ -1,4 +1,4 @@
-"""The one joint geometry every solver shares (DESIGN.md): constraint rows.
+"""The one joint geometry every solver shares: constraint rows (seed 000, docs/papers.md).
 
 Each joint owns a block of rows starting at `joint_row_start[j]`, in this order:
 equality rows, limit rows, free-DOF rows (for friction and motors). A row is

@@ -1,6 +1,6 @@
 """Quaternion and small-vector helpers, scalar code usable inside numba kernels.
 
-Quaternions are `(x, y, z, w)` as in pyrr (DESIGN.md). Every function returns
+Quaternions are `(x, y, z, w)` as in pyrr. Every function returns
 scalars or writes into a preallocated output, so kernels allocate nothing.
 """
 import math

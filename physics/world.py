@@ -1,6 +1,6 @@
 """The world: a physics model, its state and its control, stepped at a fixed Δt.
 
-`World` is the public API (DESIGN: names fixed): a builder (add_body, add_joint,
+`World` is the public API (names fixed: README): a builder (add_body, add_joint,
 add_load, add_rope …), named views (`world.body("door")`, `world.joint("hinge")`),
 settings checked against one schema (physics/settings.py and each solver family's
 SETTINGS), and the step. Its arrays live in `world.model`, `world.state`,
@@ -19,7 +19,7 @@ from .integrate import gather_forces, integrate_velocities
 from .model import Control, Joints, Model, State, Work, bundles
 from .quat import frame_from_axes, q_conj, q_from_matrix, q_mul, q_rotate, q_to_matrix
 from .settings import DT, GYROSCOPIC
-from .shapes import Plane
+from .shapes import Plane, check_shape
 from .solvers import FAMILIES
 
 SOLVERS = tuple(FAMILIES)
@@ -462,9 +462,10 @@ class World:
         Inertia is the exact tensor of the shape about its centre (shapes.py)."""
         if not isinstance(name, str) or not name or name in self._body_index:
             raise ValueError(f"body name must be a new non-empty string, got {name!r}")
-        if not all(hasattr(shape, a) for a in ("kind", "volume", "principal_inertia")):
-            raise ValueError(f"body {name!r}: shape must be a physics shape (Box, Sphere, Capsule, Cylinder, "
-                             f"Plane), got {shape!r}")
+        try:
+            check_shape(shape)
+        except ValueError as e:
+            raise ValueError(f"body {name!r}: {e}") from None
         if shape.kind == "plane" and not static:
             raise ValueError(f"body {name!r}: a plane can only be static")
         if not static:
@@ -658,7 +659,12 @@ class World:
         """Pin rope node `node` (index, −1 = last) to the world or to a body at the world
         `point` (default: where the node is now), which then moves with the body; both
         feel the attachment. clamp=True also holds the end element's orientation."""
+        if name not in self.ropes:
+            raise ValueError(f"attach_rope: no rope named {name!r} (ropes: {', '.join(self.ropes) or 'none'})")
         rope = self.ropes[name]
+        if isinstance(node, bool) or not isinstance(node, (int, np.integer)) or not -len(rope.positions) <= node < len(rope.positions):
+            raise ValueError(f"attach_rope: rope {name!r} has nodes 0 … {len(rope.positions) - 1} (or −1 for the last), "
+                             f"got {node!r}")
         p = rope.positions[node].copy() if point is None else _vec3(point, "rope attachment point")
         if body == "world":
             handle = rope.attach_world(node, position=p, clamp=clamp)

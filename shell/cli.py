@@ -1,4 +1,4 @@
-"""Command line (DESIGN.md, public contract); app.py is its thin entry point.
+"""Command line (README.md, Headless use: the public contract); app.py is its thin entry point.
 
     python app.py [SCENE]                                  the viewer (scenes/gallery.toml by default)
     python app.py SCENE --frames N --screenshot FILE.png   real window, N frames, save the last
@@ -11,8 +11,13 @@ internal error (one line too); 130 when interrupted.
 
 `--set` keys are those of physics/io/scene.py (world.dt, solver.KEY, body.NAME.KEY,
 joint.NAME.KEY, chain.NAME.KEY); `--solver` and `--dt` win over the scene and `--set`.
-A headless run steps round(duration / dt) fixed steps; with `--record` it writes one
-CSV row per step (physics/io/record.py) and prints a one-line summary on stdout.
+A headless run steps round(duration / dt) fixed steps, checks the joints' constraint
+error after every one, and prints a one-line summary on stdout (with the largest
+error); `--record` also writes one CSV row per step (physics/io/record.py).
+
+Bounds: --duration 0 … 1e6 s (MAX_DURATION) and at most 1e9 steps (MAX_STEPS);
+--dt 1e-6 … 0.1 s (World.dt); --frames 1 … 1e6 (MAX_FRAMES); the scene's own numbers
+are bounded by physics/io/scene.py. Anything beyond is bad input (exit status 2).
 """
 import argparse
 import math
@@ -23,7 +28,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_SCENE = os.path.join(ROOT, "scenes", "gallery.toml")
 PLANNED_SOLVERS = ("penalty", "impulse", "lcp")
-CHUNK_STEPS = 100      # headless fast path: steps per kernel call (the error is sampled between calls)
+MAX_DURATION = 1e6     # s of simulated time in one headless run (11.6 days)
+MAX_STEPS = 10 ** 9    # fixed steps in one headless run
+MAX_FRAMES = 10 ** 6   # viewer frames with --frames (4.6 h at 60 frames/s)
 
 
 class UsageError(Exception):
@@ -54,14 +61,16 @@ def parse_args(argv):
             raise UsageError("--headless needs --duration SECONDS")
         if not (math.isfinite(args.duration) and args.duration >= 0):
             raise UsageError(f"--duration must be a number of seconds >= 0, got {args.duration:g}")
+        if args.duration > MAX_DURATION:
+            raise UsageError(f"--duration must be at most {MAX_DURATION:g} s, got {args.duration:g}")
         if args.frames is not None:
             raise UsageError("--frames is for the viewer; a headless run takes --duration SECONDS")
     else:
         for flag, value in (("--duration", args.duration), ("--record", args.record)):
             if value is not None:
                 raise UsageError(f"{flag} is for a headless run; add --headless")
-        if args.frames is not None and args.frames < 1:
-            raise UsageError(f"--frames must be at least 1, got {args.frames}")
+        if args.frames is not None and not 1 <= args.frames <= MAX_FRAMES:
+            raise UsageError(f"--frames must be between 1 and {MAX_FRAMES:g}, got {args.frames:g}")
     if args.solver is not None and args.solver not in PLANNED_SOLVERS:
         raise UsageError(f"--solver must be one of {', '.join(PLANNED_SOLVERS)}, got {args.solver!r}")
     if args.dt is not None and not math.isfinite(args.dt):
@@ -117,36 +126,44 @@ def run_headless(args):
             raise UsageError(f"--screenshot with --headless needs the offscreen renderer "
                              f"(render.offscreen.render_world_png), which is not available: {e}") from None
     steps = int(round(args.duration / world.dt))
+    if steps > MAX_STEPS:
+        raise UsageError(f"--duration {args.duration:g} s at dt = {world.dt:g} s is {steps:.3g} steps; "
+                         f"a run takes at most {MAX_STEPS:.0e} (raise --dt or shorten --duration)")
     worst = world.max_constraint_error()
-    record = None
+    record = rec = None
     if args.record:
         try:
             record = open(args.record, "w", newline="")
         except OSError as e:
             raise UsageError(f"--record {args.record}: {e.strerror or e}") from None
     t0 = time.perf_counter()
+    status, write_error = 0, None
     try:
         if record is not None:
-            with record, Recorder(world, record) as rec:
-                rec.header()
-                for _ in range(steps):
-                    world.step()
-                    rec.row()
-                    worst = max(worst, world.max_constraint_error())
-        else:
-            done = 0
-            while done < steps:
-                n = min(CHUNK_STEPS, steps - done)
-                world.advance_steps(n)
-                done += n
-                worst = max(worst, world.max_constraint_error())
+            rec = Recorder(world, record)
+            rec.header()
+        for _ in range(steps):
+            world.step()
+            worst = max(worst, world.max_constraint_error())    # every step, with or without --record
+            if rec is not None:
+                rec.row()
     except SimulationBlowUp as e:
         print(f"{args.scene}: {e}", file=sys.stderr)
-        return 3
+        status = 3
+    except OSError as e:          # writing the record: the disk is full, …
+        write_error = e
+    if record is not None:
+        try:
+            record.close()        # flushes: a full disk may show only here
+        except OSError as e:
+            write_error = write_error or e
+    if write_error is not None and status == 0:
+        raise UsageError(f"--record {args.record}: cannot write it: {write_error.strerror or write_error}")
+    if status:
+        return status
     wall = time.perf_counter() - t0
     print(f"{args.scene}: simulated {world.time:.4g} s in {steps} steps of {world.dt:g} s ({world.solver}), "
-          f"wall {wall:.3g} s, largest constraint error {worst:.3g} "
-          f"({'every step' if record is not None else f'every {CHUNK_STEPS} steps'})")
+          f"wall {wall:.3g} s, largest constraint error {worst:.3g} (every step)")
     if render_world_png is not None:
         try:
             render_world_png(world, args.screenshot, width=1280, height=720)

@@ -1,4 +1,4 @@
-"""Fixed-step frame driver: physics in step with wall time (DESIGN.md, data flow).
+"""Fixed-step frame driver: physics in step with wall time (the viewer's data flow).
 
 Each frame adds the elapsed wall time (scaled by `speed`, e.g. 0.01 for slow motion)
 to an accumulator and runs as many whole Δt steps as it holds, at most

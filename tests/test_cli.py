@@ -1,4 +1,4 @@
-"""The headless command line of the public contract (DESIGN.md) and the CSV recorder.
+"""The headless command line of the public contract (README.md, Headless use) and the CSV recorder.
 
 Three tests run app.py as a subprocess (the real entry point, ~1 s each); the others
 call shell.cli.main in-process, which is the same code without the start-up cost.

@@ -56,6 +56,19 @@ MALFORMED = {
                                      "ropes[0].E", ">= 0"),
     "motor event on an unknown joint": ('[[motor_events]]\njoint = "nope"\ntime = 1\ntarget = 0\n',
                                         "motor_events[0].joint", "nope"),
+    "motor event on a fixed joint": (GOOD_BODY + GOOD_JOINT.replace("revolute", "fixed")
+                                     + '[[motor_events]]\njoint = "hinge"\ntime = 1\ntarget = 0\n',
+                                     "motor_events[0].joint", "a fixed joint"),
+    "radius that overflows": ('[[bodies]]\nname = "b"\nshape = "sphere"\nradius = 1e200\nmass = 1\n',
+                              "bodies[0].radius", "between 1e-06 and 1e+06"),
+    "chain radius that overflows": (GOOD_CHAIN + "radius = 1e300\n", "chains[0].radius", "between"),
+    "number beyond 1e15": (GOOD_BODY.replace("mass = 1.0", "mass = 1e300"), "bodies[0].mass", "at most 1e+15"),
+    "integer too large for a float": (GOOD_BODY.replace("mass = 1.0", "mass = " + "9" * 400), "bodies[0].mass",
+                                      "integer of 400 digits"),
+    "arrays nested too deep": ("[world]\ngravity = " + "[" * 20 + "]" * 20 + "\n", "world.gravity",
+                               "nested at most 16 deep"),
+    "arrays nested too deep to parse": ("[world]\ngravity = " + "[" * 1000 + "]" * 1000 + "\n", "(syntax)",
+                                        "nested at most 16 deep"),
 }
 
 
@@ -134,3 +147,67 @@ def test_cli_exits_2_with_one_line_naming_the_key_and_no_traceback(case, tmp_pat
     assert res.returncode == 2
     assert key in res.stderr and "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------------------- visual mesh paths
+MESH_BODY = '[[bodies]]\nname = "b"\nshape = "box"\nsize = [1, 1, 1]\nmass = 1.0\nvisual_mesh = "{}"\n'
+TRIANGLE = "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"
+
+
+def test_visual_mesh_resolves_against_the_scene_folder_from_any_directory(tmp_path, monkeypatch):
+    (tmp_path / "scene" / "parts").mkdir(parents=True)
+    (tmp_path / "scene" / "parts" / "tri.obj").write_text(TRIANGLE)
+    _write(tmp_path / "scene", MESH_BODY.format("parts/tri.obj"), "s.toml")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    world = load_scene("../scene/s.toml")
+    assert world.body_info[1].visual_mesh == str((tmp_path / "scene" / "parts" / "tri.obj").resolve())
+
+
+def test_visual_mesh_falls_back_to_the_project_assets(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    torus = str((ROOT / "assets" / "meshes" / "torus.obj").resolve())
+    for mesh in ("meshes/torus.obj", "assets/meshes/torus.obj", torus):
+        world = load_scene(_write(tmp_path, MESH_BODY.format(mesh), "s.toml"))
+        assert world.body_info[1].visual_mesh == torus
+
+
+@pytest.mark.parametrize("mesh", ["../../../../etc/passwd", "/proc/self/environ", "../outside/secret.obj",
+                                  "OUTSIDE", "link.obj"])
+@pytest.mark.parametrize("mode", ["headless", "viewer"])
+def test_visual_mesh_outside_the_scene_folder_is_refused_and_never_opened(mesh, mode, tmp_path, monkeypatch,
+                                                                         capsys):
+    import builtins
+    import io
+    import os
+    import types
+    from shell.cli import main
+    secret = tmp_path / "outside" / "secret.obj"
+    secret.parent.mkdir()
+    secret.write_text(TRIANGLE)
+    (tmp_path / "scene").mkdir()
+    (tmp_path / "scene" / "link.obj").symlink_to(secret)       # a link inside that points outside
+    mesh = str(secret) if mesh == "OUTSIDE" else mesh
+    scene = _write(tmp_path / "scene", MESH_BODY.format(mesh), "s.toml")
+    opened, real_open, real_os_open = [], builtins.open, os.open
+
+    def spy(file, *a, **kw):
+        opened.append(os.path.realpath(file) if isinstance(file, (str, os.PathLike)) else file)
+        return real_open(file, *a, **kw)
+
+    def os_spy(file, *a, **kw):
+        opened.append(os.path.realpath(file))
+        return real_os_open(file, *a, **kw)
+    monkeypatch.setattr(builtins, "open", spy)
+    monkeypatch.setattr(io, "open", spy)
+    monkeypatch.setattr(os, "open", os_spy)
+    viewer_calls = []
+    window = types.ModuleType("shell.window")
+    window.run_viewer = lambda *a, **kw: viewer_calls.append(a) or 0
+    monkeypatch.setitem(sys.modules, "shell.window", window)
+    argv = [str(scene), "--headless", "--duration", "0.01"] if mode == "headless" else [str(scene), "--frames", "1"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bodies[0].visual_mesh" in err[0] and "may not leave" in err[0]
+    assert not viewer_calls
+    assert not {str(secret.resolve()), "/etc/passwd", "/proc/self/environ"} & {str(p) for p in opened}

@@ -77,3 +77,21 @@ def test_missing_or_broken_files_fall_back_to_the_shape_with_one_warning(tmp_pat
             assert np.array_equal(rgb, box)
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and str(bad) in err[0] and "warning" in err[0]
+
+
+def test_a_mesh_beside_its_scene_is_drawn_when_run_from_another_directory(tmp_path, monkeypatch):
+    folder = tmp_path / "my_scene"
+    folder.mkdir()
+    (folder / "ring.obj").write_text(TORUS.read_text())
+    (folder / "ring.toml").write_text('[[bodies]]\nname = "ground"\nshape = "plane"\nstatic = true\n'
+                                      '[[bodies]]\nname = "thing"\nshape = "box"\nsize = [0.7, 0.7, 0.2]\n'
+                                      'mass = 1.0\nposition = [0, 0, 1.0]\ncolor = [0.9, 0.1, 0.1]\n'
+                                      'visual_mesh = "ring.obj"\n')
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    world = physics.load_scene("../my_scene/ring.toml")
+    assert world.body_info[2].visual_mesh == str((folder / "ring.obj").resolve())
+    cam = _camera()
+    rgb, _ = render_world(world, W, H, camera=cam)
+    assert [_red(rgb, cam, p) for p in ((0.0, 0.0, 1.1), (0.3, 0.0, 1.1), (-0.3, 0.0, 1.1), (0.33, 0.33, 1.1))] \
+        == [False, True, True, False]                    # the torus, not the box

@@ -1,4 +1,4 @@
-"""`--record`: one CSV row per step, in the columns of the public contract (DESIGN.md).
+"""`--record`: one CSV row per step, in the columns of the public contract (README.md, Headless use).
 
     t
     per body (creation order, not the world): NAME.x NAME.y NAME.z  NAME.qx NAME.qy NAME.qz NAME.qw

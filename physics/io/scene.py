@@ -9,7 +9,9 @@ naming the file, the key path and what was expected, e.g.
 
 Unknown keys are errors (they are usually typos), and so are keys that do not apply
 (a `radius` on a box, `swing_deg` on a revolute joint). Numbers must be finite (TOML
-has `nan` and `inf`); vectors are lists of exactly 3 (or 4) numbers.
+has `nan` and `inf`) and at most 1e15 in magnitude (MAX_MAGNITUDE); shape dimensions
+(size, radius, length) lie between 1e-6 and 1e6 m (physics/shapes.py); vectors are
+lists of exactly 3 (or 4) numbers; arrays and tables nest at most 16 deep (MAX_NESTING).
 
 Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
 `_deg`, radians in the Python API). Everything is optional unless marked required.
@@ -49,7 +51,10 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
     velocity = [0, 0, 0]
     angular_velocity = [0, 0, 0]   # rad/s, world frame
     color = [0.8, 0.5, 0.2]        # rgb, 0 … 1
-    visual_mesh = "door.obj"       # a mesh the viewer may draw instead of the shape
+    visual_mesh = "door.obj"       # a mesh the viewer draws instead of the shape (OBJ, STL): a
+                                   # path relative to the scene file's folder, or to the
+                                   # project's assets/ (also "assets/…"); it must stay inside
+                                   # one of those folders, absolute paths included
 
     [[chains]]                     # physics.builders.make_chain(world, **keys)
     name = "pendulum"              # required; links are bodies NAME_0 … NAME_{n-1},
@@ -113,7 +118,7 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
     end_clamp = false
 
     [[motor_events]]               # a motor program: at `time` set the joint's motor target
-    joint = "drive_x"              # required: a revolute or prismatic joint
+    joint = "drive_x"              # required: a revolute or prismatic joint (the ones with a motor)
     time = 4.0                     # required, s
     target = 0.5                   # rad/s, rad, m/s or m — or target_deg (exactly one)
     mode = "velocity"              # optional: also switch the mode
@@ -133,14 +138,15 @@ override (`--set joint.hinge.limits_deg: …`).
 """
 import json
 import math
+import os
 import tomllib
 
 import numpy as np
 
 from ..builders import make_chain
 from ..quat import q_from_euler_deg
-from ..shapes import Box, Capsule, Cylinder, Plane, Sphere
 from ..settings import DT, GYROSCOPIC
+from ..shapes import MAX_SIZE, MIN_SIZE, Box, Capsule, Cylinder, Plane, Sphere
 from ..solvers import FAMILIES, PLANNED as PLANNED_SOLVERS
 from ..world import SOLVERS, World
 
@@ -165,6 +171,7 @@ LOAD_KEYS = ("body", "force", "torque", "point", "start", "end")
 ROPE_KEYS = ("name", "start", "end", "segments", "radius", "density", "E", "G", "damping", "friction", "ground",
              "color", "start_attach", "end_attach", "start_clamp", "end_clamp")
 EVENT_KEYS = ("joint", "time", "target", "target_deg", "mode")
+MOTOR_JOINTS = ("revolute", "prismatic")
 
 # which shapes / joint types a key applies to
 SHAPE_ONLY = {"size": ("box",), "radius": ("sphere", "capsule", "cylinder"), "length": ("capsule", "cylinder")}
@@ -180,12 +187,23 @@ JOINT_HINTS = {("limits_deg", "prismatic"): "limits = [lo, hi] in metres on a pr
 
 POSITIVE = "a positive number"
 NON_NEGATIVE = "a number >= 0"
+MAX_MAGNITUDE = 1e15     # no number in a scene is larger (in absolute value): keeps the arithmetic finite
+MAX_NESTING = 16         # arrays and tables nest at most this deep (a scene needs 4)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ASSETS = os.path.join(ROOT, "assets")
+MESH_SUFFIXES = (".obj", ".stl")
 
 
 def show(value, limit=80):
     """A value as the scene file would spell it (strings in double quotes), shortened."""
     if isinstance(value, bool):
         s = "true" if value else "false"
+    elif isinstance(value, int) and value.bit_length() > 128:
+        try:
+            digits = str(len(str(abs(value))))
+        except ValueError:              # more digits than Python will print
+            digits = "thousands of"
+        s = f"{'a negative' if value < 0 else 'an'} integer of {digits} digits"
     elif isinstance(value, str):
         s = json.dumps(value, ensure_ascii=False)
     elif isinstance(value, float):
@@ -250,9 +268,11 @@ class _Table:
             if isinstance(v, bool) or not isinstance(v, (int, float)) or (kind == "int" and not isinstance(v, int)):
                 raise self.error(k, what or _KIND_WORDS[kind], raw)
             if kind == "number":
-                v = float(v)
-                if not math.isfinite(v):
+                if not (isinstance(v, int) or math.isfinite(v)):
                     raise self.error(k, what or "a finite number", raw)
+                if abs(v) > MAX_MAGNITUDE:
+                    self._too_large(k, raw, check, what, _clip(v))
+                v = float(v)
         elif kind == "bool":
             if not isinstance(v, bool):
                 raise self.error(k, "true or false", raw)
@@ -263,12 +283,22 @@ class _Table:
             if (not isinstance(v, list) or len(v) != kind
                     or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)):
                 raise self.error(k, what or f"a list of {kind} numbers", raw)
-            v = [float(x) for x in v]
-            if not all(math.isfinite(x) for x in v):
+            if not all(isinstance(x, int) or math.isfinite(x) for x in v):
                 raise self.error(k, what or f"a list of {kind} finite numbers", raw)
+            if any(abs(x) > MAX_MAGNITUDE for x in v):
+                self._too_large(k, raw, check, what or f"a list of {kind} numbers",
+                                [_clip(x) for x in v], "each ")
+            v = [float(x) for x in v]
         if check is not None and not check(v):
             raise self.error(k, what, raw)
         return v
+
+    def _too_large(self, k, raw, check, what, value, each=""):
+        """Refuse a number beyond MAX_MAGNITUDE: with the key's own wording when its check
+        fails too (a radius of 1e300 is not between 1e-6 and 1e6), else saying the bound."""
+        if check is not None and what and not check(value):
+            raise self.error(k, what, raw)
+        raise self.error(k, f"{what or 'a number'} {each}at most {MAX_MAGNITUDE:g} in magnitude", raw)
 
     def choice(self, k, options, default=None, required=False, unavailable=()):
         """A string among `options`; one of `unavailable` is named as not available yet."""
@@ -300,6 +330,11 @@ def _array(path, data, name):
     return v
 
 
+def _clip(v):
+    """A number as a float, huge integers clipped to ±1e300 (float() would overflow)."""
+    return float(v) if abs(v) < 1e300 else (1e300 if v > 0 else -1e300)
+
+
 def _positive(v):
     return v > 0
 
@@ -328,8 +363,25 @@ def _builder_call(path, key, what, fn, *args, **kwargs):
         raise SceneError(path, key, f"{what} the engine accepts ({e})") from None
 
 
+def _too_deep(value):
+    """The key (the innermost table key, without the array indices below it) of the first
+    array or table nested more than MAX_NESTING deep in `value` (parsed TOML), or None.
+    Iterative: deep data must not exhaust the stack."""
+    stack = [(value, 0, "")]
+    while stack:
+        v, depth, key = stack.pop()
+        if depth >= MAX_NESTING:
+            return key or "(top level)"
+        for k, x in (v.items() if isinstance(v, dict) else enumerate(v)):
+            if isinstance(x, (list, dict)):
+                inner = (f"{key}.{k}" if key else str(k)) if isinstance(v, dict) else key
+                stack.append((x, depth + 1, inner))
+    return None
+
+
 # ---------------------------------------------------------------------------- overrides
 _ARRAYS = {"body": "bodies", "joint": "joints", "chain": "chains", "rope": "ropes"}
+_TOO_DEEP = object()     # an override value nested too deep to parse
 
 
 def parse_override_value(raw):
@@ -338,8 +390,10 @@ def parse_override_value(raw):
         return raw
     try:
         return tomllib.loads("v = " + raw)["v"]
-    except (tomllib.TOMLDecodeError, KeyError):
+    except (tomllib.TOMLDecodeError, KeyError, ValueError):  # ValueError: an integer of > 4300 digits
         return raw.strip()
+    except RecursionError:               # nested too deep to parse: refused as such by _apply_overrides
+        return _TOO_DEEP
 
 
 def _apply_overrides(path, data, overrides):
@@ -349,6 +403,8 @@ def _apply_overrides(path, data, overrides):
     for key, raw in (overrides or {}).items():
         where = f"--set {key}"
         value = parse_override_value(raw)
+        if value is _TOO_DEEP or _too_deep([value]) is not None:
+            raise SceneError(path, where, f"a value whose arrays and tables nest at most {MAX_NESTING - 1} deep")
         parts = key.split(".")
         head = parts[0]
         if head in ("world", "solver", "view") and len(parts) == 2 and parts[1]:
@@ -413,22 +469,32 @@ def _view(path, data):
     return view
 
 
+def _dimension(low, high):
+    """Check and wording for a shape dimension between `low` and `high` (m)."""
+    return (lambda v: low <= v <= high), f"a positive number between {low:g} and {high:g} (m)"
+
+
 def _shape(t):
     kind = t.choice("shape", SHAPES, required=True)
+    lo, hi = MIN_SIZE, MAX_SIZE
     if kind == "box":
-        size = t.get("size", 3, required=True, check=lambda v: min(v) > 0, what="3 positive numbers")
+        size = t.get("size", 3, required=True, check=lambda v: all(2 * lo <= x <= 2 * hi for x in v),
+                     what=f"3 positive numbers between {2 * lo:g} and {2 * hi:g} (m, full extents)")
         shape = Box(tuple(0.5 * s for s in size))
     elif kind == "sphere":
-        shape = Sphere(t.get("radius", "number", required=True, check=_positive, what=POSITIVE))
+        shape = Sphere(t.get("radius", "number", required=True, check=_dimension(lo, hi)[0],
+                             what=_dimension(lo, hi)[1]))
     elif kind == "plane":
         shape = Plane()
     else:
-        r = t.get("radius", "number", required=True, check=_positive, what=POSITIVE)
+        r = t.get("radius", "number", required=True, check=_dimension(lo, hi)[0], what=_dimension(lo, hi)[1])
         if kind == "capsule":
-            length = t.get("length", "number", required=True, check=_nonneg, what=NON_NEGATIVE)
+            length = t.get("length", "number", required=True, check=lambda v: v == 0 or 2 * lo <= v <= 2 * hi,
+                           what=f"0 or a number between {2 * lo:g} and {2 * hi:g} (m)")
             shape = Capsule(r, 0.5 * length)
         else:
-            length = t.get("length", "number", required=True, check=_positive, what=POSITIVE)
+            length = t.get("length", "number", required=True, check=_dimension(2 * lo, 2 * hi)[0],
+                           what=_dimension(2 * lo, 2 * hi)[1])
             shape = Cylinder(r, 0.5 * length)
     inapplicable = {k: f"no {k} on a {kind} ({k} is for {', '.join(s)})"
                     for k, s in SHAPE_ONLY.items() if kind not in s}
@@ -457,10 +523,55 @@ def _body(path, world, i, entry):
               velocity=t.get("velocity", 3, [0.0, 0.0, 0.0]),
               angular_velocity=t.get("angular_velocity", 3, [0.0, 0.0, 0.0]),
               color=t.get("color", 3, [0.7, 0.7, 0.7], check=_rgb, what="3 numbers between 0 and 1"),
-              static=static, visual_mesh=t.get("visual_mesh", "str"))
+              static=static, visual_mesh=_visual_mesh(t, path))
     t.done(inapplicable)
     _builder_call(path, t.where, "a body", world.add_body, name, shape, mass=None if static else mass,
                   density=None if static else density, **kw)
+
+
+def _inside(path, folder):
+    """Whether the resolved `path` lies inside the resolved `folder`."""
+    try:
+        return os.path.commonpath([path, folder]) == folder
+    except ValueError:           # different drives
+        return False
+
+
+def _visual_mesh(t, scene_path):
+    """The body's visual_mesh as an absolute path inside the scene file's folder or the
+    project's assets/ (symbolic links followed), or None. Relative paths are looked up
+    in the scene's folder, then in assets/, then from the project root ("assets/…").
+    The first of those that exists decides; if it lies outside both folders (through
+    "..", an absolute path or a link) the path is refused before any reader sees it —
+    nothing is opened here. A missing file is the viewer's to report (it draws the shape)."""
+    raw = t.get("visual_mesh", "str")
+    if raw is None:
+        return None
+    if "\0" in raw:
+        raise t.error("visual_mesh", "a file path", raw)
+    scene_dir = os.path.realpath(os.path.dirname(os.path.abspath(str(scene_path))))
+    allowed = (os.path.realpath(ASSETS),) if scene_dir == os.path.dirname(scene_dir) else \
+        (scene_dir, os.path.realpath(ASSETS))           # a scene at the file-system root opens nothing but assets/
+    if os.path.isabs(raw):
+        candidates = [raw]
+    else:
+        candidates = [os.path.join(scene_dir, raw), os.path.join(ASSETS, raw), os.path.join(ROOT, raw)]
+    found = None
+    for c in candidates:              # the first that exists decides (stat only, nothing is opened)
+        if os.path.lexists(c):
+            found = os.path.realpath(c)
+            if not any(_inside(found, a) for a in allowed):
+                found = None          # it exists, but outside (through "..", an absolute path or a link)
+            break
+    else:                             # none exists: the viewer will say so, if the path stays inside
+        found = next((os.path.realpath(c) for c in candidates
+                      if any(_inside(os.path.realpath(c), a) for a in allowed)), None)
+    if found is None:
+        raise t.error("visual_mesh", "a mesh file inside the scene's folder or the project's assets/ "
+                                     "(paths may not leave them)", raw)
+    if os.path.splitext(raw)[1].lower() not in MESH_SUFFIXES:
+        raise t.error("visual_mesh", "the path of an OBJ or STL file (" + ", ".join(MESH_SUFFIXES) + ")", raw)
+    return found
 
 
 def _chain(path, world, i, entry):
@@ -468,8 +579,10 @@ def _chain(path, world, i, entry):
     kw = dict(name=t.get("name", "str", required=True),
               links=t.get("links", "int", 10, check=lambda v: 1 <= v <= 100000, what="an integer 1-100000"),
               joint=t.choice("joint", ("revolute", "spherical"), "revolute"),
-              link_length=t.get("link_length", "number", 0.1, check=_positive, what=POSITIVE),
-              radius=t.get("radius", "number", 0.02, check=_positive, what=POSITIVE),
+              link_length=t.get("link_length", "number", 0.1, check=_dimension(MIN_SIZE, 2 * MAX_SIZE)[0],
+                                what=_dimension(MIN_SIZE, 2 * MAX_SIZE)[1]),
+              radius=t.get("radius", "number", 0.02, check=_dimension(MIN_SIZE, MAX_SIZE)[0],
+                           what=_dimension(MIN_SIZE, MAX_SIZE)[1]),
               mass=t.get("mass", "number", 0.1, check=_positive, what=POSITIVE),
               origin=t.get("origin", 3, [0.0, 0.0, 0.0]),
               direction=t.get("direction", 3, [1.0, 0.0, 0.0], check=_nonzero, what="a non-zero vector"),
@@ -601,6 +714,10 @@ def _motor_event(path, world, i, entry):
     joint = t.get("joint", "str", required=True)
     if not world.has_joint(joint):
         raise t.error("joint", "the name of a joint", joint)
+    kind = world.joint(joint).kind
+    if kind not in MOTOR_JOINTS:
+        raise t.error("joint", f"a revolute or prismatic joint (the kinds with a motor), got {show(joint)}, "
+                               f"a {kind} joint")
     time = t.get("time", "number", required=True, check=_nonneg, what="a time >= 0 (s)")
     target, target_deg = t.get("target", "number"), t.get("target_deg", "number")
     if (target is None) == (target_deg is None):
@@ -644,6 +761,14 @@ def load_scene(path, overrides=None):
         raise SceneError(path, "(file)", "UTF-8 text") from None
     except tomllib.TOMLDecodeError as e:
         raise SceneError(path, "(syntax)", "valid TOML", str(e)) from None
+    except RecursionError:
+        raise SceneError(path, "(syntax)", f"arrays and tables nested at most {MAX_NESTING} deep "
+                                           "(this file nests them too deep to read)") from None
+    except ValueError as e:              # e.g. an integer of more than 4300 digits
+        raise SceneError(path, "(syntax)", "valid TOML", str(e)) from None
+    deep = _too_deep(data)
+    if deep is not None:
+        raise SceneError(path, deep, f"arrays and tables nested at most {MAX_NESTING} deep")
     provenance = _apply_overrides(path, data, overrides)
     try:
         return build_world(path, data)

@@ -37,6 +37,7 @@ and 3; a small mismatch (another solver running after the rope) is not fatal: it
 segment stretch, which the next step's projection removes.
 """
 import math
+import numbers
 from collections import namedtuple
 
 import numpy as np
@@ -232,12 +233,17 @@ class Rope:
         return v
 
     def _node(self, node):
+        """A node index (negative: from the end) as 0 … n−1; ValueError if it is not one."""
         n = self.n_nodes
+        if isinstance(node, bool) or not isinstance(node, numbers.Integral):
+            raise ValueError(f"rope node must be an integer index (0 … {n - 1}, or -1 for the last), "
+                             f"got {node!r}"[:200])
         i = int(node)
         if i < 0:
             i += n
         if not 0 <= i < n:
-            raise IndexError(f"node {node} out of range for a rope of {n} nodes")
+            raise ValueError(f"rope node {int(node)} is out of range: this rope has {n} nodes, "
+                             f"0 … {n - 1} (or -{n} … -1 from the end)")
         return i
 
     # ------------------------------------------------------------------ building
@@ -751,6 +757,15 @@ class Rope:
     def positions(self):
         """Node positions (N,3), a view (do not write)."""
         return self.state.node_pos
+
+    def node_index(self, node):
+        """`node` (an int, negative from the end) as an index 0 … N−1; ValueError naming
+        the valid range otherwise (an attachment's node is checked with it)."""
+        return self._node(node)
+
+    def node_position(self, node):
+        """A copy of node `node`'s position (m); ValueError if there is no such node."""
+        return self.state.node_pos[self._node(node)].copy()
 
     @property
     def frames(self):
