@@ -23,6 +23,7 @@ from .shapes import Plane, check_shape
 from .solvers import FAMILIES
 
 SOLVERS = tuple(FAMILIES)
+_ONE = np.ones(1, np.int64)     # "free rows used" for one joint: readouts computed in full
 
 
 class SimulationBlowUp(RuntimeError):
@@ -849,9 +850,10 @@ class World:
         compute_joint_rates(bodies, joints, rows)
 
     def _refresh_joint(self, j):
-        """Rows and readouts of joint j alone (building: O(1) per joint)."""
-        _, bodies, _, joints, _, rows, _ = self.kernel_bundles(self.active_solver.free_rows_used(self))
-        one = Joints(*(arr[j:j + 1] for arr in joints))
+        """Rows and readouts of joint j alone (building: O(1) per joint, so no CSR index
+        and no per-joint array of the whole world)."""
+        _, bodies, _, joints, _, rows, _ = bundles(self.model, self.state, self.control, self.work, _ONE)
+        one = Joints(*(arr[j:j + 1] for arr in joints[:-1]), _ONE)
         compute_joint_rows(bodies, one, rows, True)
         compute_joint_rates(bodies, one, rows)
 
