@@ -814,6 +814,19 @@ class World:
         joint, kind, bodies, Jacobian, value, activity and accumulated impulse."""
         return self.kernel_bundles(self.active_solver.free_rows_used(self))[5]
 
+    def unhonoured(self):
+        """What the active solver does not act on here: [(feature, joint names)] for
+        "friction", "motors" and "limits" set on joints (kept for the families that do)."""
+        honours, m, c = self.active_solver.HONOURS, self.model.joints, self.control.joints
+        driven = {e[1] for e in self._events}
+        used = {"friction": m.friction > 0.0, "limits": m.limit_on.any(axis=1),
+                "motors": (c.motor_mode != MOTOR_OFF) | np.isin(np.arange(m.count), list(driven))}
+        out = []
+        for feature, mask in used.items():
+            if feature not in honours and mask.any():
+                out.append((feature, [self.model.joint_info[j].name for j in np.flatnonzero(mask)]))
+        return out
+
     def max_constraint_error(self):
         """Largest joint constraint violation (m or rad) at the current poses."""
         err = self.state.joints.err

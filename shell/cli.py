@@ -164,6 +164,10 @@ def run_headless(args):
     wall = time.perf_counter() - t0
     print(f"{args.scene}: simulated {world.time:.4g} s in {steps} steps of {world.dt:g} s ({world.solver}), "
           f"wall {wall:.3g} s, largest constraint error {worst:.3g} (every step)")
+    for feature, joints in world.unhonoured():      # settings this solver cannot honour: said once
+        shown = ", ".join(joints[:5]) + (f" and {len(joints) - 5} more" if len(joints) > 5 else "")
+        print(f"note: the {world.solver} solver does not act on joint {feature} ({shown}); "
+              f"they are kept for the solvers that do")
     if render_world_png is not None:
         try:
             render_world_png(world, args.screenshot, width=1280, height=720)

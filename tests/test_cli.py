@@ -190,3 +190,12 @@ def test_headless_screenshot_without_the_offscreen_renderer_exits_2(monkeypatch,
                  str(tmp_path / "x.png")]) == 2
     assert "offscreen renderer" in capsys.readouterr().err
     assert not (tmp_path / "x.png").exists()
+
+
+def test_a_setting_the_solver_cannot_honour_is_reported_once(capsys):
+    """The door's hinge friction under penalty is not dropped silently: one note names it."""
+    assert main(["scenes/door.toml", "--headless", "--duration", "0.05", "--solver", "penalty"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("note: the penalty solver does not act on joint friction (hinge)") == 1
+    assert main(["scenes/door.toml", "--headless", "--duration", "0.05", "--solver", "impulse"]) == 0
+    assert "note:" not in capsys.readouterr().out
