@@ -227,10 +227,11 @@ def compute_joint_rows(bodies, joints, rows, readout):
                     raw = wrap_angle(2.0 * math.atan2(rx, rw))
                     tw = joint_q[j, 1] + wrap_angle(raw - joint_q[j, 1])
                     joint_q[j, 1] = tw
+                    # the twist's rate is (ω_b − ω_a)·(n_a0 + n_b0)/(1 + n_a0·n_b0)
                     hx, hy, hz = a0x + b0x, a0y + b0y, a0z + b0z
-                    hn = math.sqrt(hx * hx + hy * hy + hz * hz)
-                    if hn > 1e-12:
-                        hx, hy, hz = hx / hn, hy / hn, hz / hn
+                    hd = 1.0 + a0x * b0x + a0y * b0y + a0z * b0z
+                    if hd > 1e-12:
+                        hx, hy, hz = hx / hd, hy / hd, hz / hd
                     else:
                         hx, hy, hz = a0x, a0y, a0z
                     C, act = limit_value(tw, joint_limit_lo[j, 1], joint_limit_hi[j, 1], joint_limit_on[j, 1])

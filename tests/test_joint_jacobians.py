@@ -23,11 +23,9 @@ Known inexact rows (documented by tests of their own, never by loosening a toler
   (universal: also the child's n_b1). That is the angle's rate only while the joint's
   axes are aligned; when they are out of line by θ, d(angle)/dt differs from J·V by at
   most tan θ·|ω_b − ω_a| — see test_hinge_angle_rows_drift_from_the_angle_rate_only_by_the_axis_misalignment.
-* the spherical twist-limit row uses the unit bisector h = (n_a0 + n_b0)/|n_a0 + n_b0|,
-  but the twist of the swing-twist decomposition has rate (ω_b − ω_a)·(n_a0 + n_b0)/(1 + n_a0·n_b0),
-  so J·V = cos(swing/2)·d(twist)/dt: the right axis and sign, the wrong length away from
-  swing = 0. Pinned by test_spherical_twist_limit_row_is_the_twist_rate_times_cos_half_swing
-  and flagged by the strict xfail test_spherical_twist_limit_row_is_the_time_derivative_of_the_twist.
+* (fixed) the spherical twist-limit row used the unit bisector of n_a0 and n_b0, which is
+  cos(swing/2)·d(twist)/dt; its axis is now (n_a0 + n_b0)/(1 + n_a0·n_b0), the exact rate
+  (test_spherical_twist_limit_row_is_the_time_derivative_of_the_twist).
 
 Tolerance: |J·V − FD| ≤ 1e-6 · max(|J·V|, Σ_bodies |v| + |ω|), with lever arms of order 1 m.
 The central difference at ε = 1e-6 agrees to about 1e-10 (round-off ≈ 1e-16/ε, truncation
@@ -329,24 +327,15 @@ def _twist_rates(parent, assembled, seed, eps):
 
 @pytest.mark.parametrize("assembled", [True, False], ids=["assembled", "pulled_apart"])
 @pytest.mark.parametrize("parent", PARENTS)
-def test_spherical_twist_limit_row_is_the_twist_rate_times_cos_half_swing(parent, assembled):
-    """PINS A KNOWN DEFECT (see the module docstring): the twist row's axis is the unit
-    bisector of n_a0 and n_b0, so J·V = cos(swing/2)·d(twist)/dt. Right axis and sign, too
-    short by cos(swing/2) (6 % at a 40° swing). When joint_rows.py is fixed (axis
-    (n_a0 + n_b0)/(1 + n_a0·n_b0)), drop the factor here and the xfail below."""
+def test_spherical_twist_limit_row_is_the_time_derivative_of_the_twist(parent, assembled):
+    """The twist-limit row's axis (n_a0 + n_b0)/(1 + n_a0·n_b0) makes J·V the exact rate
+    of the swing-twist decomposition's twist, at any swing (the unit bisector it had
+    before was cos(swing/2) short)."""
     for seed in range(CONFIGS):
         for eps in EPSILONS:
             jv, dC, dtwist, swing, speed = _twist_rates(parent, assembled, seed, eps)
             _assert_rate(dC, dtwist, speed, "twist limit value moves with the twist readout")
-            _assert_rate(jv, math.cos(swing / 2) * dC, speed, f"spherical twist row, swing {swing:.3f}, ε={eps}")
-
-
-@pytest.mark.xfail(strict=True, reason="joint_rows.py: the spherical twist-limit row is cos(swing/2)·d(twist)/dt "
-                                       "(unit bisector axis), not the derivative of its value")
-def test_spherical_twist_limit_row_is_the_time_derivative_of_the_twist():
-    for seed in range(CONFIGS):
-        jv, dC, dtwist, swing, speed = _twist_rates("body", True, seed, EPSILONS[0])
-        _assert_rate(jv, dC, speed, f"spherical twist row, swing {swing:.3f}")
+            _assert_rate(jv, dC, speed, f"spherical twist row, swing {swing:.3f}, ε={eps}")
 
 
 @pytest.mark.parametrize("kind", ["revolute", "universal"])
