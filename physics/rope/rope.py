@@ -130,6 +130,12 @@ def darboux_vectors(quats, pair_rest):
     return u
 
 
+def _param(index, name, doc):
+    """A property over prm[index]: a number >= 0 (ValueError naming `name` otherwise)."""
+    return property(lambda self: float(self.prm[index]),
+                    lambda self, v: self.prm.__setitem__(index, self._nonneg(v, name)), doc=doc)
+
+
 class Rope:
     """An inextensible elastic rope (seed 002): N nodes, N−1 quaternion elements.
 
@@ -446,32 +452,10 @@ class Rope:
         if hasattr(self, "state"):
             self._rebuild()
 
-    @property
-    def damping(self):
-        """Kelvin-Voigt retardation time τ (s) of bending and twist (see the class doc)."""
-        return float(self.prm[K.P_RETARDATION])
-
-    @damping.setter
-    def damping(self, v):
-        self.prm[K.P_RETARDATION] = self._nonneg(v, "damping")
-
-    @property
-    def drag(self):
-        """Linear air-drag rate (1/s) on node velocities and element spins."""
-        return float(self.prm[K.P_DRAG])
-
-    @drag.setter
-    def drag(self, v):
-        self.prm[K.P_DRAG] = self._nonneg(v, "drag")
-
-    @property
-    def friction(self):
-        """Coulomb friction coefficient μ with the ground and boxes."""
-        return float(self.prm[K.P_FRICTION])
-
-    @friction.setter
-    def friction(self, v):
-        self.prm[K.P_FRICTION] = self._nonneg(v, "friction")
+    damping = _param(K.P_RETARDATION, "damping",
+                     "Kelvin-Voigt retardation time τ (s) of bending and twist (see the class doc).")
+    drag = _param(K.P_DRAG, "drag", "Linear air-drag rate (1/s) on node velocities and element spins.")
+    friction = _param(K.P_FRICTION, "friction", "Coulomb friction coefficient μ with the ground and boxes.")
 
     @property
     def ground(self):
