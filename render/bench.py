@@ -1,6 +1,11 @@
 """`python -m render.bench`: Python-side CPU time per frame spent drawing (physics
 excluded), per scene, offscreen: the thread's CPU time in SceneRenderer.draw
-(snapshot, instance uploads, draw calls), averaged over 200 frames."""
+(snapshot, instance uploads, draw calls), averaged over 200 frames.
+
+`python -m render.bench --window [WxH] [--scene NAME] [--frames N] [--mode full light]`:
+frames per second of the real window (scene, panel, physics, flip), per rendering
+mode (render/quality.py); needs a display, e.g.
+`xvfb-run -a -s "-screen 0 1920x1080x24" python -m render.bench --window 1728x972`."""
 import sys
 import time
 from pathlib import Path
@@ -33,7 +38,53 @@ def bench_scene(path, frames=200, size=(1280, 720)):
     return total / frames * 1e3
 
 
-def main():
+def window_fps(scene, size=(1728, 972), frames=30, mode="full", warmup=3):
+    """Frames per second of the window's loop (events, physics, drawing, flip) on `scene`."""
+    import pyglet
+    pyglet.options["dpi_scaling"] = "stretch"
+    from shell.window import ViewerWindow, _warm_up
+    from .quality import MODES
+    world = physics.load_scene(scene)
+    win = ViewerWindow(world, Path(scene).name, *size)
+    try:
+        win.set_quality(MODES[mode])
+        _warm_up(world)
+        clock = time.perf_counter()
+        t0 = None
+        for i in range(frames + warmup):
+            if i == warmup:
+                win.ctx.finish()
+                t0 = time.perf_counter()
+            win.dispatch_events()
+            now = time.perf_counter()
+            win.driver.update(now - clock)
+            clock = now
+            win.render_frame()
+            win.flip()
+        win.ctx.finish()
+        return frames / (time.perf_counter() - t0), win.gl_renderer
+    finally:
+        win.close()
+
+
+def main(argv=None):
+    import argparse
+    p = argparse.ArgumentParser(prog="python -m render.bench")
+    p.add_argument("--window", nargs="?", const="1728x972", metavar="WxH",
+                   help="measure the real window's frames per second (needs a display)")
+    p.add_argument("--scene", default="gallery", help="with --window: the scene (name in scenes/ or a path)")
+    p.add_argument("--frames", type=int, default=30)
+    p.add_argument("--mode", nargs="+", default=["full", "light"], choices=["full", "light"])
+    args = p.parse_args(argv)
+    if args.window:
+        w, h = (int(v) for v in args.window.lower().split("x"))
+        scene = Path(args.scene)
+        if not scene.exists():
+            scene = ROOT / "scenes" / f"{args.scene}.toml"
+        for mode in args.mode:
+            fps, gl = window_fps(scene, (w, h), args.frames, mode)
+            print(f"{scene.stem:12} {w}x{h} {mode:5} {fps:6.2f} fps  ({gl})", flush=True)
+        return 0
     for scene in sorted((ROOT / "scenes").glob("*.toml")):
         print(f"{scene.stem:12} {bench_scene(scene):6.2f} ms Python CPU per frame")
 
