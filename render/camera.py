@@ -66,7 +66,7 @@ class OrbitCamera:
             t = math.tan(half) * margin
             c = math.cos(math.atan(t))
             # distance of the sphere's centre inside each side plane must exceed its radius
-            if np.any((z * t - np.abs(rel @ axis)) * c < radii):
+            if np.any((z * t - np.abs(rel @ axis)) * c < radii - 1e-9 * (np.abs(z) + 1.0)):
                 return False
         return True
 

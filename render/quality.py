@@ -53,5 +53,5 @@ def default_quality(ctx, environ=None):
     if forced in MODES:
         return MODES[forced], f"{ENV}={forced}"
     if is_software(ctx):
-        return LIGHT, f"software OpenGL ({gl_renderer(ctx)})"
+        return LIGHT, "software OpenGL"
     return FULL, "hardware OpenGL"

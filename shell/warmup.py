@@ -19,8 +19,8 @@ marker matches, no warm-up runs. If it does not, the warm-up runs and its messag
 shows once it has taken more than `SHOW_AFTER` s (a warm cache with a missing marker
 finishes in a few seconds).
 
-For the headless command line: `announce(stream)` prints NOTICE on `stream` when the
-cache is cold, and `ensure_warm()` runs the warm-up in the calling process.
+For the headless command line: `announce(stream)` prints NOTICE (one line) on `stream`
+when the cache is cold; `ensure_warm(stream)` does that and waits for the warm-up.
 
 Never imported by physics; imports physics only inside the warm-up itself.
 """
@@ -123,26 +123,24 @@ def weight(path, solver):
 
 def exercise(path, solver, n=3):
     """Load a scene, switch to `solver`, step it, pull a body and a rope with the mouse
-    spring, reset: through physics' public API only."""
+    spring, reset: through physics' public API only. A blow-up (a scene that needs its
+    own solver) is fine: the kernels it ran are compiled all the same."""
     import physics
     world = physics.load_scene(path)
     world.solver = solver
-    for _ in range(n):
-        world.step()
-    for body in world.bodies:
-        if not body.is_static:
-            p = body.position
-            world.grab(body.name, p, p + (0.0, 0.0, 0.05))
-            world.step()
-            world.release_grab()
-            break
-    for name, rope in getattr(world, "ropes", {}).items():
-        p = rope.positions[len(rope.positions) // 2]
-        world.grab(name, p, p + (0.0, 0.0, 0.05))
-        world.step()
+    grabs = [(b.name, b.position) for b in world.bodies if not b.is_static][:1]
+    grabs += [(name, rope.positions[len(rope.positions) // 2].copy())
+              for name, rope in getattr(world, "ropes", {}).items()][:1]
+    for name, p in [(None, None)] + grabs:
+        try:
+            if name is not None:
+                world.grab(name, p, p + (0.0, 0.0, 0.05))
+            for _ in range(n):
+                world.step()
+        except physics.SimulationBlowUp:
+            pass
         world.release_grab()
-        break
-    world.reset()
+        world.reset()
 
 
 def warm_up(out=None, scenes=SCENES, part=None):
@@ -185,12 +183,18 @@ def announce(stream=None):
 
 
 def ensure_warm(stream=None):
-    """Headless: if the cache is cold, say so on `stream` and run the whole warm-up here
-    (its step lines go to /dev/null), so the marker is left and later runs are quiet."""
+    """Headless: if the cache is cold, say so on `stream` (NOTICE, one line) and wait for
+    the warm-up (the same subprocesses as the window's, in parallel), so the marker is
+    left and later runs are quiet. Returns True if it ran. A failed warm-up is not an
+    error: the caller's own kernels then compile as they are called."""
     if not announce(stream):
         return False
-    with open(os.devnull, "w") as null:
-        warm_up(null)
+    job = WarmupJob()
+    try:
+        while not job.done:
+            time.sleep(0.2)
+    finally:
+        job.kill()
     return True
 
 

@@ -7,7 +7,13 @@ click a body to select its joint. Keys (ui/help.KEYS, F1 lists them): Space paus
 resume, → single step, Backspace reset the simulation, 1 / 2 penalty / impulse
 solver, R reset the view, P or F12 save a screenshot (./screenshots/), J joint frames,
 L limits, C centres of mass, V tint by constraint violation, S shadows, G light
-rendering (render/quality.py), Tab panel, F1 help, Escape quit. Over the panel, mouse and typing go to ImGui, not the scene.
+rendering (render/quality.py), Tab panel, F1 help, Escape quit. Over the panel, mouse
+and typing go to ImGui, not the scene. The home view frames the scene in the 3D view
+beside the panel (render/frame.initial_camera); double-click focuses there too.
+
+The window opens before any physics kernel is compiled: on a first launch it shows
+"Compiling physics kernels (first run only)…" while shell/warmup.py fills numba's
+disk cache, then loads the scene (run_viewer).
 
 Physics runs at its fixed Δt from a wall-clock accumulator with a cap on steps per
 frame (shell.driver.FrameDriver); the title and the panel say when the machine
@@ -151,7 +157,8 @@ class ViewerWindow(pyglet.window.Window):
     def set_quality(self, quality):
         """Full or light rendering (render/quality.py), or any Quality (scale, MSAA, shadow map)."""
         self.quality = quality
-        self.renderer.set_shadow_size(quality.shadow_size)
+        if self.renderer is not None:
+            self.renderer.set_shadow_size(quality.shadow_size)
         self.target = None                 # made again at the new size and sample count
 
     def action_light_rendering(self):
@@ -172,7 +179,7 @@ class ViewerWindow(pyglet.window.Window):
             # the old one is left to GC (see offscreen.py)
             self.target = RenderTarget(self.ctx, drawn, samples=self.quality.samples)
         if self.frame is None or self.frame.size != full:
-            self.frame = self.ctx.framebuffer(color_attachments=[self.ctx.texture(full, 4)])
+            self.frame = self.ctx.framebuffer(color_attachments=[self.ctx.renderbuffer(full, 4)])
         return full, scene, drawn
 
     def render_frame(self):
@@ -184,12 +191,11 @@ class ViewerWindow(pyglet.window.Window):
         full, scene, drawn = self._ensure_targets()
         snap = self.world.snapshot()
         self.renderer.draw(snap, self.camera, drawn, self.target.msaa)
-        self.target.resolve()
         self.frame.use()
         self.ctx.viewport = (0, 0, full[0], full[1])
         self.frame.clear(*PANEL_BG, 1.0)
-        if drawn == scene:
-            self.ctx.copy_framebuffer(self.frame, self.target.resolved)
+        if drawn == scene:                 # resolved (MSAA) straight into the frame
+            self.ctx.copy_framebuffer(self.frame, self.target.msaa)
         else:                              # light mode: upscale into the 3D view's part of the frame
             self.upscaler.draw(self.target.texture, self.frame, (0, 0, scene[0], scene[1]))
             self.ctx.viewport = (0, 0, full[0], full[1])
@@ -204,7 +210,7 @@ class ViewerWindow(pyglet.window.Window):
         from ui.overlay import draw_loading
         full = self._fb_sizes()[0]
         if self.frame is None or self.frame.size != full:
-            self.frame = self.ctx.framebuffer(color_attachments=[self.ctx.texture(full, 4)])
+            self.frame = self.ctx.framebuffer(color_attachments=[self.ctx.renderbuffer(full, 4)])
         self.frame.use()
         self.ctx.viewport = (0, 0, full[0], full[1])
         self.frame.clear(*LOADING_BG, 1.0)
@@ -514,9 +520,9 @@ class ViewerWindow(pyglet.window.Window):
     def focus_at(self, x, y):
         """Double-click: centre the view on the body (or rope) under the cursor and zoom
         so it is well seen in the visible viewport. Returns the body's index or None."""
-        i = self.pick(x, y)
+        found = self.drag.hit(self.world, x, y)
+        i = None if found is None else found[0]
         rope = self.drag.rope_hit(self.world, x, y)
-        found = self.drag.hit(self.world, x, y) if i is not None else None
         if rope is not None and (found is None or rope[1] < found[1]):
             p = self.world.ropes[rope[0]].positions
             centre = 0.5 * (p.min(axis=0) + p.max(axis=0))
@@ -573,7 +579,8 @@ def _warm_up(world):
     world.reset()
 
 
-def run_viewer(scene_path, overrides=None, frames=None, screenshot=None, warmup=None, on_frame=None):
+def run_viewer(scene_path, overrides=None, frames=None, screenshot=None, warmup=None, on_frame=None,
+               render=None):
     """Open the window on a scene; with `frames`, run that many frames of the scene then
     exit; `screenshot` saves the last frame (scene and panel). Returns 0, or 3 if the
     simulation blew up; a bad scene raises physics' SceneError (after the window closed).
@@ -582,11 +589,16 @@ def run_viewer(scene_path, overrides=None, frames=None, screenshot=None, warmup=
     numba's disk cache yet (first launch), the warm-up subprocess (shell/warmup.py)
     compiles them while the window shows a progress message; then the scene loads.
     `warmup`: a started WarmupJob to wait for instead (tests), or False for none;
-    `on_frame(win)` is called after every frame drawn (tests)."""
+    `on_frame(win)` is called after every frame drawn (tests); `render`: "light" or "full"
+    rendering instead of the automatic choice (render/quality.py)."""
     from shell import warmup as wu
     pyglet.options["dpi_scaling"] = "stretch"
     name = os.path.basename(str(scene_path))
     win = ViewerWindow(None, name, *default_window_size())
+    if render is not None:
+        from render.quality import MODES
+        win.set_quality(MODES[render])
+        win.quality_reason = f"asked for: {render}"
     job = None
     try:
         _show(win, on_frame)                   # the window is up before anything compiles
@@ -622,15 +634,25 @@ def _show(win, on_frame=None):
         win.flip()
 
 
-def wait_for_warmup(win, job, show_after=None, on_frame=None):
+LOADING_FRAME_S = 0.25     # the compiling message is redrawn 4 times a second: its window
+                           # must not take a core from the compilers (llvmpipe draws on the CPU)
+
+
+def wait_for_warmup(win, job, show_after=None, on_frame=None, frame_s=LOADING_FRAME_S):
     """Draw the window (the compiling message once the job has run `show_after` s) until
-    the warm-up job ends or the window is closed."""
+    the warm-up job ends or the window is closed; events are read every 50 ms."""
     from shell.warmup import SHOW_AFTER
     show_after = SHOW_AFTER if show_after is None else show_after
+    drawn = -1e9
     while not job.done and not win.closed:
-        win.loading = job.progress() if job.elapsed() >= show_after else None
-        _show(win, on_frame)
-        time.sleep(1 / 30)
+        now = time.perf_counter()
+        if now - drawn >= frame_s:
+            win.loading = job.progress() if job.elapsed() >= show_after else None
+            _show(win, on_frame)
+            drawn = now
+        else:
+            win.dispatch_events()
+        time.sleep(0.05)
     if win.closed:
         job.kill()
 

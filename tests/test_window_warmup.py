@@ -48,7 +48,7 @@ def test_the_window_shows_the_compiling_message_then_the_scene(tmp_path):
     try:
         job = fake_job(0.6)
         t0 = time.perf_counter()
-        wait_for_warmup(win, job, show_after=0.3, on_frame=look)
+        wait_for_warmup(win, job, show_after=0.3, on_frame=look, frame_s=0.1)
         assert job.ok and time.perf_counter() - t0 > 1.5
         assert len(seen) >= 5
         fractions = [f for f, *_ in seen]

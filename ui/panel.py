@@ -428,8 +428,8 @@ class Panel:
         w.param(self.view_params()["view.scale"], width=120)
         imgui.same_line(self.col2)
         w.readout("fps", f"{v.fps:.1f}", "Frames drawn per second of wall-clock time.", MUTED)
-        imgui.text_disabled(f"{v.quality.name}: {v.quality_text()}")
-        imgui.text_disabled(f"GL: {v.gl_renderer}  ({v.quality_reason})")
+        imgui.text_disabled(f"{v.quality.name} ({v.quality_reason}): {v.quality_text()}")
+        imgui.text_disabled(f"OpenGL renderer: {v.gl_renderer}")
 
     def _plots(self):
         v, w = self.v, self.w
