@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PHYSICS = ROOT / "physics"
 SCENES = ROOT / "scenes"
 TITLE = "Compiling physics kernels (first run only)…"
-NOTICE = ("Compiling physics kernels (first run only; about 1-2 minutes on 2 cores, "
+NOTICE = ("Compiling physics kernels (first run only; a few minutes on 2 cores, "
           "later runs start in seconds)…")
 SHOW_AFTER = 0.5          # s: a warm-up quicker than this shows no message
 # A cold warm-up's time per step, in seconds on an idle 2-core machine (the kernels are
