@@ -1,4 +1,11 @@
-"""Orbit camera (pyrr for the matrices): orbit, pan, zoom, focus, pick rays. Z up."""
+"""Orbit camera (pyrr for the matrices): orbit, pan, zoom, focus, pick rays. Z up.
+
+`fit` frames a set of spheres (bodies, rope nodes) in a viewport of a given aspect
+ratio: it keeps the view direction and moves the eye back along it, and sideways,
+until every sphere lies inside the frustum with a margin (both the horizontal and the
+vertical field of view count, so a narrow viewport beside the panel is framed as well
+as a wide one).
+"""
 import math
 
 import numpy as np
@@ -29,6 +36,88 @@ class OrbitCamera:
         dist = max(radius, 0.2) / math.tan(math.radians(self.fov) / 2) * 1.1
         self.set(centre, dist, -60.0, 22.0)
         self.home = (self.target.copy(), self.distance, self.yaw, self.pitch)
+
+    def basis(self):
+        """(right, up, forward) unit vectors of the view."""
+        fwd = self.target - self.eye
+        fwd = fwd / max(np.linalg.norm(fwd), 1e-12)
+        right = np.cross(fwd, (0.0, 0.0, 1.0))
+        n = np.linalg.norm(right)
+        right = right / n if n > 1e-9 else np.array([1.0, 0.0, 0.0])
+        return right, np.cross(right, fwd), fwd
+
+    def half_angles(self, aspect):
+        """(horizontal, vertical) half fields of view (radians) for `aspect` = width / height."""
+        v = math.radians(self.fov) / 2
+        return math.atan(math.tan(v) * aspect), v
+
+    def fits(self, centres, radii, aspect, margin=0.92):
+        """True when every sphere is in front of the eye and inside `margin` of the field of view."""
+        centres, radii = np.atleast_2d(np.asarray(centres, float)), np.asarray(radii, float)
+        if len(centres) == 0:
+            return True
+        right, up, fwd = self.basis()
+        rel = centres - self.eye
+        z = rel @ fwd
+        near = max(self.distance * 0.01, 0.01)
+        if np.any(z - radii < near):
+            return False
+        for axis, half in zip((right, up), self.half_angles(aspect)):
+            t = math.tan(half) * margin
+            c = math.cos(math.atan(t))
+            # distance of the sphere's centre inside each side plane must exceed its radius
+            if np.any((z * t - np.abs(rel @ axis)) * c < radii - 1e-9 * (np.abs(z) + 1.0)):
+                return False
+        return True
+
+    def fit(self, centres, radii, aspect, margin=0.92, min_radius=0.2):
+        """Keep the view direction; place the eye so every sphere (centres (n, 3), radii (n,))
+        fills the viewport of `aspect` (width / height) within `margin` of its field of
+        view. The target goes to the middle depth of the spheres."""
+        centres = np.atleast_2d(np.asarray(centres, float))
+        radii = np.maximum(np.asarray(radii, float).reshape(-1), 0.0)
+        if len(centres) == 0:
+            return
+        right, up, fwd = self.basis()
+        spread = float(np.max(np.linalg.norm(centres - centres.mean(axis=0), axis=1) + radii))
+        if spread < min_radius:                      # a tiny scene: frame at least min_radius
+            radii = radii + (min_radius - spread)
+        eye_f = []
+        eye_side = []
+        for axis, half in zip((right, up), self.half_angles(aspect)):
+            a = math.atan(math.tan(half) * margin)
+            s, c = math.sin(a), math.cos(a)
+            # inward normals of the two side planes; the eye E satisfies n·E <= min(n·centre - r)
+            k_lo = float(np.min((centres @ axis) * c + (centres @ fwd) * s - radii))
+            k_hi = float(np.min(-(centres @ axis) * c + (centres @ fwd) * s - radii))
+            eye_f.append((k_lo + k_hi) / (2 * s))
+            eye_side.append((k_lo - k_hi) / (2 * c))
+        f = min(eye_f)                                 # the farther back of the two axes
+        eye = eye_side[0] * right + eye_side[1] * up + f * fwd
+        # the component of the eye off the (right, up, fwd) basis is zero by construction
+        depth = float(np.median(centres @ fwd)) - f
+        depth = max(depth, float(np.min(centres @ fwd - radii)) - f, 0.05)
+        self.target = eye + fwd * depth
+        self.distance = depth
+
+    def set_home(self):
+        self.home = (self.target.copy(), self.distance, self.yaw, self.pitch)
+
+    def at_home(self):
+        if self.home is None:
+            return False
+        t, d, y, p = self.home
+        return (np.allclose(t, self.target) and math.isclose(d, self.distance)
+                and math.isclose(y, self.yaw) and math.isclose(p, self.pitch))
+
+    def focus(self, centre, radius, aspect, near=1.5, far=4.0):
+        """Centre the view on a sphere (a body); zoom so it spans between 1/far and
+        1/near of the viewport's smaller field of view, keeping the distance if it does."""
+        half = min(self.half_angles(aspect))
+        r = max(float(radius), 0.02)
+        lo, hi = near * r / math.sin(half), far * r / math.sin(half)
+        self.target = np.asarray(centre, float).copy()
+        self.distance = min(max(self.distance, lo), hi)
 
     def reset(self):
         if self.home is not None:

@@ -30,7 +30,7 @@ def _render(ctx, world, width, height, camera, shadows, overlays):
     renderer = SceneRenderer(ctx, snap)
     renderer.shadows = shadows
     renderer.overlays.update(overlays or {})
-    cam = camera or initial_camera(world, snap)
+    cam = camera or initial_camera(world, snap, width / height)
     target = _TARGETS.get((width, height))
     if target is None:
         target = _TARGETS[(width, height)] = RenderTarget(ctx, (width, height))

@@ -79,10 +79,8 @@ class SceneRenderer:
         self.line_prog = _program(ctx, "line")
         self.bg_prog = _program(ctx, "background")
         self.bg_vao = ctx.vertex_array(self.bg_prog, [])
-        self.shadow_tex = ctx.depth_texture((shadow_size, shadow_size))
-        self.shadow_tex.compare_func = "<="
-        self.shadow_tex.repeat_x = self.shadow_tex.repeat_y = False
-        self.shadow_fbo = ctx.framebuffer(depth_attachment=self.shadow_tex)
+        self.shadow_tex = self.shadow_fbo = None
+        self.set_shadow_size(shadow_size)
         self.shadows = True
         self.overlays = {"joints": False, "limits": False, "com": False, "violation": False}
         self.line_vbo = ctx.buffer(reserve=6 * 4 * 2)
@@ -109,6 +107,23 @@ class SceneRenderer:
         self.ground = _Batch(self.ctx, progs, meshes.ground(), [0])
         self.base_colors = np.asarray(snap["colors"], np.float32)
         self.has_plane = any(s.kind == "plane" for s in shapes)
+
+    @property
+    def shadow_size(self):
+        return self.shadow_tex.size[0]
+
+    def set_shadow_size(self, n):
+        """Shadow map of n × n texels (2048 by default, 1024 in the light rendering mode)."""
+        n = int(n)
+        if self.shadow_tex is not None:
+            if self.shadow_tex.size == (n, n):
+                return
+            self.shadow_fbo.release()
+            self.shadow_tex.release()
+        self.shadow_tex = self.ctx.depth_texture((n, n))
+        self.shadow_tex.compare_func = "<="
+        self.shadow_tex.repeat_x = self.shadow_tex.repeat_y = False
+        self.shadow_fbo = self.ctx.framebuffer(depth_attachment=self.shadow_tex)
 
     def release(self):
         for b in self.batches + [self.ground]:

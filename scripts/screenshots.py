@@ -1,5 +1,10 @@
-"""Write a PNG of every scene after 1 s of simulation (rope_tow: 9 s, while it turns) (offscreen EGL renderer, the same
-drawing code as the window): `python scripts/screenshots.py [OUT_DIR]`."""
+"""Write a PNG of every scene (offscreen EGL renderer, the same drawing code as the
+window): `python scripts/screenshots.py [OUT_DIR]`.
+
+Each scene is shot at a moment that shows what it is about (SHOTS: the rope of
+rope_swing whipping down at 0.5 s, before it hangs along its post; rope_tow at 9 s, the
+robot turning with the rope taut behind it), from its [view]'s direction, framed
+tightly on its bodies and ropes at that moment (render.frame.initial_camera, tight)."""
 import sys
 from pathlib import Path
 
@@ -7,20 +12,29 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import physics  # noqa: E402
-from render.offscreen import render_world_png  # noqa: E402
+from render.frame import initial_camera, write_png  # noqa: E402
+from render.offscreen import render_world  # noqa: E402
+
+WIDTH, HEIGHT = 960, 540
+SECONDS = 1.0                                  # the default moment
+SHOTS = {"rope_swing": 0.5, "rope_tow": 9.0, "door": 0.8}
 
 
-SECONDS = {"rope_tow": 9.0}
+def shoot(scene, path, seconds=None, size=(WIDTH, HEIGHT)):
+    world = physics.load_scene(scene)
+    world.advance(SHOTS.get(Path(scene).stem, SECONDS) if seconds is None else seconds)
+    cam = initial_camera(world, world.snapshot(), size[0] / size[1], tight=True)
+    rgb, _ = render_world(world, size[0], size[1], camera=cam)
+    write_png(path, rgb)
+    return rgb
 
 
 def main(out="docs/screenshots"):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     for scene in sorted((ROOT / "scenes").glob("*.toml")):
-        world = physics.load_scene(scene)
-        world.advance(SECONDS.get(scene.stem, 1.0))
         path = out / f"{scene.stem}.png"
-        render_world_png(world, path, 960, 540)
+        shoot(scene, path)
         print(path)
 
 

@@ -117,6 +117,9 @@ def load_world(args):
 def run_headless(args):
     from physics import SimulationBlowUp
     from physics.io.record import Recorder
+    if sys.stderr.isatty():               # a person at a terminal: say why the first run is slow
+        from shell.warmup import announce
+        announce(sys.stderr)
     world = load_world(args)
     render_world_png = None
     if args.screenshot:
@@ -192,7 +195,9 @@ def _import_viewer():
 
 def run_viewer(args):
     overrides = overrides_from(args.set)
-    load_world(args)                      # report scene errors before a window opens
+    from shell.warmup import is_warm
+    if is_warm():                         # report scene errors before a window opens; on a cold
+        load_world(args)                  # cache the window opens at once and compiles first
     if args.solver is not None:
         overrides["solver.kind"] = args.solver
     if args.dt is not None:

@@ -6,8 +6,14 @@ orbits; right (or middle) drag pans, wheel zooms, double-click a body to focus i
 click a body to select its joint. Keys (ui/help.KEYS, F1 lists them): Space pause /
 resume, → single step, Backspace reset the simulation, 1 / 2 penalty / impulse
 solver, R reset the view, P or F12 save a screenshot (./screenshots/), J joint frames,
-L limits, C centres of mass, V tint by constraint violation, S shadows, Tab panel,
-F1 help, Escape quit. Over the panel, mouse and typing go to ImGui, not the scene.
+L limits, C centres of mass, V tint by constraint violation, S shadows, G light
+rendering (render/quality.py), Tab panel, F1 help, Escape quit. Over the panel, mouse
+and typing go to ImGui, not the scene. The home view frames the scene in the 3D view
+beside the panel (render/frame.initial_camera); double-click focuses there too.
+
+The window opens before any physics kernel is compiled: on a first launch it shows
+"Compiling physics kernels (first run only)…" while shell/warmup.py fills numba's
+disk cache, then loads the scene (run_viewer).
 
 Physics runs at its fixed Δt from a wall-clock accumulator with a cap on steps per
 frame (shell.driver.FrameDriver); the title and the panel say when the machine
@@ -21,10 +27,12 @@ import time
 import numpy as np
 import pyglet
 
-from render.frame import RenderTarget, initial_camera, write_png
+from render.frame import RenderTarget, Upscaler, initial_camera, write_png
+from render.quality import FULL, LIGHT, default_quality
 
 PANEL_MIN_WINDOW = 800          # narrower windows start with the panel hidden (Tab shows it)
 PANEL_BG = (0.1, 0.1, 0.11)
+LOADING_BG = (0.16, 0.19, 0.24)
 
 
 def _config(samples):
@@ -57,39 +65,44 @@ class ViewerWindow(pyglet.window.Window):
                 continue
         super().__init__(width, height, caption="Sharnir", resizable=True, config=config, visible=visible)
         import moderngl
-        from shell.driver import FrameDriver
         from ui.drag import MouseDrag
         from ui.imgui_io import ImGuiLayer
         from ui.panel import Panel
-        from ui.plots import SampledWorld
-        from render.scene_renderer import SceneRenderer
         moderngl.init_context()
         self.ctx = moderngl.get_context()
         self.ctx.error                     # clear a stale error left by context creation
         self.closed = False
-        self.world = world
+        self.world = None                  # None while the first launch compiles the kernels
         self.scene_name = scene_name
-        self.scene_path = getattr(world, "scene_path", None)
-        snap = world.snapshot()
-        self.renderer = SceneRenderer(self.ctx, snap)
-        self.camera = initial_camera(world, snap)
+        self.scene_path = None
+        self.loading = None                # shell.warmup.Progress shown while there is no world
+        self.loading_rect = None           # its box on screen last frame (top-left origin)
+        self.quality, self.quality_reason = default_quality(self.ctx)
+        self.gl_renderer = str(self.ctx.info.get("GL_RENDERER", ""))
+        self.renderer = None
+        self.upscaler = Upscaler(self.ctx)
+        self.fps = 0.0                     # frames drawn per wall-clock second (smoothed)
+        self._fps_clock = None
         self.target = None
         self.frame = None                  # the whole window: scene + panel, read by screenshots
         self.last_rgb = None
+        self.last_screenshot = None        # path of the last P / F12 screenshot
         self._last_click = (0.0, 0, 0)
         self.status = ""
-        self.selected_joint = 0 if world.joint_info else None
-        self.selected_body = self._child_of(self.selected_joint)
+        self.selected_joint = self.selected_body = None
         self.help_visible = False
         self.panel_visible = (width >= PANEL_MIN_WINDOW) if panel is None else bool(panel)
+        self.camera = None
+        self.driver = None
         self.gui = ImGuiLayer(self, self.ctx)
         self.panel = Panel(self)
-        self.driver = FrameDriver(SampledWorld(world, self.panel.record))
         self.drag = MouseDrag(self)
         self.gui_rects = []                # ImGui windows drawn last frame (x0, y0, x1, y1), top-left origin
         self.gui_error = None              # the last exception raised while drawing the panel
         self._mouse_owner = None           # "gui" or "scene" while a button is held
         self._frame_clock = time.perf_counter()
+        if world is not None:
+            self.set_world(world, scene_name)
 
     # ------------------------------------------------------------------ layout
     def panel_width(self):
@@ -102,41 +115,126 @@ class ViewerWindow(pyglet.window.Window):
         """(width, height) of the 3D view, window units; it starts at the left edge."""
         return max(self.width - self.panel_width(), 1), max(self.height, 1)
 
+    def scene_aspect(self):
+        w, h = self.scene_size()
+        return w / h
+
+    def _home_camera(self):
+        """The scene's opening view, framed for the visible 3D viewport (left of the panel)."""
+        cam = initial_camera(self.world, self._home_snap, self.scene_aspect(), radii=self.renderer.radii)
+        self._home_aspect = self.scene_aspect()
+        return cam
+
+    def _reframe_if_resized(self):
+        """The viewport changed shape (window resized, panel shown or hidden): the home view
+        is framed again, and the camera follows it if the user had not moved it."""
+        if abs(self.scene_aspect() - self._home_aspect) < 1e-3:
+            return
+        at_home = self.camera.at_home()
+        cam = self._home_camera()
+        if at_home:
+            self.camera = cam
+        else:
+            self.camera.home = cam.home
+
     def ray(self, x, y):
         """World ray (origin, unit direction) through window point (x, y) (pyglet: y up)."""
         w, h = self.scene_size()
         return self.camera.ray(x, self.height - y, w, h)
 
     def _fb_sizes(self):
+        """(window framebuffer, 3D view in it, 3D view as drawn) sizes in pixels; the last
+        is smaller than the second by the quality's resolution scale (light mode)."""
         fw, fh = self.get_framebuffer_size()
         fw, fh = max(fw, 1), max(fh, 1)
         scale = fw / max(self.width, 1)
         sw = max(1, min(fw, int(round(self.scene_size()[0] * scale))))
-        return (fw, fh), (sw, fh)
+        q = self.quality.scale
+        drawn = (max(1, int(round(sw * q))), max(1, int(round(fh * q))))
+        return (fw, fh), (sw, fh), drawn
+
+    # ------------------------------------------------------------------ rendering quality
+    def set_quality(self, quality):
+        """Full or light rendering (render/quality.py), or any Quality (scale, MSAA, shadow map)."""
+        self.quality = quality
+        if self.renderer is not None:
+            self.renderer.set_shadow_size(quality.shadow_size)
+        self.target = None                 # made again at the new size and sample count
+
+    def action_light_rendering(self):
+        light = self.quality.name != "light"
+        self.set_quality(LIGHT if light else FULL)
+        self.quality_reason = "chosen in the window"
+        self.panel.notices.add(f"{'Light' if light else 'Full'} rendering: {self.quality_text()}", "info")
+
+    def quality_text(self):
+        q = self.quality
+        return (f"{q.scale * 100:.0f} % resolution, {'MSAA ' + str(q.samples) + '×' if q.samples else 'no MSAA'}, "
+                f"shadow map {q.shadow_size}²")
 
     # ------------------------------------------------------------------ frame
     def _ensure_targets(self):
-        full, scene = self._fb_sizes()
-        if self.target is None or self.target.size != scene:
-            self.target = RenderTarget(self.ctx, scene)      # old one left to GC (see offscreen.py)
+        full, scene, drawn = self._fb_sizes()
+        if self.target is None or self.target.size != drawn:
+            # the old one is left to GC (see offscreen.py)
+            self.target = RenderTarget(self.ctx, drawn, samples=self.quality.samples)
         if self.frame is None or self.frame.size != full:
-            self.frame = self.ctx.framebuffer(color_attachments=[self.ctx.texture(full, 4)])
-        return full, scene
+            self.frame = self.ctx.framebuffer(color_attachments=[self.ctx.renderbuffer(full, 4)])
+        return full, scene, drawn
 
     def render_frame(self):
         self.switch_to()                   # this window's GL context (offscreen rendering may own the thread)
-        full, scene = self._ensure_targets()
+        if self.world is None:
+            self._render_loading()
+            return
+        self._reframe_if_resized()
+        full, scene, drawn = self._ensure_targets()
         snap = self.world.snapshot()
-        self.renderer.draw(snap, self.camera, scene, self.target.msaa)
-        self.target.resolve()
+        self.renderer.draw(snap, self.camera, drawn, self.target.msaa)
         self.frame.use()
         self.ctx.viewport = (0, 0, full[0], full[1])
         self.frame.clear(*PANEL_BG, 1.0)
-        self.ctx.copy_framebuffer(self.frame, self.target.resolved)
+        if drawn == scene:                 # resolved (MSAA) straight into the frame
+            self.ctx.copy_framebuffer(self.frame, self.target.msaa)
+        else:                              # light mode: upscale into the 3D view's part of the frame
+            self.upscaler.draw(self.target.texture, self.frame, (0, 0, scene[0], scene[1]))
+            self.ctx.viewport = (0, 0, full[0], full[1])
         self.panel.record()
         self._draw_gui(full)
         self.ctx.copy_framebuffer(self.ctx.screen, self.frame)
+        self._count_frame()
         self._update_title()
+
+    def _render_loading(self):
+        """No world yet (first launch: the kernels compile): the message and its progress."""
+        from ui.overlay import draw_loading
+        full = self._fb_sizes()[0]
+        if self.frame is None or self.frame.size != full:
+            self.frame = self.ctx.framebuffer(color_attachments=[self.ctx.renderbuffer(full, 4)])
+        self.frame.use()
+        self.ctx.viewport = (0, 0, full[0], full[1])
+        self.frame.clear(*LOADING_BG, 1.0)
+        now = time.perf_counter()
+        self.gui.begin_frame(now - self._frame_clock)
+        self._frame_clock = now
+        self.loading_rect = draw_loading(self.loading, self.width, self.height) if self.loading else None
+        self.gui_rects = [self.loading_rect] if self.loading_rect else []
+        self.gui.end_frame(full)
+        self.ctx.copy_framebuffer(self.ctx.screen, self.frame)
+        self._count_frame()
+        title = f"Sharnir — {self.scene_name} — "
+        if self.loading is None:
+            title += "starting"
+        else:
+            title += f"{self.loading.title} {self.loading.fraction * 100:.0f} %"
+        self.set_caption(title)
+
+    def _count_frame(self):
+        now = time.perf_counter()
+        if self._fps_clock is not None:
+            dt = max(now - self._fps_clock, 1e-6)
+            self.fps = 1.0 / dt if self.fps == 0.0 else 0.9 * self.fps + 0.1 / dt
+        self._fps_clock = now
 
     def _draw_gui(self, fb_size):
         from imgui_bundle import imgui
@@ -203,27 +301,43 @@ class ViewerWindow(pyglet.window.Window):
 
     # ------------------------------------------------------------------ world
     def set_world(self, world, scene_name):
-        """Show another world (a scene picked or reloaded in the panel)."""
+        """Show a world: the scene of a new window, or one picked or reloaded in the panel."""
         from shell.driver import FrameDriver
         from ui.plots import SampledWorld
         from render.scene_renderer import SceneRenderer
         self.switch_to()
-        self.drag.release(self.world)
-        speed = self.driver.speed
+        speed, shadows, overlays = 1.0, True, {}
+        if self.world is not None:
+            self.drag.release(self.world)
+            speed = self.driver.speed
+        if self.renderer is not None:
+            shadows, overlays = self.renderer.shadows, dict(self.renderer.overlays)
+            _release_gl(self.renderer)
         self.world = world
+        self.loading = self.loading_rect = None
         self.scene_name = scene_name
         self.scene_path = getattr(world, "scene_path", None)
         self.driver = FrameDriver(SampledWorld(world, self.panel.record), speed=speed)
         snap = world.snapshot()
-        shadows, overlays = self.renderer.shadows, dict(self.renderer.overlays)
-        _release_gl(self.renderer)
-        self.renderer = SceneRenderer(self.ctx, snap)
+        self.renderer = SceneRenderer(self.ctx, snap, shadow_size=self.quality.shadow_size)
         self.renderer.shadows = shadows
         self.renderer.overlays.update(overlays)
-        self.camera = initial_camera(world, snap)
-        self.selected_joint = 0 if world.joint_info else None
-        self.selected_body = self._child_of(self.selected_joint)
+        self._home_snap = snap             # the scene's start, which the home view frames
+        self.camera = self._home_camera()
+        self.select_joint(self._default_joint())
         self.panel.scene_changed()
+
+    def _default_joint(self):
+        """The joint selected when a scene opens: the first whose body is in view (not a
+        carriage hidden under the floor, as in rope_tow), else the first, else None."""
+        from render.frame import visible_bodies
+        if not self.world.joint_info:
+            return None
+        shown = set(visible_bodies(self._home_snap, self.renderer.radii))
+        for j in range(len(self.world.joint_info)):
+            if int(self.world.model.joints.body[j, 1]) in shown:
+                return j
+        return 0
 
     def load_scene(self, path):
         """Load a scene file into the window; a bad file leaves a notice and the old world."""
@@ -303,9 +417,17 @@ class ViewerWindow(pyglet.window.Window):
         self.renderer.shadows = not self.renderer.shadows
 
     def action_screenshot(self):
+        """P / F12: save the window (scene and panel) as screenshots/SCENE_tTIME.png; a press
+        that would reuse a name (paused: the same simulated time) gets _2, _3, … so no
+        screenshot is ever overwritten. The panel says which file it wrote."""
         name = os.path.splitext(os.path.basename(self.scene_name))[0]
-        path = os.path.join("screenshots", f"{name}_{self.world.time:07.3f}.png")
-        self.screenshot(path)
+        path = unique_path("screenshots", f"{name}_t{self.world.time:07.3f}", ".png")
+        try:
+            self.screenshot(path)
+        except OSError as e:
+            self.panel.notices.add(f"Screenshot not saved: {path}: {e.strerror or e}", "error")
+            return None
+        self.last_screenshot = path
         self.panel.notices.add(f"Saved {path}", "info")
         return path
 
@@ -325,6 +447,8 @@ class ViewerWindow(pyglet.window.Window):
         if self.gui.captures_keyboard():
             return                          # typing in a panel field
         k = key_action(symbol)
+        if self.world is None and (k is None or k.action != "quit"):
+            return                          # still compiling: only Escape (quit) does something
         if k is not None:
             getattr(self, f"action_{k.action}")()
 
@@ -349,7 +473,7 @@ class ViewerWindow(pyglet.window.Window):
 
     def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
         self.gui.mouse_motion(x, y)
-        if self._mouse_owner == "gui":
+        if self._mouse_owner == "gui" or self.world is None:
             return
         if self.drag.active and buttons & pyglet.window.mouse.LEFT:
             self.drag.move(self.world, x, y, dy, modifiers, self.height)
@@ -360,13 +484,13 @@ class ViewerWindow(pyglet.window.Window):
 
     def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
         self.gui.mouse_scroll(x, y, scroll_x, scroll_y)
-        if not self.over_gui(x, y):
+        if self.world is not None and not self.over_gui(x, y):
             self.camera.zoom(scroll_y)
 
     def on_mouse_press(self, x, y, button, modifiers):
         over = self.over_gui(x, y)
         self.gui.mouse_button(x, y, button, True)
-        if over:
+        if over or self.world is None:
             self._mouse_owner = "gui"
             return
         self._mouse_owner = "scene"
@@ -384,7 +508,7 @@ class ViewerWindow(pyglet.window.Window):
 
     def on_mouse_release(self, x, y, button, modifiers):
         self.gui.mouse_button(x, y, button, False)
-        if button == pyglet.window.mouse.LEFT and self.drag.active:
+        if button == pyglet.window.mouse.LEFT and self.drag.active and self.world is not None:
             self.drag.release(self.world)
         self._mouse_owner = None
 
@@ -394,9 +518,19 @@ class ViewerWindow(pyglet.window.Window):
         return None if found is None else found[0]
 
     def focus_at(self, x, y):
-        i = self.pick(x, y)
+        """Double-click: centre the view on the body (or rope) under the cursor and zoom
+        so it is well seen in the visible viewport. Returns the body's index or None."""
+        found = self.drag.hit(self.world, x, y)
+        i = None if found is None else found[0]
+        rope = self.drag.rope_hit(self.world, x, y)
+        if rope is not None and (found is None or rope[1] < found[1]):
+            p = self.world.ropes[rope[0]].positions
+            centre = 0.5 * (p.min(axis=0) + p.max(axis=0))
+            self.camera.focus(centre, 0.5 * float(np.linalg.norm(p.max(axis=0) - p.min(axis=0))),
+                              self.scene_aspect(), near=1.1, far=1.1)
+            return None
         if i is not None:
-            self.camera.target = self.world.state.bodies.pos[i].copy()
+            self.camera.focus(self.world.state.bodies.pos[i], self.renderer.radii[i], self.scene_aspect())
         return i
 
     def on_close(self):
@@ -410,6 +544,16 @@ class ViewerWindow(pyglet.window.Window):
             self.gui = None
         self.closed = True
         super().close()
+
+
+def unique_path(folder, stem, ext):
+    """folder/stem+ext, or folder/stem_2+ext, _3, … : the first that does not exist."""
+    path = os.path.join(folder, stem + ext)
+    n = 2
+    while os.path.exists(path):
+        path = os.path.join(folder, f"{stem}_{n}{ext}")
+        n += 1
+    return path
 
 
 def default_window_size():
@@ -435,37 +579,108 @@ def _warm_up(world):
     world.reset()
 
 
-def run_viewer(scene_path, overrides=None, frames=None, screenshot=None):
-    """Open the window on a scene; with `frames`, run that many frames then exit;
-    `screenshot` saves the last frame (scene and panel). Returns 0, or 3 if the
-    simulation blew up."""
-    import physics
+def run_viewer(scene_path, overrides=None, frames=None, screenshot=None, warmup=None, on_frame=None,
+               render=None):
+    """Open the window on a scene; with `frames`, run that many frames of the scene then
+    exit; `screenshot` saves the last frame (scene and panel). Returns 0, or 3 if the
+    simulation blew up; a bad scene raises physics' SceneError (after the window closed).
+
+    The window opens before anything is compiled. If the physics kernels are not in
+    numba's disk cache yet (first launch), the warm-up subprocess (shell/warmup.py)
+    compiles them while the window shows a progress message; then the scene loads.
+    `warmup`: a started WarmupJob to wait for instead (tests), or False for none;
+    `on_frame(win)` is called after every frame drawn (tests); `render`: "light" or "full"
+    rendering instead of the automatic choice (render/quality.py)."""
+    from shell import warmup as wu
     pyglet.options["dpi_scaling"] = "stretch"
-    world = physics.load_scene(scene_path, overrides)
-    win = ViewerWindow(world, os.path.basename(str(scene_path)), *default_window_size())
-    _warm_up(world)
-    clock = time.perf_counter()
-    n = 0
+    name = os.path.basename(str(scene_path))
+    win = ViewerWindow(None, name, *default_window_size())
+    if render is not None:
+        from render.quality import MODES
+        win.set_quality(MODES[render])
+        win.quality_reason = f"asked for: {render}"
+    job = None
     try:
-        while not win.closed and (frames is None or n < frames):
-            win.dispatch_events()
+        _show(win, on_frame)                   # the window is up before anything compiles
+        job = wu.start() if warmup is None else (warmup or None)
+        if job is not None:
+            wait_for_warmup(win, job, on_frame=on_frame)
             if win.closed:
-                break
-            now = time.perf_counter()
-            win.driver.update(now - clock)
-            clock = now
-            win.render_frame()
-            win.flip()
-            n += 1
-            if frames is None:
-                time.sleep(0.001)
-        if screenshot and not win.closed:
-            win.screenshot(screenshot)
-        status = 3 if win.driver.error is not None else 0
-        if win.driver.error is not None:
-            import sys
-            print(f"{scene_path}: {win.driver.error}", file=sys.stderr)
+                return 0
+            if not job.ok:
+                import sys
+                print(f"warning: the kernel warm-up failed (exit {job.returncode}); compiling in the window:\n"
+                      f"{job.output_tail()}", file=sys.stderr)
+        win.loading = wu.Progress(f"Loading {name}…", "", 1.0, 0.0)
+        _show(win, on_frame)
+        import physics
+        world = physics.load_scene(scene_path, overrides)
+        win.set_world(world, name)
+        _warm_up(world)
+        return _run_frames(win, frames, screenshot, scene_path, on_frame)
     finally:
+        if job is not None:
+            job.kill()
         if not win.closed:
             win.close()
+
+
+def _show(win, on_frame=None):
+    win.dispatch_events()
+    if not win.closed:
+        win.render_frame()
+        if on_frame is not None:
+            on_frame(win)
+        win.flip()
+
+
+LOADING_FRAME_S = 0.25     # the compiling message is redrawn 4 times a second: its window
+                           # must not take a core from the compilers (llvmpipe draws on the CPU)
+
+
+def wait_for_warmup(win, job, show_after=None, on_frame=None, frame_s=LOADING_FRAME_S):
+    """Draw the window (the compiling message once the job has run `show_after` s) until
+    the warm-up job ends or the window is closed; events are read every 50 ms."""
+    from shell.warmup import SHOW_AFTER
+    show_after = SHOW_AFTER if show_after is None else show_after
+    drawn = -1e9
+    while not job.done and not win.closed:
+        now = time.perf_counter()
+        if now - drawn >= frame_s:
+            win.loading = job.progress() if job.elapsed() >= show_after else None
+            _show(win, on_frame)
+            drawn = now
+        else:
+            win.dispatch_events()
+        time.sleep(0.05)
+    if win.closed:
+        job.kill()
+
+
+def _run_frames(win, frames, screenshot, scene_path, on_frame=None):
+    clock = time.perf_counter()
+    n = 0
+    while not win.closed and (frames is None or n < frames):
+        win.dispatch_events()
+        if win.closed:
+            break
+        now = time.perf_counter()
+        win.driver.update(now - clock)
+        clock = now
+        win.render_frame()
+        if on_frame is not None:
+            on_frame(win)
+        if screenshot and frames is not None and n == frames - 1:
+            win.screenshot(screenshot)         # before flip: the frame just drawn
+            screenshot = None
+        win.flip()
+        n += 1
+        if frames is None:
+            time.sleep(0.001)
+    if screenshot and not win.closed:
+        win.screenshot(screenshot)
+    status = 3 if win.driver.error is not None else 0
+    if win.driver.error is not None:
+        import sys
+        print(f"{scene_path}: {win.driver.error}", file=sys.stderr)
     return status

@@ -97,3 +97,30 @@ def test_real_window_renders_the_scene_and_keys_toggle_overlays(tmp_path):
         assert (tmp_path / "a.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     finally:
         win.close()
+
+
+@pytest.mark.parametrize("aspect", [0.6, 1.17, 16 / 9, 3.0])
+def test_camera_fit_frames_spheres_tightly_for_any_aspect(aspect):
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        centres = rng.normal(size=(12, 3)) * rng.uniform(0.2, 5.0, size=3)
+        radii = rng.uniform(0.0, 0.5, size=12)
+        cam = OrbitCamera()
+        cam.set(centres.mean(axis=0) + rng.normal(size=3), 3.0, rng.uniform(-180, 180), rng.uniform(-30, 70))
+        yaw, pitch = cam.yaw, cam.pitch
+        cam.fit(centres, radii, aspect)
+        assert (cam.yaw, cam.pitch) == (yaw, pitch)                  # the view direction is kept
+        assert cam.fits(centres, radii, aspect)                      # all in view …
+        assert not cam.fits(centres, radii, aspect, margin=0.92 * 0.97)   # … and no farther than needed
+        for c, r in zip(centres, radii):                              # pixels agree with the math
+            x, y = cam.project(c, 1000 * aspect, 1000)
+            assert 0 <= x <= 1000 * aspect and 0 <= y <= 1000
+
+
+def test_the_offscreen_camera_fits_the_image_shape():
+    w = physics.load_scene("scenes/gallery.toml")
+    from render.frame import scene_spheres
+    centres, radii = scene_spheres(w.snapshot())
+    for size in ((320, 240), (240, 320), (640, 200)):
+        _, cam = render_world(w, *size)
+        assert cam.fits(centres, radii, size[0] / size[1], margin=1.0)

@@ -387,9 +387,16 @@ def test_every_key_in_the_help_overlay_does_what_it_says(door, tmp_path, monkeyp
         assert (win.camera.yaw, win.camera.distance) == pytest.approx(home)
 
     def screenshot(press):
-        press()
-        shots = list((tmp_path / "screenshots").glob("*.png"))
-        assert shots and shots[-1].read_bytes()[:4] == b"\x89PNG"
+        win.driver.paused = True                 # the same simulated time for every press
+        names = []
+        for _ in range(3):
+            press()
+            names.append(win.last_screenshot)
+            assert win.panel.notices.last().text == f"Saved {win.last_screenshot}"
+        win.driver.paused = False
+        shots = sorted((tmp_path / "screenshots").glob("*.png"))
+        assert len(shots) == 3 and len(set(names)) == 3                 # none overwritten
+        assert all(s.read_bytes()[:4] == b"\x89PNG" for s in shots)
         for s in shots:
             s.unlink()
 
@@ -421,6 +428,7 @@ def test_every_key_in_the_help_overlay_does_what_it_says(door, tmp_path, monkeyp
         "overlay_com": toggles(lambda: win.renderer.overlays["com"]),
         "overlay_violation": toggles(lambda: win.renderer.overlays["violation"]),
         "shadows": toggles(lambda: win.renderer.shadows), "screenshot": screenshot,
+        "light_rendering": toggles(lambda: (win.quality.name, win.renderer.shadow_size)),
         "toggle_panel": panel, "toggle_help": help_, "quit": quit_,
     }
     assert {k.action for k in KEYS} == set(checks)

@@ -30,6 +30,7 @@ KEYS = (
     KeyAction("C", (key.C,), "overlay_com", "centres of mass on / off"),
     KeyAction("V", (key.V,), "overlay_violation", "tint bodies by constraint violation"),
     KeyAction("S", (key.S,), "shadows", "shadows on / off"),
+    KeyAction("G", (key.G,), "light_rendering", "light rendering on / off (low resolution, no MSAA)"),
     KeyAction("P / F12", (key.P, key.F12), "screenshot", "save a screenshot in ./screenshots/"),
     KeyAction("Tab", (key.TAB,), "toggle_panel", "show / hide the panel"),
     KeyAction("F1", (key.F1,), "toggle_help", "show / hide this help"),

@@ -70,3 +70,29 @@ def draw_blowup(error, scene_width, height):
     imgui.end()
     imgui.pop_style_color(2)
     return action, (pos.x, pos.y, pos.x + size.x, pos.y + size.y)
+
+
+LOADING_TEXT = imgui.ImVec4(0.95, 0.96, 0.98, 1.0)
+
+
+def draw_loading(progress, width, height):
+    """The first-launch message, centred in the window: its title (e.g. "Compiling
+    physics kernels (first run only)…"), a progress bar with the elapsed time, and what
+    runs now. Returns the box's rectangle (x0, y0, x1, y1), top-left origin."""
+    imgui.set_next_window_pos((width * 0.5, height * 0.5), imgui.Cond_.always, (0.5, 0.5))
+    imgui.set_next_window_size((min(560.0, width - 40.0), 0.0), imgui.Cond_.always)
+    flags = (imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.no_saved_settings | imgui.WindowFlags_.no_move
+             | imgui.WindowFlags_.no_inputs | imgui.WindowFlags_.always_auto_resize)
+    imgui.begin("Loading", None, flags)
+    imgui.push_font(None, imgui.get_font_size() * 1.5)
+    imgui.text_colored(LOADING_TEXT, progress.title)
+    imgui.pop_font()
+    imgui.spacing()
+    if progress.detail != "":
+        imgui.progress_bar(float(min(max(progress.fraction, 0.0), 1.0)), imgui.ImVec2(-1.0, 0.0),
+                           f"{progress.fraction * 100:.0f} %   {progress.elapsed:.0f} s")
+        imgui.text_disabled(progress.detail)
+        imgui.text_disabled("This happens once: later launches start in a few seconds.")
+    pos, size = imgui.get_window_pos(), imgui.get_window_size()
+    imgui.end()
+    return (pos.x, pos.y, pos.x + size.x, pos.y + size.y)

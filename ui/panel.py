@@ -191,6 +191,7 @@ class Panel:
             if ropes:
                 if imgui.collapsing_header("Ropes", imgui.TreeNodeFlags_.default_open):
                     draw_ropes(self.w, ropes)
+            self._view()
         imgui.end_child()
         self._plots()
         pos, size = imgui.get_window_pos(), imgui.get_window_size()
@@ -365,6 +366,39 @@ class Panel:
         v = self.v
         self.joints.draw(v.world, v.selected_joint, v.select_joint)
         self.joints.draw_details(v.world, v.selected_joint)
+
+    def view_params(self):
+        v = self.v
+
+        def set_scale(pct):
+            v.set_quality(v.quality.with_scale(pct / 100.0))
+
+        return {p.key: p for p in (
+            Param("view.scale", "resolution", "Resolution of the 3D view, % of the window's (upscaled): "
+                  "lower draws faster under software OpenGL.", lambda: v.quality.scale * 100.0, set_scale,
+                  25.0, 100.0, kind="slider", fmt="%.0f %%"),
+        )}
+
+    def _view(self):
+        if not imgui.collapsing_header("View", imgui.TreeNodeFlags_.default_open):
+            return
+        v, w = self.v, self.w
+        light = v.quality.name == "light"
+        changed, on = w.checkbox("view.light", "light rendering", light,
+                                 "Faster drawing for software OpenGL (G): the 3D view at 50 % resolution, "
+                                 "no multisampling, a 1024² shadow map. Chosen by itself under llvmpipe / "
+                                 "softpipe / swrast, or with SHARNIR_RENDER=light|full.")
+        if changed and on != light:
+            v.action_light_rendering()
+        imgui.same_line(self.col2)
+        changed, on = w.checkbox("view.shadows", "shadows", v.renderer.shadows, "Shadows on / off (S).")
+        if changed:
+            v.renderer.shadows = on
+        w.param(self.view_params()["view.scale"], width=120)
+        imgui.same_line(self.col2)
+        w.readout("fps", f"{v.fps:.1f}", "Frames drawn per second of wall-clock time.", MUTED)
+        imgui.text_disabled(f"{v.quality.name} ({v.quality_reason}): {v.quality_text()}")
+        imgui.text_disabled(f"OpenGL renderer: {v.gl_renderer}")
 
     def _plots(self):
         v, w = self.v, self.w
