@@ -50,48 +50,49 @@ def wrap_angle(a):
 
 
 @njit(cache=True, error_model="numpy", fastmath=True, inline="always")
-def write_row(rows, r, lin_a, ang_a, lin_b, ang_b, C, active):
-    """Row r: J = [lin_a, ang_a, lin_b, ang_b] (3-tuples), value C, activity."""
-    J = rows.J
-    J[r, 0], J[r, 1], J[r, 2] = lin_a
-    J[r, 3], J[r, 4], J[r, 5] = ang_a
-    J[r, 6], J[r, 7], J[r, 8] = lin_b
-    J[r, 9], J[r, 10], J[r, 11] = ang_b
-    rows.C[r] = C
-    rows.active[r] = active
+def write_row(row_J, row_C, row_active, r, lin_a, ang_a, lin_b, ang_b, C, active):
+    """Row r: J = [lin_a, ang_a, lin_b, ang_b] (3-tuples), value C, activity. (The row
+    arrays come in one by one: taken from the Rows bundle inside a loop, numba would
+    count references to them at every row.)"""
+    row_J[r, 0], row_J[r, 1], row_J[r, 2] = lin_a
+    row_J[r, 3], row_J[r, 4], row_J[r, 5] = ang_a
+    row_J[r, 6], row_J[r, 7], row_J[r, 8] = lin_b
+    row_J[r, 9], row_J[r, 10], row_J[r, 11] = ang_b
+    row_C[r] = C
+    row_active[r] = active
 
 
 @njit(cache=True, error_model="numpy", fastmath=True, inline="always")
-def point_row(rows, r, ex, ey, ez, rax, ray, raz, rbx, rby, rbz, C):
+def point_row(row_J, row_C, row_active, r, ex, ey, ez, rax, ray, raz, rbx, rby, rbz, C):
     """Point-to-point row along world direction e (eq. 11-12, seed 000):
     C = e·(p_b − p_a), Ċ = e·(v_b + ω_b×r_b − v_a − ω_a×r_a)."""
     cax, cay, caz = cross(rax, ray, raz, ex, ey, ez)
     cbx, cby, cbz = cross(rbx, rby, rbz, ex, ey, ez)
-    write_row(rows, r, (-ex, -ey, -ez), (-cax, -cay, -caz), (ex, ey, ez), (cbx, cby, cbz), C, 1)
+    write_row(row_J, row_C, row_active, r, (-ex, -ey, -ez), (-cax, -cay, -caz), (ex, ey, ez), (cbx, cby, cbz), C, 1)
 
 
 @njit(cache=True, error_model="numpy", fastmath=True, inline="always")
-def perpendicular_row(rows, r, ux, uy, uz, wx, wy, wz):
+def perpendicular_row(row_J, row_C, row_active, r, ux, uy, uz, wx, wy, wz):
     """Angular row keeping axis u (on a) perpendicular to axis w (on b) (eq. 14, 15, 18,
     seed 000): C = u·w, Ċ = (u×w)·ω_a − (u×w)·ω_b."""
     cx, cy, cz = cross(ux, uy, uz, wx, wy, wz)
-    write_row(rows, r, (0.0, 0.0, 0.0), (cx, cy, cz), (0.0, 0.0, 0.0), (-cx, -cy, -cz), ux * wx + uy * wy + uz * wz, 1)
+    write_row(row_J, row_C, row_active, r, (0.0, 0.0, 0.0), (cx, cy, cz), (0.0, 0.0, 0.0), (-cx, -cy, -cz), ux * wx + uy * wy + uz * wz, 1)
 
 
 @njit(cache=True, error_model="numpy", fastmath=True, inline="always")
-def slide_row(rows, r, n, pba, rb, C, active):
+def slide_row(row_J, row_C, row_active, r, n, pba, rb, C, active):
     """Row along axis n fixed in body a through the anchor gap d = p_b − p_a
     (eq. 16-17, seed 000): Ċ = n·(v_b − v_a) + (r_b×n)·ω_b − ((p_b − x_a)×n)·ω_a."""
     nx, ny, nz = n
     cax, cay, caz = cross(pba[0], pba[1], pba[2], nx, ny, nz)
     cbx, cby, cbz = cross(rb[0], rb[1], rb[2], nx, ny, nz)
-    write_row(rows, r, (-nx, -ny, -nz), (-cax, -cay, -caz), (nx, ny, nz), (cbx, cby, cbz), C, active)
+    write_row(row_J, row_C, row_active, r, (-nx, -ny, -nz), (-cax, -cay, -caz), (nx, ny, nz), (cbx, cby, cbz), C, active)
 
 
 @njit(cache=True, error_model="numpy", fastmath=True, inline="always")
-def twist_row(rows, r, nx, ny, nz, C, active):
+def twist_row(row_J, row_C, row_active, r, nx, ny, nz, C, active):
     """Angular row about axis n: Ċ = n·(ω_b − ω_a) (limits and free rotational DOFs)."""
-    write_row(rows, r, (0.0, 0.0, 0.0), (-nx, -ny, -nz), (0.0, 0.0, 0.0), (nx, ny, nz), C, active)
+    write_row(row_J, row_C, row_active, r, (0.0, 0.0, 0.0), (-nx, -ny, -nz), (0.0, 0.0, 0.0), (nx, ny, nz), C, active)
 
 
 @njit(cache=True, error_model="numpy", fastmath=True, inline="always")
@@ -121,7 +122,7 @@ def compute_joint_rows(bodies, joints, rows, readout):
                                                                     joints.frame_a, joints.frame_b)
     joint_limit_lo, joint_limit_hi, joint_limit_on = joints.limit_lo, joints.limit_hi, joints.limit_on
     joint_row_start, joint_free_used = joints.row_start, joints.free_used
-    row_C, row_active = rows.C, rows.active
+    row_J, row_C, row_active = rows.J, rows.C, rows.active
     for j in range(joint_type.shape[0]):
         a = joint_body[j, 0]
         b = joint_body[j, 1]
@@ -137,9 +138,9 @@ def compute_joint_rows(bodies, joints, rows, readout):
         r = joint_row_start[j]
         if (t == SPHERICAL and not readout and joint_free_used[j] == 0
                 and joint_limit_on[j, 0] == 0 and joint_limit_on[j, 1] == 0):
-            point_row(rows, r, 1.0, 0.0, 0.0, rax, ray, raz, rbx, rby, rbz, dx)
-            point_row(rows, r + 1, 0.0, 1.0, 0.0, rax, ray, raz, rbx, rby, rbz, dy)
-            point_row(rows, r + 2, 0.0, 0.0, 1.0, rax, ray, raz, rbx, rby, rbz, dz)
+            point_row(row_J, row_C, row_active, r, 1.0, 0.0, 0.0, rax, ray, raz, rbx, rby, rbz, dx)
+            point_row(row_J, row_C, row_active, r + 1, 0.0, 1.0, 0.0, rax, ray, raz, rbx, rby, rbz, dy)
+            point_row(row_J, row_C, row_active, r + 2, 0.0, 0.0, 1.0, rax, ray, raz, rbx, rby, rbz, dz)
             joint_err[j] = max(abs(dx), max(abs(dy), abs(dz)))
             continue
         # world joint frames n_a0..n_a2 and n_b0..n_b2
@@ -155,44 +156,44 @@ def compute_joint_rows(bodies, joints, rows, readout):
             c2 = dx * a2x + dy * a2y + dz * a2z
             pba = (pbx - body_pos[a, 0], pby - body_pos[a, 1], pbz - body_pos[a, 2])
             rb = (rbx, rby, rbz)
-            slide_row(rows, r, (a1x, a1y, a1z), pba, rb, c1, 1)
-            slide_row(rows, r + 1, (a2x, a2y, a2z), pba, rb, c2, 1)
-            perpendicular_row(rows, r + 2, a1x, a1y, a1z, b0x, b0y, b0z)
-            perpendicular_row(rows, r + 3, a2x, a2y, a2z, b0x, b0y, b0z)
-            perpendicular_row(rows, r + 4, a1x, a1y, a1z, b2x, b2y, b2z)
+            slide_row(row_J, row_C, row_active, r, (a1x, a1y, a1z), pba, rb, c1, 1)
+            slide_row(row_J, row_C, row_active, r + 1, (a2x, a2y, a2z), pba, rb, c2, 1)
+            perpendicular_row(row_J, row_C, row_active, r + 2, a1x, a1y, a1z, b0x, b0y, b0z)
+            perpendicular_row(row_J, row_C, row_active, r + 3, a2x, a2y, a2z, b0x, b0y, b0z)
+            perpendicular_row(row_J, row_C, row_active, r + 4, a1x, a1y, a1z, b2x, b2y, b2z)
             n_eq = 5
             s = dx * a0x + dy * a0y + dz * a0z
             joint_q[j, 0] = s
             C, act = limit_value(s, joint_limit_lo[j, 0], joint_limit_hi[j, 0], joint_limit_on[j, 0])
-            slide_row(rows, r + 5, (a0x, a0y, a0z), pba, rb, C, act)
+            slide_row(row_J, row_C, row_active, r + 5, (a0x, a0y, a0z), pba, rb, C, act)
             err = max(err, abs(C))
-            slide_row(rows, r + 6, (a0x, a0y, a0z), pba, rb, 0.0, FREE_OFF)
+            slide_row(row_J, row_C, row_active, r + 6, (a0x, a0y, a0z), pba, rb, 0.0, FREE_OFF)
         else:
             # three point rows along the world axes (eq. 11, seed 000)
-            point_row(rows, r, 1.0, 0.0, 0.0, rax, ray, raz, rbx, rby, rbz, dx)
-            point_row(rows, r + 1, 0.0, 1.0, 0.0, rax, ray, raz, rbx, rby, rbz, dy)
-            point_row(rows, r + 2, 0.0, 0.0, 1.0, rax, ray, raz, rbx, rby, rbz, dz)
+            point_row(row_J, row_C, row_active, r, 1.0, 0.0, 0.0, rax, ray, raz, rbx, rby, rbz, dx)
+            point_row(row_J, row_C, row_active, r + 1, 0.0, 1.0, 0.0, rax, ray, raz, rbx, rby, rbz, dy)
+            point_row(row_J, row_C, row_active, r + 2, 0.0, 0.0, 1.0, rax, ray, raz, rbx, rby, rbz, dz)
             if t == FIXED:
-                perpendicular_row(rows, r + 3, a1x, a1y, a1z, b0x, b0y, b0z)
-                perpendicular_row(rows, r + 4, a2x, a2y, a2z, b0x, b0y, b0z)
-                perpendicular_row(rows, r + 5, a1x, a1y, a1z, b2x, b2y, b2z)
+                perpendicular_row(row_J, row_C, row_active, r + 3, a1x, a1y, a1z, b0x, b0y, b0z)
+                perpendicular_row(row_J, row_C, row_active, r + 4, a2x, a2y, a2z, b0x, b0y, b0z)
+                perpendicular_row(row_J, row_C, row_active, r + 5, a1x, a1y, a1z, b2x, b2y, b2z)
                 n_eq = 6
             elif t == REVOLUTE:
                 # axis n_a0 = n_b0 (eq. 14); angle from n_a1 to n_b1 about n_a0
-                perpendicular_row(rows, r + 3, a1x, a1y, a1z, b0x, b0y, b0z)
-                perpendicular_row(rows, r + 4, a2x, a2y, a2z, b0x, b0y, b0z)
+                perpendicular_row(row_J, row_C, row_active, r + 3, a1x, a1y, a1z, b0x, b0y, b0z)
+                perpendicular_row(row_J, row_C, row_active, r + 4, a2x, a2y, a2z, b0x, b0y, b0z)
                 n_eq = 5
                 cx, cy, cz = cross(a1x, a1y, a1z, b1x, b1y, b1z)
                 raw = math.atan2(cx * a0x + cy * a0y + cz * a0z, a1x * b1x + a1y * b1y + a1z * b1z)
                 phi = joint_q[j, 0] + wrap_angle(raw - joint_q[j, 0])
                 joint_q[j, 0] = phi
                 C, act = limit_value(phi, joint_limit_lo[j, 0], joint_limit_hi[j, 0], joint_limit_on[j, 0])
-                twist_row(rows, r + 5, a0x, a0y, a0z, C, act)
+                twist_row(row_J, row_C, row_active, r + 5, a0x, a0y, a0z, C, act)
                 err = max(err, abs(C))
-                twist_row(rows, r + 6, a0x, a0y, a0z, 0.0, FREE_OFF)
+                twist_row(row_J, row_C, row_active, r + 6, a0x, a0y, a0z, 0.0, FREE_OFF)
             elif t == UNIVERSAL:
                 # n_a0 ⟂ n_b1 (eq. 15); φ1 about n_a0, φ2 about n_b1
-                perpendicular_row(rows, r + 3, a0x, a0y, a0z, b1x, b1y, b1z)
+                perpendicular_row(row_J, row_C, row_active, r + 3, a0x, a0y, a0z, b1x, b1y, b1z)
                 n_eq = 4
                 raw1 = math.atan2(b1x * a2x + b1y * a2y + b1z * a2z, b1x * a1x + b1y * a1y + b1z * a1z)
                 raw2 = math.atan2(b2x * a0x + b2y * a0y + b2z * a0z, b0x * a0x + b0y * a0y + b0z * a0z)
@@ -201,13 +202,13 @@ def compute_joint_rows(bodies, joints, rows, readout):
                 joint_q[j, 0] = phi1
                 joint_q[j, 1] = phi2
                 C, act = limit_value(phi1, joint_limit_lo[j, 0], joint_limit_hi[j, 0], joint_limit_on[j, 0])
-                twist_row(rows, r + 4, a0x, a0y, a0z, C, act)
+                twist_row(row_J, row_C, row_active, r + 4, a0x, a0y, a0z, C, act)
                 err = max(err, abs(C))
                 C, act = limit_value(phi2, joint_limit_lo[j, 1], joint_limit_hi[j, 1], joint_limit_on[j, 1])
-                twist_row(rows, r + 5, b1x, b1y, b1z, C, act)
+                twist_row(row_J, row_C, row_active, r + 5, b1x, b1y, b1z, C, act)
                 err = max(err, abs(C))
-                twist_row(rows, r + 6, a0x, a0y, a0z, 0.0, FREE_OFF)
-                twist_row(rows, r + 7, b1x, b1y, b1z, 0.0, FREE_OFF)
+                twist_row(row_J, row_C, row_active, r + 6, a0x, a0y, a0z, 0.0, FREE_OFF)
+                twist_row(row_J, row_C, row_active, r + 7, b1x, b1y, b1z, 0.0, FREE_OFF)
             else:  # SPHERICAL: swing cone about n_a0 and twist about it
                 n_eq = 3
                 if readout or joint_limit_on[j, 0] != 0 or joint_limit_on[j, 1] != 0:
@@ -220,7 +221,7 @@ def compute_joint_rows(bodies, joints, rows, readout):
                     else:
                         sx, sy, sz = a1x, a1y, a1z
                     C, act = limit_value(swing, -1.0, joint_limit_hi[j, 0], joint_limit_on[j, 0])
-                    twist_row(rows, r + 3, sx, sy, sz, C, act)
+                    twist_row(row_J, row_C, row_active, r + 3, sx, sy, sz, C, act)
                     err = max(err, abs(C))
                     # twist: swing-twist decomposition of the relative rotation about n_a0
                     rx, ry, rz, rw = qmul(-fax, -fay, -faz, faw, fbx, fby, fbz, fbw)
@@ -235,14 +236,14 @@ def compute_joint_rows(bodies, joints, rows, readout):
                     else:
                         hx, hy, hz = a0x, a0y, a0z
                     C, act = limit_value(tw, joint_limit_lo[j, 1], joint_limit_hi[j, 1], joint_limit_on[j, 1])
-                    twist_row(rows, r + 4, hx, hy, hz, C, act)
+                    twist_row(row_J, row_C, row_active, r + 4, hx, hy, hz, C, act)
                     err = max(err, abs(C))
                 else:
                     row_active[r + 3] = 0
                     row_active[r + 4] = 0
-                twist_row(rows, r + 5, a0x, a0y, a0z, 0.0, FREE_OFF)
-                twist_row(rows, r + 6, a1x, a1y, a1z, 0.0, FREE_OFF)
-                twist_row(rows, r + 7, a2x, a2y, a2z, 0.0, FREE_OFF)
+                twist_row(row_J, row_C, row_active, r + 5, a0x, a0y, a0z, 0.0, FREE_OFF)
+                twist_row(row_J, row_C, row_active, r + 6, a1x, a1y, a1z, 0.0, FREE_OFF)
+                twist_row(row_J, row_C, row_active, r + 7, a2x, a2y, a2z, 0.0, FREE_OFF)
         for k in range(n_eq):
             err = max(err, abs(row_C[r + k]))
         joint_err[j] = err
@@ -288,38 +289,43 @@ def write_drive_rows(joints, drives, rows, h):
     mass_scale = a2·a3, impulse_scale = a3) limited to ±F_max·h — or, with the motor
     off, Coulomb friction: a ball of radius F·h over the joint's free rows (eq. 12, 16,
     seed 001). Free rows with neither stay FREE_OFF."""
-    for j in range(joints.type.shape[0]):
-        t = joints.type[j]
-        start = joints.row_start[j]
-        end = start + joints.row_count[j]
+    joint_type, row_start, row_count, joint_q = joints.type, joints.row_start, joints.row_count, joints.q
+    motor_mode, motor_max, motor_target = drives.motor_mode, drives.motor_max, drives.motor_target
+    motor_freq, motor_damping, friction = drives.motor_freq, drives.motor_damping, drives.friction
+    active, lo, hi, bias = rows.active, rows.lo, rows.hi, rows.bias
+    mass_scale, impulse_scale = rows.mass_scale, rows.impulse_scale
+    for j in range(joint_type.shape[0]):
+        t = joint_type[j]
+        start = row_start[j]
+        end = start + row_count[j]
         nf = N_FREE[t]
         for r in range(start + N_EQ[t], end - nf):
-            act = rows.active[r]
-            rows.lo[r] = 0.0 if act >= 0 else -math.inf
-            rows.hi[r] = 0.0 if act <= 0 else math.inf
-        mode = drives.motor_mode[j]
+            act = active[r]
+            lo[r] = 0.0 if act >= 0 else -math.inf
+            hi[r] = 0.0 if act <= 0 else math.inf
+        mode = motor_mode[j]
         if nf == 1 and mode != MOTOR_OFF:
             f0 = end - 1
-            lim = drives.motor_max[j] * h
-            rows.active[f0] = FREE_MOTOR
-            rows.lo[f0] = -lim
-            rows.hi[f0] = lim
+            lim = motor_max[j] * h
+            active[f0] = FREE_MOTOR
+            lo[f0] = -lim
+            hi[f0] = lim
             if mode == MOTOR_VELOCITY:
-                rows.bias[f0] = -drives.motor_target[j]
-                rows.mass_scale[f0] = 1.0
-                rows.impulse_scale[f0] = 0.0
+                bias[f0] = -motor_target[j]
+                mass_scale[f0] = 1.0
+                impulse_scale[f0] = 0.0
             else:
-                w = 2.0 * math.pi * drives.motor_freq[j]
-                a1 = 2.0 * drives.motor_damping[j] + h * w
+                w = 2.0 * math.pi * motor_freq[j]
+                a1 = 2.0 * motor_damping[j] + h * w
                 a2 = h * w * a1
                 a3 = 1.0 / (1.0 + a2)
-                rows.bias[f0] = w / a1 * (joints.q[j, 0] - drives.motor_target[j])
-                rows.mass_scale[f0] = a2 * a3
-                rows.impulse_scale[f0] = a3
+                bias[f0] = w / a1 * (joint_q[j, 0] - motor_target[j])
+                mass_scale[f0] = a2 * a3
+                impulse_scale[f0] = a3
             continue
-        pmax = drives.friction[j] * h
+        pmax = friction[j] * h
         for r in range(end - nf, end):
-            rows.active[r] = FREE_FRICTION if pmax > 0.0 else FREE_OFF
-            rows.lo[r] = -pmax
-            rows.hi[r] = pmax
-            rows.bias[r] = 0.0
+            active[r] = FREE_FRICTION if pmax > 0.0 else FREE_OFF
+            lo[r] = -pmax
+            hi[r] = pmax
+            bias[r] = 0.0

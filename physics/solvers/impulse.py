@@ -184,10 +184,12 @@ def prepare_rows(rows, bodies, work, row_direct):
 
 
 @njit(cache=True, inline="always")
-def free_rows(rows, start, end):
-    """(first, count) of the block's free rows (they close the block)."""
+def free_rows(row_kind, start, end):
+    """(first, count) of the block's free rows (they close the block). Helpers called per
+    row or block take the row arrays one by one: taken from a bundle inside a loop, numba
+    would count references to them every time."""
     f0 = end
-    while f0 > start and rows.kind[f0 - 1] == ROW_FREE:
+    while f0 > start and row_kind[f0 - 1] == ROW_FREE:
         f0 -= 1
     return f0, end - f0
 
@@ -198,14 +200,16 @@ def warm_start(warm, rows, work, vel, omega, row_direct, apply):
     inactive limits drop theirs, free rows stay in their ball (friction) or bound (motor).
     Rows in the direct solve (row_direct = 1) are skipped (they keep last step's impulse
     for the geometric stiffness, see direct_velocities); `apply` False: only clamp."""
-    row_kind, row_active, row_lambda, row_hi = rows.kind, rows.active, rows.impulse, rows.hi
+    block_start, block_count, row_body, row_kind = rows.block_start, rows.block_count, rows.body, rows.kind
+    row_active, row_lambda = rows.active, rows.impulse
+    row_hi = rows.hi
     row_minv_jt, row_mass = work.minv_jt, work.mass
-    for k in range(rows.block_start.shape[0]):
-        start = rows.block_start[k]
-        end = start + rows.block_count[k]
-        a = rows.body[start, 0]
-        b = rows.body[start, 1]
-        f0, nf = free_rows(rows, start, end)
+    for k in range(block_start.shape[0]):
+        start = block_start[k]
+        end = start + block_count[k]
+        a = row_body[start, 0]
+        b = row_body[start, 1]
+        f0, nf = free_rows(row_kind, start, end)
         if not warm:
             for r in range(start, end):
                 if row_direct[r] != 1:
@@ -237,17 +241,18 @@ def warm_start(warm, rows, work, vel, omega, row_direct, apply):
 
 
 @njit(cache=True, inline="always")
-def block_iterates(rows, start, end, row_direct):
+def block_iterates(row_kind, row_active, start, end, row_direct):
     """Whether a block has rows for sequential impulses: a limit in force outside the
     direct solve, or a free row in use (friction or motor)."""
     for r in range(start, end):
-        if rows.active[r] != 0 and row_direct[r] != 1 and rows.kind[r] != ROW_EQ:
+        if row_active[r] != 0 and row_direct[r] != 1 and row_kind[r] != ROW_EQ:
             return True
     return False
 
 
 @njit(cache=True, inline="always")
-def constraint_rows(rows, work, start, end, rate, lam, row_direct, v):
+def constraint_rows(row_kind, row_J, row_C, row_active, row_lo, row_hi, row_mass, row_minv_jt, start, end, rate, lam,
+                    row_direct, v):
     """Sequential impulses on the equality and limit rows start…end−1 of one block, the
     block's two bodies' velocities held in the 12-tuple v: Δλ = −m (J·V + rate·C), a
     limit's accumulated λ clamped to [lo, hi]; accumulates into lam. rate·C is the
@@ -255,15 +260,15 @@ def constraint_rows(rows, work, start, end, rate, lam, row_direct, v):
     none. Returns (v, largest |Δλ|). Rows in the direct solve are skipped."""
     largest = 0.0
     for r in range(start, end):
-        if rows.active[r] == 0 or work.mass[r] == 0.0 or row_direct[r] == 1:
+        if row_active[r] == 0 or row_mass[r] == 0.0 or row_direct[r] == 1:
             continue
-        dl = -work.mass[r] * (jv12(rows.J, r, v) + rate * rows.C[r])
-        if rows.kind[r] == ROW_LIMIT:
+        dl = -row_mass[r] * (jv12(row_J, r, v) + rate * row_C[r])
+        if row_kind[r] == ROW_LIMIT:
             old = lam[r]
-            new = min(max(old + dl, rows.lo[r]), rows.hi[r])
+            new = min(max(old + dl, row_lo[r]), row_hi[r])
             dl = new - old
         lam[r] += dl
-        v = add12(work.minv_jt, r, dl, v)
+        v = add12(row_minv_jt, r, dl, v)
         largest = max(largest, abs(dl))
     return v, largest
 
@@ -274,21 +279,24 @@ def sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct):
     In each block: its equality and limit rows (limits one-sided), then its motor (a soft
     row) or its friction rows (eq. 15 and the ball clamp of eq. 16). Rows in the direct
     solve (row_direct = 1: equality rows of tree joints, active limits) are skipped."""
-    row_J, row_active, row_lambda = rows.J, rows.active, rows.impulse
-    row_lo, row_hi = rows.lo, rows.hi
+    block_start, block_count, row_body, row_kind = rows.block_start, rows.block_count, rows.body, rows.kind
+    row_J, row_C, row_active, row_lambda = rows.J, rows.C, rows.active, rows.impulse
+    row_lo, row_hi, row_bias = rows.lo, rows.hi, rows.bias
+    row_mass_scale, row_impulse_scale = rows.mass_scale, rows.impulse_scale
     row_minv_jt, row_mass = work.minv_jt, work.mass
     residual = 0.0
-    for k in range(rows.block_start.shape[0]):
-        start = rows.block_start[k]
-        end = start + rows.block_count[k]
-        if row_direct[start] == 1 and not block_iterates(rows, start, end, row_direct):
+    for k in range(block_start.shape[0]):
+        start = block_start[k]
+        end = start + block_count[k]
+        if row_direct[start] == 1 and not block_iterates(row_kind, row_active, start, end, row_direct):
             continue            # equality rows solved directly, nothing else in use
-        a = rows.body[start, 0]
-        b = rows.body[start, 1]
-        f0, nf = free_rows(rows, start, end)
+        a = row_body[start, 0]
+        b = row_body[start, 1]
+        f0, nf = free_rows(row_kind, start, end)
         v = load12(a, b, vel, omega)
         # constraint rows: equality, then limits (one-sided)
-        v, change = constraint_rows(rows, work, start, f0, erp_rate if baumgarte else 0.0, row_lambda, row_direct, v)
+        v, change = constraint_rows(row_kind, row_J, row_C, row_active, row_lo, row_hi, row_mass, row_minv_jt, start,
+                                    f0, erp_rate if baumgarte else 0.0, row_lambda, row_direct, v)
         residual = max(residual, change)
         if nf == 0 or row_active[f0] == FREE_OFF:
             store12(a, b, v, vel, omega)
@@ -296,7 +304,7 @@ def sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct):
         if row_active[f0] == FREE_MOTOR:
             # motor: velocity target or position servo, one soft row (write_drive_rows)
             jv = jv12(row_J, f0, v)
-            dl = -row_mass[f0] * rows.mass_scale[f0] * (jv + rows.bias[f0]) - rows.impulse_scale[f0] * row_lambda[f0]
+            dl = -row_mass[f0] * row_mass_scale[f0] * (jv + row_bias[f0]) - row_impulse_scale[f0] * row_lambda[f0]
             old = row_lambda[f0]
             new = min(max(old + dl, row_lo[f0]), row_hi[f0])
             dl = new - old
@@ -372,25 +380,27 @@ def sweep_positions(rate, rows, work, pvel, pomega, row_direct):
     rows (rate = ERP/h); the free rows of a joint held by static friction (sticking) get
     J V* = 0, so drift correction cannot creep through static friction. Rows in the
     direct solve (row_direct = 1) are skipped."""
-    row_J, row_active, row_lambda = rows.J, rows.active, rows.impulse
-    row_hi = rows.hi
+    block_start, block_count, row_body, row_kind = rows.block_start, rows.block_count, rows.body, rows.kind
+    row_J, row_C, row_active, row_lambda = rows.J, rows.C, rows.active, rows.impulse
+    row_lo, row_hi = rows.lo, rows.hi
     row_minv_jt, row_mass, row_lambda_pos = work.minv_jt, work.mass, work.impulse_pos
-    for k in range(rows.block_start.shape[0]):
-        start = rows.block_start[k]
-        end = start + rows.block_count[k]
-        f0, nf = free_rows(rows, start, end)
+    for k in range(block_start.shape[0]):
+        start = block_start[k]
+        end = start + block_count[k]
+        f0, nf = free_rows(row_kind, start, end)
         sticking = False
         if nf > 0 and row_active[f0] == FREE_FRICTION:
             n = 0.0
             for r in range(f0, end):
                 n += row_lambda[r] * row_lambda[r]
             sticking = math.sqrt(n) < row_hi[f0] * (1.0 - 1e-9)
-        if row_direct[start] == 1 and not sticking and not block_iterates(rows, start, f0, row_direct):
+        if row_direct[start] == 1 and not sticking and not block_iterates(row_kind, row_active, start, f0, row_direct):
             continue
-        a = rows.body[start, 0]
-        b = rows.body[start, 1]
+        a = row_body[start, 0]
+        b = row_body[start, 1]
         v = load12(a, b, pvel, pomega)
-        v, _ = constraint_rows(rows, work, start, f0, rate, row_lambda_pos, row_direct, v)
+        v, _ = constraint_rows(row_kind, row_J, row_C, row_active, row_lo, row_hi, row_mass, row_minv_jt, start, f0,
+                               rate, row_lambda_pos, row_direct, v)
         if sticking:
             for r in range(f0, end):
                 if row_mass[r] > 0.0:
@@ -420,10 +430,12 @@ def add_iterative_impulses(rows, work, lam, row_direct, body_z):
 def count_iterative_blocks(rows, row_direct, loop_joints):
     """Blocks with rows for sequential impulses: the loop-closing joints, and blocks in the
     direct solve that have a limit (outside it), motor or friction row in use."""
+    block_start, block_count, row_kind = rows.block_start, rows.block_count, rows.kind
+    row_active = rows.active
     n = loop_joints.shape[0]
-    for k in range(rows.block_start.shape[0]):
-        start = rows.block_start[k]
-        if row_direct[start] == 1 and block_iterates(rows, start, start + rows.block_count[k], row_direct):
+    for k in range(block_start.shape[0]):
+        start = block_start[k]
+        if row_direct[start] == 1 and block_iterates(row_kind, row_active, start, start + block_count[k], row_direct):
             n += 1
     return n
 

@@ -115,13 +115,14 @@ def penalty_forces(params, h, bodies, rows, work):
     if preset == CRITICAL:
         gershgorin_bounds(bodies, rows, work)
     row_kind, row_rot, row_J, row_C, row_active = rows.kind, rows.rot, rows.J, rows.C, rows.active
+    row_body = rows.body
     body_vel, body_omega, body_inv_mass = bodies.vel, bodies.omega, bodies.inv_mass
     row_bound, force_acc, torque_acc = work.bound, work.force_acc, work.torque_acc
     for r in range(row_C.shape[0]):
         if row_active[r] == 0 or row_kind[r] == ROW_FREE:
             continue
-        a = rows.body[r, 0]
-        b = rows.body[r, 1]
+        a = row_body[r, 0]
+        b = row_body[r, 1]
         if preset == PAPER:
             s = body_inv_mass[a] + body_inv_mass[b]
             if s == 0.0:
