@@ -16,14 +16,13 @@ import numpy as np
 from .joint_rows import MOTOR_MODES, MOTOR_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT, compute_joint_rates, compute_joint_rows
 from .joint_types import BY_CODE, JOINT_TYPES, SPHERICAL, UNIVERSAL
 from .integrate import gather_forces, integrate_velocities
-from .model import Control, Joints, Model, State, Work, bundles
+from .model import Control, Model, State, Work, bundles
 from .quat import frame_from_axes, q_conj, q_from_matrix, q_mul, q_rotate, q_to_matrix
 from .settings import DT, GYROSCOPIC
 from .shapes import Plane, check_shape
 from .solvers import FAMILIES
 
 SOLVERS = tuple(FAMILIES)
-_ONE = np.ones(1, np.int64)     # "free rows used" for one joint: readouts computed in full
 
 
 class SimulationBlowUp(RuntimeError):
@@ -116,24 +115,29 @@ class Joint:
     @property
     def angle(self):
         """Angle (rad) or slide (m) of the first free DOF; spherical: the swing angle."""
+        self._w._ensure_rows()
         return float(self._w.state.joints.q[self.index, 0])
 
     @property
     def rate(self):
         """Rate (rad/s or m/s) of the first free DOF."""
+        self._w._ensure_rows()
         return float(self._w.state.joints.qd[self.index, 0])
 
     @property
     def q(self):
+        self._w._ensure_rows()
         return self._w.state.joints.q[self.index].copy()
 
     @property
     def qd(self):
+        self._w._ensure_rows()
         return self._w.state.joints.qd[self.index].copy()
 
     @property
     def error(self):
         """Largest constraint violation (m or rad) at the current poses."""
+        self._w._ensure_rows()
         return float(self._w.state.joints.err[self.index])
 
     def limit(self, dof=0):
@@ -330,6 +334,7 @@ class World:
         self.solver = solver
         self.blown_up = None                # SimulationBlowUp once it happened
         self._watch = None                  # RunawayWatch since the last edit of the state
+        self._rows_stale = False            # joints added since the rows were last written
         self._body_index, self._joint_index = {}, {}
         self._rows_indexed = False          # body_row_ptr/idx match the rows
         self._add_body_arrays("world", Plane(), (0.5, 0.5, 0.5), math.inf, np.zeros(3),
@@ -589,7 +594,7 @@ class World:
                 self._set_limit(j, 0, *limits, refresh=False)
             if limits2 is not None:
                 self._set_limit(j, 1, *limits2, refresh=False)
-        self._refresh_joint(j)
+        self._rows_stale = True          # written on first use: building stays O(1) per joint
         return Joint(self, j)
 
     def _index_body_rows(self):
@@ -822,6 +827,7 @@ class World:
     def rows(self):
         """The row table as the solvers read it (physics/model.py Rows): per row its owner
         joint, kind, bodies, Jacobian, value, activity and accumulated impulse."""
+        self._ensure_rows()
         return self.kernel_bundles(self.active_solver.free_rows_used(self))[5]
 
     def unhonoured(self):
@@ -839,6 +845,7 @@ class World:
 
     def max_constraint_error(self):
         """Largest joint constraint violation (m or rad) at the current poses."""
+        self._ensure_rows()
         err = self.state.joints.err
         return float(err.max()) if err.size else 0.0
 
@@ -868,21 +875,20 @@ class World:
 
     def _refresh_rows(self):
         """Recompute rows and readouts from the current state (after any edit)."""
+        self._rows_stale = False
         _, bodies, _, joints, _, rows, _ = self.kernel_bundles(self.active_solver.free_rows_used(self))
         compute_joint_rows(bodies, joints, rows, True)
         compute_joint_rates(bodies, joints, rows)
 
-    def _refresh_joint(self, j):
-        """Rows and readouts of joint j alone (building: O(1) per joint, so no CSR index
-        and no per-joint array of the whole world)."""
-        _, bodies, _, joints, _, rows, _ = bundles(self.model, self.state, self.control, self.work, _ONE)
-        one = Joints(*(arr[j:j + 1] for arr in joints[:-1]), _ONE)
-        compute_joint_rows(bodies, one, rows, True)
-        compute_joint_rates(bodies, one, rows)
+    def _ensure_rows(self):
+        """Write the rows and readouts if joints were added since they were last written."""
+        if self._rows_stale:
+            self._refresh_rows()
 
     def save_state(self):
         """A cheap copy of everything time changes (bodies, joints, row impulses, time,
         ropes) and of the motor program's position."""
+        self._ensure_rows()
         s = self.state.copy()
         s["dt"] = self.dt
         c = self.control.joints
@@ -939,6 +945,7 @@ class World:
         with ropes or a mouse grab each step is a short sequence of kernel calls."""
         if self.blown_up is not None:
             raise self.blown_up
+        self._ensure_rows()
         if self._initial_state is None:
             self._initial_state = self.save_state()
         if self._watch is None:
@@ -1018,6 +1025,7 @@ class World:
         positions (N,3) and frames (N−1,4) (element quaternions, local z along the rope).
         grab: grab_info (the mouse spring) or None.
         """
+        self._ensure_rows()
         mj, sb, sj = self.model.joints, self.state.bodies, self.state.joints
         m = mj.count
         anchor = np.zeros((m, 3))

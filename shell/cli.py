@@ -195,9 +195,7 @@ def _import_viewer():
 
 def run_viewer(args):
     overrides = overrides_from(args.set)
-    from shell.warmup import is_warm
-    if is_warm():                         # report scene errors before a window opens; on a cold
-        load_world(args)                  # cache the window opens at once and compiles first
+    load_world(args)                      # scene errors before a window opens (building compiles nothing)
     if args.solver is not None:
         overrides["solver.kind"] = args.solver
     if args.dt is not None:

@@ -274,8 +274,8 @@ def test_record_on_a_full_disk_is_refused():
     (["--duration", "1e300"], "--duration must be at most 1e+06 s"),
     (["--duration", "1000001"], "--duration must be at most 1e+06 s"),
     (["--duration", "1e6", "--dt", "1e-6"], "at most 1e+09"),
-    (["--duration", "0.1", "--dt", "1e300"], "--dt: dt must be between 1e-6 and 0.1 s"),
-    (["--duration", "0.1", "--dt", "1e-300"], "--dt: dt must be between 1e-6 and 0.1 s"),
+    (["--duration", "0.1", "--dt", "1e300"], "--dt: dt must be a number between 1e-06 and 0.1 s"),
+    (["--duration", "0.1", "--dt", "1e-300"], "--dt: dt must be a number between 1e-06 and 0.1 s"),
 ])
 def test_numbers_beyond_the_stated_bounds_are_refused(args, words):
     _bad([CHAIN, "--headless", *args], words)
