@@ -52,9 +52,10 @@ def equality_step_velocities(world):
     """One step of the world's equality rows solved exactly: V⁻ = V + Δt g (gravity on
     every dynamic body), J M⁻¹ Jᵀ λ = −J V⁻, V⁺ = V⁻ + M⁻¹ Jᵀ λ. Returns V⁺ as (n, 6)."""
     nb = world.model.bodies.count
-    rows = np.flatnonzero((world.work.rows.active != 0) & (world.model.rows.kind == 0))
+    table = world.rows                      # the row table at the current poses
+    rows = np.flatnonzero((table.active != 0) & (table.kind == 0))
     minv = inverse_mass_matrix(world.model.bodies.inv_mass, world_inertia(world))
-    J = jacobian_matrix(world.work.rows.J, world.model.rows.body, rows, nb)
+    J = jacobian_matrix(table.J, table.body, rows, nb)
     V = velocities(world).copy()
     for i in range(nb):
         if world.model.bodies.inv_mass[i] > 0.0:

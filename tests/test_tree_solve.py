@@ -96,6 +96,7 @@ def _random_tree_world(rng, n, types, floating=False):
 
 
 def _check_joint_rows(w, rng):
+    w._ensure_rows()                        # rows are written on first use after building
     static = static_bodies(w.model.bodies.inv_mass, w.model.bodies.inv_inertia)
     body_I = world_inertia(w)
     joint_m = [BY_CODE[int(t)].n_eq for t in w.model.joints.type]
@@ -196,6 +197,7 @@ def test_direct_step_of_a_mixed_chain_equals_the_dense_solve():
         extra = {"axis2": (0, 0, 1)} if kind == "universal" else {}
         w.add_joint(f"j{i}", kind, prev, f"b{i}", anchor=(0.2 * i, 0, 0), axis=(0, 1, 0), **extra)
         prev = f"b{i}"
+    w._ensure_rows()                        # rows are written on first use after building
     w.state.bodies.omega[1:] = rng.normal(size=(12, 3))
     w.state.bodies.vel[1:] = rng.normal(size=(12, 3))
     w.set_impulse_settings(iterations=1, warm_start=False, stabilization="none")
