@@ -45,7 +45,8 @@ from collections import namedtuple
 
 from numba import njit
 
-from ..quat import qmul, rotate, rotate_inv, rotated_diagonal, world_inv_inertia_times
+from ..quat import (frame_axes, integrate_quat, qmul, rotate, rotate_inv, rotated_diagonal,
+                    world_inv_inertia_times)
 
 # ---------------------------------------------------------------- parameter vector
 (P_RADIUS, P_K1, P_K2, P_K3, P_RETARDATION, P_DRAG, P_FRICTION, P_GROUND_ON, P_GROUND_Z, P_ITERATIONS,
@@ -143,18 +144,6 @@ def sym_times(m, o, x, y, z):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def integrate_quat(qx, qy, qz, qw, wx, wy, wz, h):
-    """q += h/2 (ω, 0) ⊗ q, normalized (eq. 6, seed 002; ω in the world frame)."""
-    wx, wy, wz = 0.5 * h * wx, 0.5 * h * wy, 0.5 * h * wz
-    nx = qx + (wx * qw + wy * qz - wz * qy)
-    ny = qy + (wy * qw + wz * qx - wx * qz)
-    nz = qz + (wz * qw + wx * qy - wy * qx)
-    nw = qw - (wx * qx + wy * qy + wz * qz)
-    inv = 1.0 / math.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
-    return nx * inv, ny * inv, nz * inv, nw * inv
-
-
-@njit(cache=True, error_model="numpy", inline="always")
 def is_static_body(body_inv_mass, body_inv_inertia, b):
     return (body_inv_mass[b] == 0.0 and body_inv_inertia[b, 0] == 0.0 and body_inv_inertia[b, 1] == 0.0
             and body_inv_inertia[b, 2] == 0.0)
@@ -242,14 +231,6 @@ def apply_body_impulse(body_quat, body_vel, body_omega, body_inv_mass, body_inv_
 # residual C (3), mask (1: the segment's stretch direction can move)
 B_F, B_SINV, B_O, B_C, B_X, B_RES, B_MASK = 0, 9, 15, 21, 30, 33, 36
 BLK_COLS = 37
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def frame_axes(qx, qy, qz, qw):
-    """d1, d2, d3: the columns of R(q) (eq. 2)."""
-    return (1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (qx * qy + qz * qw), 2.0 * (qx * qz - qy * qw),
-            2.0 * (qx * qy - qz * qw), 1.0 - 2.0 * (qx * qx + qz * qz), 2.0 * (qy * qz + qx * qw),
-            2.0 * (qx * qz + qy * qw), 2.0 * (qy * qz - qx * qw), 1.0 - 2.0 * (qx * qx + qy * qy))
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -658,9 +639,7 @@ def pair_prepare(state, model, prm, h, blk, ii, bw):
         t10, t11, t12 = -pz * f1, pw * f1, px * f1
         t20, t21, t22 = py * f2, -px * f2, pw * f2
         # R(p)
-        r00, r01, r02 = 1.0 - 2.0 * (py * py + pz * pz), 2.0 * (px * py - pz * pw), 2.0 * (px * pz + py * pw)
-        r10, r11, r12 = 2.0 * (px * py + pz * pw), 1.0 - 2.0 * (px * px + pz * pz), 2.0 * (py * pz - px * pw)
-        r20, r21, r22 = 2.0 * (px * pz - py * pw), 2.0 * (py * pz + px * pw), 1.0 - 2.0 * (px * px + py * py)
+        r00, r10, r20, r01, r11, r21, r02, r12, r22 = frame_axes(px, py, pz, pw)
         # b-frame components s_k = t_k R(p)
         s00 = t00 * r00 + t01 * r10 + t02 * r20
         s01 = t00 * r01 + t01 * r11 + t02 * r21
