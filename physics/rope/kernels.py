@@ -45,6 +45,7 @@ from collections import namedtuple
 
 from numba import njit
 
+from ..integrate import is_static
 from ..quat import (frame_axes, integrate_quat, qmul, rotate, rotate_inv, rotated_diagonal,
                     world_inv_inertia_times)
 
@@ -144,18 +145,12 @@ def sym_times(m, o, x, y, z):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def is_static_body(body_inv_mass, body_inv_inertia, b):
-    return (body_inv_mass[b] == 0.0 and body_inv_inertia[b, 0] == 0.0 and body_inv_inertia[b, 1] == 0.0
-            and body_inv_inertia[b, 2] == 0.0)
-
-
-@njit(cache=True, error_model="numpy", inline="always")
 def body_pose_at(body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia, b, tau):
     """Pose of body b a time tau into the step, as the caller's semi-implicit Euler moves
     it with the current velocities: x + τv, q + τ/2 (ω,0)⊗q normalized."""
     px, py, pz = body_pos[b, 0], body_pos[b, 1], body_pos[b, 2]
     qx, qy, qz, qw = body_quat[b, 0], body_quat[b, 1], body_quat[b, 2], body_quat[b, 3]
-    if tau > 0.0 and not is_static_body(body_inv_mass, body_inv_inertia, b):
+    if tau > 0.0 and not is_static(body_inv_mass, body_inv_inertia, b):
         px += tau * body_vel[b, 0]
         py += tau * body_vel[b, 1]
         pz += tau * body_vel[b, 2]
