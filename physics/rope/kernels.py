@@ -45,6 +45,7 @@ from collections import namedtuple
 
 from numba import njit
 
+from ..contact_geometry import box_distance, plane_distance
 from ..integrate import is_static
 from ..quat import (frame_axes, integrate_quat, qmul, rotate, rotate_inv, rotated_diagonal,
                     world_inv_inertia_times)
@@ -1363,33 +1364,31 @@ def attach_snap(state, links, tau, body_pos, body_quat, body_vel, body_omega, bo
 
 
 # ================================================================ contacts
+# The distances and normals are physics/contact_geometry.py's (ground plane, oriented box).
 @njit(cache=True, error_model="numpy", inline="always")
-def box_distance(boxes, k, x, y, z, radius):
-    """Gap (m) between a sphere of the rope's radius at (x, y, z) and box k, and the
-    outward normal at the closest point (world). Negative gap = penetration."""
-    cx, cy, cz = boxes[k, 0], boxes[k, 1], boxes[k, 2]
-    hx, hy, hz = boxes[k, 3], boxes[k, 4], boxes[k, 5]
-    qx, qy, qz, qw = boxes[k, 6], boxes[k, 7], boxes[k, 8], boxes[k, 9]
-    px, py, pz = rotate_inv(qx, qy, qz, qw, x - cx, y - cy, z - cz)
-    sx = min(max(px, -hx), hx)
-    sy = min(max(py, -hy), hy)
-    sz = min(max(pz, -hz), hz)
-    dx, dy, dz = px - sx, py - sy, pz - sz
-    d2 = dx * dx + dy * dy + dz * dz
-    if d2 > 1e-24:
-        d = math.sqrt(d2)
-        nx, ny, nz = rotate(qx, qy, qz, qw, dx / d, dy / d, dz / d)
-        return d - radius, nx, ny, nz
-    # centre inside: leave through the nearest face
-    ex, ey, ez = hx - abs(px), hy - abs(py), hz - abs(pz)
-    if ex <= ey and ex <= ez:
-        nx, ny, nz = rotate(qx, qy, qz, qw, 1.0 if px >= 0.0 else -1.0, 0.0, 0.0)
-        return -ex - radius, nx, ny, nz
-    if ey <= ez:
-        nx, ny, nz = rotate(qx, qy, qz, qw, 0.0, 1.0 if py >= 0.0 else -1.0, 0.0)
-        return -ey - radius, nx, ny, nz
-    nx, ny, nz = rotate(qx, qy, qz, qw, 0.0, 0.0, 1.0 if pz >= 0.0 else -1.0)
-    return -ez - radius, nx, ny, nz
+def box_gap(boxes, k, x, y, z, radius):
+    """(gap, normal) of a node's sphere of the rope's radius at (x, y, z) against box k of
+    the rope's boxes (centre, half extents, quaternion: BOX_COLS)."""
+    return box_distance(x, y, z, radius, boxes[k, 0], boxes[k, 1], boxes[k, 2], boxes[k, 6], boxes[k, 7],
+                        boxes[k, 8], boxes[k, 9], boxes[k, 3], boxes[k, 4], boxes[k, 5])
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def keep_contact(contact, i, s, gap, nx, ny, nz):
+    """Node i's candidate in slot s (0 ground, 1 box): normal, gap, active."""
+    contact[i, s, 0] = nx
+    contact[i, s, 1] = ny
+    contact[i, s, 2] = nz
+    contact[i, s, C_GAP] = gap
+    contact[i, s, C_ACTIVE] = 1.0
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def drop_contact(contact, lam, i, s):
+    """No candidate in slot s of node i: inactive, its warm-start impulses reset."""
+    contact[i, s, C_ACTIVE] = 0.0
+    for c in range(4):
+        lam[i, s, c] = 0.0
 
 
 @njit(cache=True, error_model="numpy")
@@ -1411,24 +1410,18 @@ def contacts_prepare(state, model, links, prm, h, contact):
         speed = math.sqrt(v[i, 0] * v[i, 0] + v[i, 1] * v[i, 1] + v[i, 2] * v[i, 2])
         margin = r + 2.0 * h * speed
         movable = model.node_w[i] > 0.0
-        gap = x[i, 2] - gz - r
+        gap, nx, ny, nz = plane_distance(x[i, 2], gz, r)
         if ground and movable and gap < margin:
-            contact[i, 0, 0] = 0.0
-            contact[i, 0, 1] = 0.0
-            contact[i, 0, 2] = 1.0
-            contact[i, 0, C_GAP] = gap
-            contact[i, 0, C_ACTIVE] = 1.0
+            keep_contact(contact, i, 0, gap, nx, ny, nz)
             count += 1
         else:
-            contact[i, 0, C_ACTIVE] = 0.0
-            for c in range(4):
-                lam[i, 0, c] = 0.0
+            drop_contact(contact, lam, i, 0)
         best = -1
         bgap = margin
         bnx = bny = bnz = 0.0
         if movable:
             for k in range(boxes.shape[0]):
-                g, nx, ny, nz = box_distance(boxes, k, x[i, 0], x[i, 1], x[i, 2], r)
+                g, nx, ny, nz = box_gap(boxes, k, x[i, 0], x[i, 1], x[i, 2], r)
                 if g < bgap:
                     best, bgap, bnx, bny, bnz = k, g, nx, ny, nz
         if best >= 0:
@@ -1436,17 +1429,11 @@ def contacts_prepare(state, model, links, prm, h, contact):
                 for c in range(4):
                     lam[i, 1, c] = 0.0
             state.contact_box[i] = best
-            contact[i, 1, 0] = bnx
-            contact[i, 1, 1] = bny
-            contact[i, 1, 2] = bnz
-            contact[i, 1, C_GAP] = bgap
-            contact[i, 1, C_ACTIVE] = 1.0
+            keep_contact(contact, i, 1, bgap, bnx, bny, bnz)
             count += 1
         else:
             state.contact_box[i] = -1
-            contact[i, 1, C_ACTIVE] = 0.0
-            for c in range(4):
-                lam[i, 1, c] = 0.0
+            drop_contact(contact, lam, i, 1)
     return count
 
 
@@ -1532,12 +1519,12 @@ def contacts_project(state, model, links, prm):
         if model.node_w_pos[i] == 0.0:
             continue
         if ground:
-            gap = x[i, 2] - gz - r
+            gap, _, _, _ = plane_distance(x[i, 2], gz, r)
             if gap < 0.0:
                 x[i, 2] -= gap
         k = state.contact_box[i]
         if k >= 0:
-            g, nx, ny, nz = box_distance(links.boxes, k, x[i, 0], x[i, 1], x[i, 2], r)
+            g, nx, ny, nz = box_gap(links.boxes, k, x[i, 0], x[i, 1], x[i, 2], r)
             if g < 0.0:
                 x[i, 0] -= g * nx
                 x[i, 1] -= g * ny
