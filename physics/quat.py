@@ -88,6 +88,28 @@ def rotated_diagonal(qx, qy, qz, qw, dx, dy, dz):
             dx * r20 * r20 + dy * r21 * r21 + dz * r22 * r22)
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def sym_add_outer(s00, s01, s02, s11, s12, s22, ax, ay, az, bx, by, bz):
+    """The upper triangle (00 01 02 11 12 22) of S + a bᵀ: S symmetric as 6 numbers, a bᵀ
+    read as symmetric (b = a: a rank-one update; a Gram matrix or T Aᵀ summed over columns)."""
+    return s00 + ax * bx, s01 + ax * by, s02 + ax * bz, s11 + ay * by, s12 + ay * bz, s22 + az * bz
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def mat3_mul(a, b):
+    """a b for 3×3 matrices given as 9-tuples, row-major (a symmetric one written out in
+    full); the product as a 9-tuple."""
+    return (a[0] * b[0] + a[1] * b[3] + a[2] * b[6],
+            a[0] * b[1] + a[1] * b[4] + a[2] * b[7],
+            a[0] * b[2] + a[1] * b[5] + a[2] * b[8],
+            a[3] * b[0] + a[4] * b[3] + a[5] * b[6],
+            a[3] * b[1] + a[4] * b[4] + a[5] * b[7],
+            a[3] * b[2] + a[4] * b[5] + a[5] * b[8],
+            a[6] * b[0] + a[7] * b[3] + a[8] * b[6],
+            a[6] * b[1] + a[7] * b[4] + a[8] * b[7],
+            a[6] * b[2] + a[7] * b[5] + a[8] * b[8])
+
+
 # ---- plain numpy helpers for the builder (not on the hot path) ----
 
 
