@@ -96,6 +96,14 @@ def sym_add_outer(s00, s01, s02, s11, s12, s22, ax, ay, az, bx, by, bz):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def store_symmetric(out, i, m):
+    """Write the 6 numbers (00 01 02 11 12 22) of a symmetric 3×3 as 9, row-major, into out[i]."""
+    out[i, 0], out[i, 1], out[i, 2] = m[0], m[1], m[2]
+    out[i, 3], out[i, 4], out[i, 5] = m[1], m[3], m[4]
+    out[i, 6], out[i, 7], out[i, 8] = m[2], m[4], m[5]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def mat3_mul(a, b):
     """a b for 3×3 matrices given as 9-tuples, row-major (a symmetric one written out in
     full); the product as a 9-tuple."""

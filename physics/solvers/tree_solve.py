@@ -45,7 +45,7 @@ import numpy as np
 from numba import njit
 
 from ..joint_types import BY_CODE, N_LIMIT, PRISMATIC
-from ..quat import cross, sym_add_outer
+from ..quat import cross, store_symmetric, sym_add_outer
 
 _FAST = {"contract", "reassoc", "nsz", "arcp"}   # no nnan/ninf: NaNs must still show up
 
@@ -457,14 +457,6 @@ def _sym_inverse(p00, p01, p02, p11, p12, p22, n):
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _store_sym33(A, k, i00, i01, i02, i11, i12, i22):
-    """A[k, :9] = the symmetric 3×3 (i00 i01 i02 i11 i12 i22) written out, row-major."""
-    A[k, 0], A[k, 1], A[k, 2] = i00, i01, i02
-    A[k, 3], A[k, 4], A[k, 5] = i01, i11, i12
-    A[k, 6], A[k, 7], A[k, 8] = i02, i12, i22
-
-
-@njit(cache=True, fastmath=_FAST, inline="always")
 def _gram(row_J, rows, k, first, n, col):
     """Gram matrix (p00, p01, p02, p11, p12, p22) of the 3-vectors row_J[r, col:col + 3] of
     the n rows rows[k, first:first + n]."""
@@ -508,13 +500,11 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
         jt = joint_type[k]
         if jt == PRISMATIC:
             g00, g01, g02, g11, g12, g22 = _gram(row_J, joint_rows, k, 0, nl, oc)
-            i00, i01, i02, i11, i12, i22 = _sym_inverse(g00, g01, g02, g11, g12, g22, nl)
-        else:
-            i00, i01, i02, i11, i12, i22 = 1.0, 0.0, 0.0, 1.0, 0.0, 1.0   # point rows: linear parts ±e_x, ±e_y, ±e_z
-        _store_sym33(joint_Gl, k, i00, i01, i02, i11, i12, i22)
+            store_symmetric(joint_Gl, k, _sym_inverse(g00, g01, g02, g11, g12, g22, nl))
+        else:                                   # point rows: linear parts ±e_x, ±e_y, ±e_z
+            store_symmetric(joint_Gl, k, (1.0, 0.0, 0.0, 1.0, 0.0, 1.0))
         g00, g01, g02, g11, g12, g22 = _gram(row_J, joint_rows, k, nl, na, oc + 3)
-        i00, i01, i02, i11, i12, i22 = _sym_inverse(g00, g01, g02, g11, g12, g22, na)
-        _store_sym33(joint_Ga, k, i00, i01, i02, i11, i12, i22)
+        store_symmetric(joint_Ga, k, _sym_inverse(g00, g01, g02, g11, g12, g22, na))
         # N: the child's motions the rows allow (6 − m of them)
         n_cols = 6 - m
         if jt == PRISMATIC:
@@ -640,7 +630,7 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
                 p12 += joint_N[k, 6 + q] * joint_U[k, 12 + q]
                 p22 += joint_N[k, 12 + q] * joint_U[k, 12 + q]
         i00, i01, i02, i11, i12, i22 = _sym_inverse(p00, p01, p02, p11, p12, p22, n)
-        _store_sym33(joint_P, k, i00, i01, i02, i11, i12, i22)
+        store_symmetric(joint_P, k, (i00, i01, i02, i11, i12, i22))
         if targets:
             s0, s1, s2 = joint_t[k, 0], joint_t[k, 1], joint_t[k, 2]
             s3, s4, s5 = joint_t[k, 3], joint_t[k, 4], joint_t[k, 5]
