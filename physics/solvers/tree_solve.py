@@ -512,7 +512,7 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
             if n_cols == 1:
                 ra, rb = joint_rows[k, 0], joint_rows[k, 1]
                 vx, vy, vz = cross(row_J[ra, oc], row_J[ra, oc + 1], row_J[ra, oc + 2],
-                                    row_J[rb, oc], row_J[rb, oc + 1], row_J[rb, oc + 2])
+                                   row_J[rb, oc], row_J[rb, oc + 1], row_J[rb, oc + 2])
                 joint_N[k, 0] = vx
                 joint_N[k, 1] = vy
                 joint_N[k, 2] = vz
@@ -535,7 +535,7 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
             if na == 2:
                 ra, rb = joint_rows[k, 3], joint_rows[k, 4]
                 ux, uy, uz = cross(row_J[ra, oc + 3], row_J[ra, oc + 4], row_J[ra, oc + 5],
-                                    row_J[rb, oc + 3], row_J[rb, oc + 4], row_J[rb, oc + 5])
+                                   row_J[rb, oc + 3], row_J[rb, oc + 4], row_J[rb, oc + 5])
             elif na == 1:
                 ra = joint_rows[k, 3]
                 cx, cy, cz = row_J[ra, oc + 3], row_J[ra, oc + 4], row_J[ra, oc + 5]
