@@ -8,11 +8,12 @@ import math
 
 from numba import njit
 
-from .quat import cross, rotate, rotate_inv, world_inv_inertia_times
+from .quat import cross, integrate_quat, rotate, rotate_inv, world_inv_inertia_times
 
 
 @njit(cache=True, error_model="numpy", inline="always")
 def is_static(body_inv_mass, body_inv_inertia, i):
+    """Body i never moves: zero inverse mass and inverse inertia (the world, a static body)."""
     return (body_inv_mass[i] == 0.0 and body_inv_inertia[i, 0] == 0.0
             and body_inv_inertia[i, 1] == 0.0 and body_inv_inertia[i, 2] == 0.0)
 
@@ -85,17 +86,12 @@ def integrate_positions(bodies, h):
         body_pos[i, 0] += h * body_vel[i, 0]
         body_pos[i, 1] += h * body_vel[i, 1]
         body_pos[i, 2] += h * body_vel[i, 2]
-        qx, qy, qz, qw = body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3]
-        wx, wy, wz = 0.5 * h * body_omega[i, 0], 0.5 * h * body_omega[i, 1], 0.5 * h * body_omega[i, 2]
-        nx = qx + (wx * qw + wy * qz - wz * qy)
-        ny = qy + (wy * qw + wz * qx - wx * qz)
-        nz = qz + (wz * qw + wx * qy - wy * qx)
-        nw = qw - (wx * qx + wy * qy + wz * qz)
-        inv = 1.0 / math.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
-        body_quat[i, 0] = nx * inv
-        body_quat[i, 1] = ny * inv
-        body_quat[i, 2] = nz * inv
-        body_quat[i, 3] = nw * inv
+        qx, qy, qz, qw = integrate_quat(body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
+                                        body_omega[i, 0], body_omega[i, 1], body_omega[i, 2], h)
+        body_quat[i, 0] = qx
+        body_quat[i, 1] = qy
+        body_quat[i, 2] = qz
+        body_quat[i, 3] = qw
 
 
 @njit(cache=True, error_model="numpy")

@@ -27,20 +27,12 @@ import math
 from numba import njit
 
 from .joint_types import FIXED, N_EQ, N_FREE, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
-from .quat import cross, qmul, rotate
+from .quat import cross, frame_axes, qmul, rotate
 
 ROW_EQ, ROW_LIMIT, ROW_FREE = 0, 1, 2            # static kinds (model.rows.kind)
 FREE_OFF, FREE_FRICTION, FREE_MOTOR = 0, 1, 2     # what a free row does this step (rows.active)
 MOTOR_OFF, MOTOR_VELOCITY, MOTOR_POSITION = 0, 1, 2
 MOTOR_MODES = {"off": MOTOR_OFF, "velocity": MOTOR_VELOCITY, "position": MOTOR_POSITION}
-
-
-@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
-def frame_axes(qx, qy, qz, qw):
-    """Columns n0, n1, n2 of the rotation matrix of a unit quaternion (9 scalars)."""
-    return (1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (qx * qy + qz * qw), 2.0 * (qx * qz - qy * qw),
-            2.0 * (qx * qy - qz * qw), 1.0 - 2.0 * (qx * qx + qz * qz), 2.0 * (qy * qz + qx * qw),
-            2.0 * (qx * qz + qy * qw), 2.0 * (qy * qz - qx * qw), 1.0 - 2.0 * (qx * qx + qy * qy))
 
 
 @njit(cache=True, error_model="numpy", fastmath=True, inline="always")

@@ -2,6 +2,10 @@
 
 Quaternions are `(x, y, z, w)` as in pyrr. Every function returns
 scalars or writes into a preallocated output, so kernels allocate nothing.
+
+The kernel helpers are `inline="always"`: numba inlines them into the calling kernel's IR,
+so they compile with the caller's flags (fastmath or not), not with their own; one helper
+serves kernels with different fastmath settings without changing their rounding.
 """
 import math
 
@@ -49,22 +53,73 @@ def world_inv_inertia_times(qx, qy, qz, qw, inv_ix, inv_iy, inv_iz, tx, ty, tz):
     return rotate(qx, qy, qz, qw, inv_ix * lx, inv_iy * ly, inv_iz * lz)
 
 
-# ---- plain numpy helpers for the builder (not on the hot path) ----
+@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
+def frame_axes(qx, qy, qz, qw):
+    """Columns n0, n1, n2 of the rotation matrix R(q) of a unit quaternion, as 9 scalars
+    (the body's axes in world coordinates; a rope element's d1, d2, d3, eq. 2 seed 002)."""
+    return (1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (qx * qy + qz * qw), 2.0 * (qx * qz - qy * qw),
+            2.0 * (qx * qy - qz * qw), 1.0 - 2.0 * (qx * qx + qz * qz), 2.0 * (qy * qz + qx * qw),
+            2.0 * (qx * qz + qy * qw), 2.0 * (qy * qz - qx * qw), 1.0 - 2.0 * (qx * qx + qy * qy))
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def integrate_quat(qx, qy, qz, qw, wx, wy, wz, h):
+    """One step of the orientation: q + h/2 (ω, 0) ⊗ q, normalized, for the angular velocity
+    ω in the world frame (eq. 27 seed 000, eq. 11 seed 001, eq. 6 seed 002)."""
+    wx, wy, wz = 0.5 * h * wx, 0.5 * h * wy, 0.5 * h * wz
+    nx = qx + (wx * qw + wy * qz - wz * qy)
+    ny = qy + (wy * qw + wz * qx - wx * qz)
+    nz = qz + (wz * qw + wx * qy - wy * qx)
+    nw = qw - (wx * qx + wy * qy + wz * qz)
+    inv = 1.0 / math.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
+    return nx * inv, ny * inv, nz * inv, nw * inv
 
 
 @njit(cache=True, error_model="numpy", inline="always")
 def rotated_diagonal(qx, qy, qz, qw, dx, dy, dz):
     """R diag(dx, dy, dz) Rᵀ for the rotation of quaternion q, as 6 numbers (00 01 02 11 12 22):
     a body-frame principal inertia (or its inverse) in world axes."""
-    r00, r01, r02 = 1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (qx * qy - qz * qw), 2.0 * (qx * qz + qy * qw)
-    r10, r11, r12 = 2.0 * (qx * qy + qz * qw), 1.0 - 2.0 * (qx * qx + qz * qz), 2.0 * (qy * qz - qx * qw)
-    r20, r21, r22 = 2.0 * (qx * qz - qy * qw), 2.0 * (qy * qz + qx * qw), 1.0 - 2.0 * (qx * qx + qy * qy)
+    r00, r10, r20, r01, r11, r21, r02, r12, r22 = frame_axes(qx, qy, qz, qw)
     return (dx * r00 * r00 + dy * r01 * r01 + dz * r02 * r02,
             dx * r00 * r10 + dy * r01 * r11 + dz * r02 * r12,
             dx * r00 * r20 + dy * r01 * r21 + dz * r02 * r22,
             dx * r10 * r10 + dy * r11 * r11 + dz * r12 * r12,
             dx * r10 * r20 + dy * r11 * r21 + dz * r12 * r22,
             dx * r20 * r20 + dy * r21 * r21 + dz * r22 * r22)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def sym_add_outer(s00, s01, s02, s11, s12, s22, ax, ay, az, bx, by, bz):
+    """The upper triangle (00 01 02 11 12 22) of S + a bᵀ: S symmetric as 6 numbers, a bᵀ
+    read as symmetric (b = a: a rank-one update; a Gram matrix or T Aᵀ summed over columns)."""
+    return s00 + ax * bx, s01 + ax * by, s02 + ax * bz, s11 + ay * by, s12 + ay * bz, s22 + az * bz
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def store_symmetric(out, i, m):
+    """Write the 6 numbers (00 01 02 11 12 22) of a symmetric 3×3 as 9, row-major, into out[i]."""
+    out[i, 0], out[i, 1], out[i, 2] = m[0], m[1], m[2]
+    out[i, 3], out[i, 4], out[i, 5] = m[1], m[3], m[4]
+    out[i, 6], out[i, 7], out[i, 8] = m[2], m[4], m[5]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def mat3_mul(a, b):
+    """a b for 3×3 matrices given as 9-tuples, row-major (a symmetric one written out in
+    full); the product as a 9-tuple."""
+    return (a[0] * b[0] + a[1] * b[3] + a[2] * b[6],
+            a[0] * b[1] + a[1] * b[4] + a[2] * b[7],
+            a[0] * b[2] + a[1] * b[5] + a[2] * b[8],
+            a[3] * b[0] + a[4] * b[3] + a[5] * b[6],
+            a[3] * b[1] + a[4] * b[4] + a[5] * b[7],
+            a[3] * b[2] + a[4] * b[5] + a[5] * b[8],
+            a[6] * b[0] + a[7] * b[3] + a[8] * b[6],
+            a[6] * b[1] + a[7] * b[4] + a[8] * b[7],
+            a[6] * b[2] + a[7] * b[5] + a[8] * b[8])
+
+
+# ---- plain numpy helpers for the builder (not on the hot path) ----
+
 
 def q_mul(a, b):
     return np.array(qmul(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]))

@@ -104,6 +104,37 @@ def startup_times():
     return out
 
 
+def add_run_arguments(p, duration, repeat, repeat_help):
+    """The options every benchmark here takes: --duration, --repeat, --json."""
+    p.add_argument("--duration", type=float, default=duration, help="simulated seconds per run")
+    p.add_argument("--repeat", type=int, default=repeat, help=repeat_help)
+    p.add_argument("--json", action="store_true", help="print a JSON list of records")
+
+
+def print_records(records, as_json, header, row, key, **extra):
+    """Print the records as JSON (the list; {key: records, **extra} when an extra is not
+    None) or as a table: `header`, then `row(record)` for each record."""
+    extra = {k: v for k, v in extra.items() if v is not None}
+    if as_json:
+        print(json.dumps({key: records, **extra} if extra else records, indent=1))
+        return
+    print(header)
+    for r in records:
+        print(row(r))
+
+
+CHAIN_HEADER = (f"{'solver':24} {'joint':5} {'N':>5} {'dt (s)':>7} {'us/step':>9} {'max gap (m)':>12} "
+                f"{'worst gap (m)':>13} {'path':>9}")
+
+
+def chain_row(r):
+    """One line of the chain table."""
+    gap = f"{r['max_gap_m']:.2e}" if r["blew_up_at_s"] is None else f"blew up {r['blew_up_at_s']} s"
+    worst = f"{r['worst_gap_m']:.2e}" if r["blew_up_at_s"] is None else "-"
+    return (f"{r['solver']:24} {r['joint']:5} {r['n']:>5} {r['dt']:>7} {r['us_per_step']:>9.1f} {gap:>12} "
+            f"{worst:>13} {r.get('path', '-'):>9}")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m physics.bench", description=__doc__.split("\n")[0])
     p.add_argument("--n", type=int, nargs="+", default=[10, 100, 1000], help="chain lengths")
@@ -112,25 +143,14 @@ def main(argv=None):
                    default=["penalty:paper", "penalty:critical", "impulse:10x1", "impulse:4x4"],
                    help="penalty:PRESET, impulse:ITERATIONSxSUBSTEPS or impulse-iterative:ITERATIONSxSUBSTEPS")
     p.add_argument("--dt", type=float, default=0.003, help="step (s)")
-    p.add_argument("--duration", type=float, default=1.0, help="simulated seconds per run")
-    p.add_argument("--repeat", type=int, default=1, help="timed runs per case (the median is reported)")
-    p.add_argument("--json", action="store_true", help="print a JSON list of records")
+    add_run_arguments(p, 1.0, 1, "timed runs per case (the median is reported)")
     p.add_argument("--startup", action="store_true", help="also time import + first step, cold and warm")
     args = p.parse_args(argv)
     records = [run_chain(n, j, s, args.dt, args.duration, args.repeat)
                for s in args.solver for j in args.joint for n in args.n]
     startup = startup_times() if args.startup else None
-    if args.json:
-        print(json.dumps(records if startup is None else {"chains": records, "startup": startup}, indent=1))
-        return 0
-    print(f"{'solver':24} {'joint':5} {'N':>5} {'dt (s)':>7} {'us/step':>9} {'max gap (m)':>12} "
-          f"{'worst gap (m)':>13} {'path':>9}")
-    for r in records:
-        gap = f"{r['max_gap_m']:.2e}" if r["blew_up_at_s"] is None else f"blew up {r['blew_up_at_s']} s"
-        worst = f"{r['worst_gap_m']:.2e}" if r["blew_up_at_s"] is None else "-"
-        print(f"{r['solver']:24} {r['joint']:5} {r['n']:>5} {r['dt']:>7} {r['us_per_step']:>9.1f} {gap:>12} "
-              f"{worst:>13} {r.get('path', '-'):>9}")
-    if startup:
+    print_records(records, args.json, CHAIN_HEADER, chain_row, "chains", startup=startup)
+    if startup and not args.json:
         for label, v in startup.items():
             print(f"start-up {label}: import {v['import_s']:.2f} s, import + first step {v['first_step_s']:.2f} s")
     return 0

@@ -10,7 +10,6 @@ run, and the mean number of projections per step. `--profile` also times each st
 one step (kernel calls in isolation, so each includes a few µs of call overhead).
 """
 import argparse
-import json
 import sys
 import time
 
@@ -18,6 +17,7 @@ import numpy as np
 
 from ..rope import kernels as K
 from ..rope import Rope
+from . import add_run_arguments, print_records
 
 PAPER = dict(radius=0.015, density=1200.0, E=0.05e6, G=0.1e6)
 GRAVITY = np.array([0.0, 0.0, -9.81])
@@ -105,32 +105,34 @@ def profile(segments, dt, settle=1.0, reps=None):
             "us": {name: clock(f) for name, f in stages.items()}}
 
 
+ROPE_HEADER = (f"{'N':>5} {'dt (s)':>7} {'us/step med':>12} {'mean':>8} {'stretch 1 s':>12} "
+               f"{'at end':>9} {'worst':>9} {'proj/step':>9}")
+
+
+def rope_row(r):
+    """One line of the rope table."""
+    return (f"{r['segments']:>5} {r['dt']:>7} {r['us_per_step_median']:>12.1f} {r['us_per_step_mean']:>8.1f} "
+            f"{r['max_stretch_1s']:>12.1e} {r['max_stretch_end']:>9.1e} {r['max_stretch_worst']:>9.1e} "
+            f"{r['projections_per_step']:>9.2f}")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m physics.bench.rope", description=__doc__.split("\n")[0])
     p.add_argument("--segments", type=int, nargs="+", default=[10, 100, 1000])
     p.add_argument("--dt", type=float, nargs="+", default=[0.01, 0.015], help="steps (s)")
-    p.add_argument("--duration", type=float, default=10.0, help="simulated seconds per run")
-    p.add_argument("--repeat", type=int, default=3, help="runs per case; the median run is reported")
-    p.add_argument("--json", action="store_true", help="print a JSON list of records")
+    add_run_arguments(p, 10.0, 3, "runs per case; the median run is reported")
     p.add_argument("--profile", action="store_true", help="also time the stages of one step")
     args = p.parse_args(argv)
     make_rope(4).step(0.01, GRAVITY)                    # compile / load the kernels outside the timing
     records = [bench(n, dt, args.duration, max(1, args.repeat)) for dt in args.dt for n in args.segments]
     profiles = [profile(n, dt) for dt in args.dt for n in args.segments] if args.profile else None
-    if args.json:
-        print(json.dumps(records if profiles is None else {"runs": records, "profiles": profiles}, indent=1))
-        return 0
-    print(f"{'N':>5} {'dt (s)':>7} {'us/step med':>12} {'mean':>8} {'stretch 1 s':>12} "
-          f"{'at end':>9} {'worst':>9} {'proj/step':>9}")
-    for r in records:
-        print(f"{r['segments']:>5} {r['dt']:>7} {r['us_per_step_median']:>12.1f} {r['us_per_step_mean']:>8.1f} "
-              f"{r['max_stretch_1s']:>12.1e} {r['max_stretch_end']:>9.1e} {r['max_stretch_worst']:>9.1e} "
-              f"{r['projections_per_step']:>9.2f}")
-    for pr in profiles or ():
-        print(f"\nstages, N = {pr['segments']}, dt = {pr['dt']} s ({pr['projections_in_this_step']} projections "
-              f"in this step), µs:")
-        for name, us in pr["us"].items():
-            print(f"  {name:32} {us:9.1f}")
+    print_records(records, args.json, ROPE_HEADER, rope_row, "runs", profiles=profiles)
+    if not args.json:
+        for pr in profiles or ():
+            print(f"\nstages, N = {pr['segments']}, dt = {pr['dt']} s ({pr['projections_in_this_step']} "
+                  f"projections in this step), µs:")
+            for name, us in pr["us"].items():
+                print(f"  {name:32} {us:9.1f}")
     return 0
 
 

@@ -45,7 +45,10 @@ from collections import namedtuple
 
 from numba import njit
 
-from ..quat import qmul, rotate, rotate_inv, rotated_diagonal, world_inv_inertia_times
+from ..contact_geometry import box_distance, plane_distance
+from ..integrate import is_static
+from ..quat import (frame_axes, integrate_quat, mat3_mul, qmul, rotate, rotate_inv, rotated_diagonal,
+                    sym_add_outer, world_inv_inertia_times)
 
 # ---------------------------------------------------------------- parameter vector
 (P_RADIUS, P_K1, P_K2, P_K3, P_RETARDATION, P_DRAG, P_FRICTION, P_GROUND_ON, P_GROUND_Z, P_ITERATIONS,
@@ -143,30 +146,12 @@ def sym_times(m, o, x, y, z):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def integrate_quat(qx, qy, qz, qw, wx, wy, wz, h):
-    """q += h/2 (ω, 0) ⊗ q, normalized (eq. 6, seed 002; ω in the world frame)."""
-    wx, wy, wz = 0.5 * h * wx, 0.5 * h * wy, 0.5 * h * wz
-    nx = qx + (wx * qw + wy * qz - wz * qy)
-    ny = qy + (wy * qw + wz * qx - wx * qz)
-    nz = qz + (wz * qw + wx * qy - wy * qx)
-    nw = qw - (wx * qx + wy * qy + wz * qz)
-    inv = 1.0 / math.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
-    return nx * inv, ny * inv, nz * inv, nw * inv
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def is_static_body(body_inv_mass, body_inv_inertia, b):
-    return (body_inv_mass[b] == 0.0 and body_inv_inertia[b, 0] == 0.0 and body_inv_inertia[b, 1] == 0.0
-            and body_inv_inertia[b, 2] == 0.0)
-
-
-@njit(cache=True, error_model="numpy", inline="always")
 def body_pose_at(body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia, b, tau):
     """Pose of body b a time tau into the step, as the caller's semi-implicit Euler moves
     it with the current velocities: x + τv, q + τ/2 (ω,0)⊗q normalized."""
     px, py, pz = body_pos[b, 0], body_pos[b, 1], body_pos[b, 2]
     qx, qy, qz, qw = body_quat[b, 0], body_quat[b, 1], body_quat[b, 2], body_quat[b, 3]
-    if tau > 0.0 and not is_static_body(body_inv_mass, body_inv_inertia, b):
+    if tau > 0.0 and not is_static(body_inv_mass, body_inv_inertia, b):
         px += tau * body_vel[b, 0]
         py += tau * body_vel[b, 1]
         pz += tau * body_vel[b, 2]
@@ -245,14 +230,6 @@ BLK_COLS = 37
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def frame_axes(qx, qy, qz, qw):
-    """d1, d2, d3: the columns of R(q) (eq. 2)."""
-    return (1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (qx * qy + qz * qw), 2.0 * (qx * qz - qy * qw),
-            2.0 * (qx * qy - qz * qw), 1.0 - 2.0 * (qx * qx + qz * qz), 2.0 * (qy * qz + qx * qw),
-            2.0 * (qx * qz + qy * qw), 2.0 * (qy * qz - qx * qw), 1.0 - 2.0 * (qx * qx + qy * qy))
-
-
-@njit(cache=True, error_model="numpy", inline="always")
 def node_inv_mass(k, node_w, node_batt, att_work, use_bodies):
     """W_k as 6 numbers (sym 00 01 02 11 12 22) and whether it is a plain w E."""
     a = node_batt[k] if use_bodies else -1
@@ -261,6 +238,32 @@ def node_inv_mass(k, node_w, node_batt, att_work, use_bodies):
         return w, 0.0, 0.0, w, 0.0, w, True
     return (att_work[a, AW_W], att_work[a, AW_W + 1], att_work[a, AW_W + 2], att_work[a, AW_W + 3],
             att_work[a, AW_W + 4], att_work[a, AW_W + 5], False)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def segment_diag(blk, j, l, i1, i2, w0, w1, w2, w3, w4, w5):
+    """D_j = W + l² (i1 d2 d2ᵀ + i2 d1 d1ᵀ) as 6 numbers (sym), W = W_j + W_{j+1} (sym 6):
+    segment j's diagonal block of A = J M⁻¹ Jᵀ, frames from blk, i1 i2 its element's inverse
+    inertias."""
+    d1x, d1y, d1z, d2x, d2y, d2z = blk[j, 0], blk[j, 1], blk[j, 2], blk[j, 3], blk[j, 4], blk[j, 5]
+    e1 = l * l * i1
+    e2 = l * l * i2
+    return (w0 + e1 * d2x * d2x + e2 * d1x * d1x, w1 + e1 * d2x * d2y + e2 * d1x * d1y,
+            w2 + e1 * d2x * d2z + e2 * d1x * d1z, w3 + e1 * d2y * d2y + e2 * d1y * d1y,
+            w4 + e1 * d2y * d2z + e2 * d1y * d1z, w5 + e1 * d2z * d2z + e2 * d1z * d1z)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def segment_pivot(blk, j, movable, s00, s01, s02, s11, s12, s22):
+    """Segment j's B_MASK, and its block S (sym 6) with the unit pivot d3 d3ᵀ added when
+    both its nodes are immovable (its length cannot change; the solves drop its right-hand
+    side along d3)."""
+    if movable:
+        blk[j, B_MASK] = 1.0
+        return s00, s01, s02, s11, s12, s22
+    blk[j, B_MASK] = 0.0
+    d3x, d3y, d3z = blk[j, 6], blk[j, 7], blk[j, 8]
+    return sym_add_outer(s00, s01, s02, s11, s12, s22, d3x, d3y, d3z, d3x, d3y, d3z)
 
 
 @njit(cache=True, error_model="numpy")
@@ -314,17 +317,7 @@ def block_factor(elem_inv_inertia, seg_rest, node_w, node_batt, att_work, use_bo
         s11 = ws + e1 * d2y * d2y + e2 * d1y * d1y - ww * i3
         s12 = e1 * d2y * d2z + e2 * d1y * d1z - ww * i4
         s22 = ws + e1 * d2z * d2z + e2 * d1z * d1z - ww * i5
-        if ws > 0.0:
-            blk[j, B_MASK] = 1.0
-        else:
-            blk[j, B_MASK] = 0.0
-            d3x, d3y, d3z = blk[j, 6], blk[j, 7], blk[j, 8]
-            s00 += d3x * d3x
-            s01 += d3x * d3y
-            s02 += d3x * d3z
-            s11 += d3y * d3y
-            s12 += d3y * d3z
-            s22 += d3z * d3z
+        s00, s01, s02, s11, s12, s22 = segment_pivot(blk, j, ws > 0.0, s00, s01, s02, s11, s12, s22)
         i0, i1, i2, i3, i4, i5 = inv3sym(s00, s01, s02, s11, s12, s22)
         blk[j, B_SINV], blk[j, B_SINV + 1], blk[j, B_SINV + 2] = i0, i1, i2
         blk[j, B_SINV + 3], blk[j, B_SINV + 4], blk[j, B_SINV + 5] = i3, i4, i5
@@ -343,28 +336,12 @@ def block_factor_general(elem_inv_inertia, seg_rest, node_w, node_batt, att_work
     E = blk.shape[0]
     pw0, pw1, pw2, pw3, pw4, pw5, _ = node_inv_mass(0, node_w, node_batt, att_work, use_bodies)
     for j in range(E):
-        d1x, d1y, d1z, d2x, d2y, d2z = blk[j, 0], blk[j, 1], blk[j, 2], blk[j, 3], blk[j, 4], blk[j, 5]
         nw0, nw1, nw2, nw3, nw4, nw5, plain = node_inv_mass(j + 1, node_w, node_batt, att_work, use_bodies)
-        l = seg_rest[j]
-        e1 = l * l * elem_inv_inertia[j, 0]
-        e2 = l * l * elem_inv_inertia[j, 1]
-        s00 = pw0 + nw0 + e1 * d2x * d2x + e2 * d1x * d1x
-        s01 = pw1 + nw1 + e1 * d2x * d2y + e2 * d1x * d1y
-        s02 = pw2 + nw2 + e1 * d2x * d2z + e2 * d1x * d1z
-        s11 = pw3 + nw3 + e1 * d2y * d2y + e2 * d1y * d1y
-        s12 = pw4 + nw4 + e1 * d2y * d2z + e2 * d1y * d1z
-        s22 = pw5 + nw5 + e1 * d2z * d2z + e2 * d1z * d1z
-        if pw0 + nw0 + pw3 + nw3 + pw5 + nw5 > 0.0:
-            blk[j, B_MASK] = 1.0
-        else:
-            blk[j, B_MASK] = 0.0
-            d3x, d3y, d3z = blk[j, 6], blk[j, 7], blk[j, 8]
-            s00 += d3x * d3x
-            s01 += d3x * d3y
-            s02 += d3x * d3z
-            s11 += d3y * d3y
-            s12 += d3y * d3z
-            s22 += d3z * d3z
+        s00, s01, s02, s11, s12, s22 = segment_diag(blk, j, seg_rest[j], elem_inv_inertia[j, 0],
+                                                    elem_inv_inertia[j, 1], pw0 + nw0, pw1 + nw1, pw2 + nw2,
+                                                    pw3 + nw3, pw4 + nw4, pw5 + nw5)
+        s00, s01, s02, s11, s12, s22 = segment_pivot(blk, j, pw0 + nw0 + pw3 + nw3 + pw5 + nw5 > 0.0,
+                                                     s00, s01, s02, s11, s12, s22)
         if j > 0:
             # S_j −= O_{j−1} C_{j−1}, C stored row-major
             p = j - 1
@@ -454,6 +431,19 @@ def elem_turn(blk, j, l, ii, l0, l1, l2):
     return (a * blk[j, 0] + c * blk[j, 3], a * blk[j, 1] + c * blk[j, 4], a * blk[j, 2] + c * blk[j, 5])
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def anchor_impulse(state, links, att_work, a, fx, fy, fz, body_quat, body_vel, body_omega, body_inv_mass,
+                   body_inv_inertia):
+    """Impulse F (N·s) on the body of attachment a at its anchor (lever att_work[a, AW_R]),
+    added to the attachment's impulse att_lam."""
+    apply_body_impulse(body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia,
+                       links.att_int[a, AI_BODY], att_work[a, AW_R], att_work[a, AW_R + 1], att_work[a, AW_R + 2],
+                       fx, fy, fz)
+    state.att_lam[a, 0] += fx
+    state.att_lam[a, 1] += fy
+    state.att_lam[a, 2] += fz
+
+
 @njit(cache=True, error_model="numpy")
 def block_project(state, model, links, blk, att_work, erp, tol, feedback, h, body_quat, body_vel, body_omega,
                   body_inv_mass, body_inv_inertia):
@@ -509,12 +499,8 @@ def block_project(state, model, links, blk, att_work, erp, tol, feedback, h, bod
             dx, dy, dz = sym_times(att_work[a], AW_W, px, py, pz)
             m = att_work[a, AW_MASS]
             fx, fy, fz = (px - m * dx) * fb, (py - m * dy) * fb, (pz - m * dz) * fb
-            bb = links.att_int[a, AI_BODY]
-            apply_body_impulse(body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia, bb,
-                               att_work[a, AW_R], att_work[a, AW_R + 1], att_work[a, AW_R + 2], fx, fy, fz)
-            state.att_lam[a, 0] += fx
-            state.att_lam[a, 1] += fy
-            state.att_lam[a, 2] += fz
+            anchor_impulse(state, links, att_work, a, fx, fy, fz, body_quat, body_vel, body_omega, body_inv_mass,
+                           body_inv_inertia)
         x[k, 0] += dx
         x[k, 1] += dy
         x[k, 2] += dz
@@ -598,23 +584,13 @@ def pair_fill_minv(row, r, off, qx, qy, qz, qw, ix, iy, iz):
 @njit(cache=True, error_model="numpy", inline="always")
 def pair_finish(row, r):
     """K = T (M_a⁻¹ + M_b⁻¹) Tᵀ + diag Γ and its inverse."""
-    k00 = 0.0
-    k01 = 0.0
-    k02 = 0.0
-    k11 = 0.0
-    k12 = 0.0
-    k22 = 0.0
+    k00 = k01 = k02 = k11 = k12 = k22 = 0.0
     for c in range(3):
         a0 = row[r, PR_A + c] + row[r, PR_B + c]
         a1 = row[r, PR_A + 3 + c] + row[r, PR_B + 3 + c]
         a2 = row[r, PR_A + 6 + c] + row[r, PR_B + 6 + c]
-        t0, t1, t2 = row[r, c], row[r, 3 + c], row[r, 6 + c]
-        k00 += t0 * a0
-        k01 += t1 * a0
-        k02 += t2 * a0
-        k11 += t1 * a1
-        k12 += t2 * a1
-        k22 += t2 * a2
+        k00, k01, k02, k11, k12, k22 = sym_add_outer(k00, k01, k02, k11, k12, k22, a0, a1, a2,
+                                                     row[r, c], row[r, 3 + c], row[r, 6 + c])
     k00 += row[r, PR_GAMMA]
     k11 += row[r, PR_GAMMA + 1]
     k22 += row[r, PR_GAMMA + 2]
@@ -658,19 +634,10 @@ def pair_prepare(state, model, prm, h, blk, ii, bw):
         t10, t11, t12 = -pz * f1, pw * f1, px * f1
         t20, t21, t22 = py * f2, -px * f2, pw * f2
         # R(p)
-        r00, r01, r02 = 1.0 - 2.0 * (py * py + pz * pz), 2.0 * (px * py - pz * pw), 2.0 * (px * pz + py * pw)
-        r10, r11, r12 = 2.0 * (px * py + pz * pw), 1.0 - 2.0 * (px * px + pz * pz), 2.0 * (py * pz - px * pw)
-        r20, r21, r22 = 2.0 * (px * pz - py * pw), 2.0 * (py * pz + px * pw), 1.0 - 2.0 * (px * px + py * py)
+        r00, r10, r20, r01, r11, r21, r02, r12, r22 = frame_axes(px, py, pz, pw)
         # b-frame components s_k = t_k R(p)
-        s00 = t00 * r00 + t01 * r10 + t02 * r20
-        s01 = t00 * r01 + t01 * r11 + t02 * r21
-        s02 = t00 * r02 + t01 * r12 + t02 * r22
-        s10 = t10 * r00 + t11 * r10 + t12 * r20
-        s11 = t10 * r01 + t11 * r11 + t12 * r21
-        s12 = t10 * r02 + t11 * r12 + t12 * r22
-        s20 = t20 * r00 + t21 * r10 + t22 * r20
-        s21 = t20 * r01 + t21 * r11 + t22 * r21
-        s22 = t20 * r02 + t21 * r12 + t22 * r22
+        s00, s01, s02, s10, s11, s12, s20, s21, s22 = mat3_mul((t00, t01, t02, t10, t11, t12, t20, t21, t22),
+                                                               (r00, r01, r02, r10, r11, r12, r20, r21, r22))
         ia0, ia1, ia2 = ii[j, 0], ii[j, 1], ii[j, 2]
         ib0, ib1, ib2 = ii[j + 1, 0], ii[j + 1, 1], ii[j + 1, 2]
         for c in range(3):
@@ -844,15 +811,8 @@ def inv6_spd(d, out, j):
     q10, q11, q12 = d[9], d[10], d[11]
     q20, q21, q22 = d[15], d[16], d[17]
     # G = P⁻¹ Q
-    g00 = p0 * q00 + p1 * q10 + p2 * q20
-    g01 = p0 * q01 + p1 * q11 + p2 * q21
-    g02 = p0 * q02 + p1 * q12 + p2 * q22
-    g10 = p1 * q00 + p3 * q10 + p4 * q20
-    g11 = p1 * q01 + p3 * q11 + p4 * q21
-    g12 = p1 * q02 + p3 * q12 + p4 * q22
-    g20 = p2 * q00 + p4 * q10 + p5 * q20
-    g21 = p2 * q01 + p4 * q11 + p5 * q21
-    g22 = p2 * q02 + p4 * q12 + p5 * q22
+    g00, g01, g02, g10, g11, g12, g20, g21, g22 = mat3_mul((p0, p1, p2, p1, p3, p4, p2, p4, p5),
+                                                           (q00, q01, q02, q10, q11, q12, q20, q21, q22))
     # Σ = R − Qᵀ G
     s0, s1, s2, s3, s4, s5 = inv3sym(d[21] - (q00 * g00 + q10 * g10 + q20 * g20),
                                      d[22] - (q00 * g01 + q10 * g11 + q20 * g21),
@@ -912,30 +872,15 @@ def coupled_factor(blk, bw, ew, seg_rest, node_w, node_batt, att_work, tmp):
             d[6 * k + 3] = d[6 * k + 4] = d[6 * k + 5] = 0.0
         sr = bw[j, BW_SR]
         if j < E:
-            d1x, d1y, d1z, d2x, d2y, d2z = blk[j, 0], blk[j, 1], blk[j, 2], blk[j, 3], blk[j, 4], blk[j, 5]
             d3x, d3y, d3z = blk[j, 6], blk[j, 7], blk[j, 8]
             l = seg_rest[j]
             nw0, nw1, nw2, nw3, nw4, nw5, plain = node_inv_mass(j + 1, node_w, node_batt, att_work, True)
             if j + 1 == E:
                 plain = True
-            e1 = l * l * ew[j, 0]
-            e2 = l * l * ew[j, 1]
-            d[21] = pw0 + nw0 + e1 * d2x * d2x + e2 * d1x * d1x
-            d[22] = pw1 + nw1 + e1 * d2x * d2y + e2 * d1x * d1y
-            d[23] = pw2 + nw2 + e1 * d2x * d2z + e2 * d1x * d1z
-            d[28] = pw3 + nw3 + e1 * d2y * d2y + e2 * d1y * d1y
-            d[29] = pw4 + nw4 + e1 * d2y * d2z + e2 * d1y * d1z
-            d[35] = pw5 + nw5 + e1 * d2z * d2z + e2 * d1z * d1z
-            if pw0 + nw0 + pw3 + nw3 + pw5 + nw5 > 0.0:
-                blk[j, B_MASK] = 1.0
-            else:
-                blk[j, B_MASK] = 0.0
-                d[21] += d3x * d3x
-                d[22] += d3x * d3y
-                d[23] += d3x * d3z
-                d[28] += d3y * d3y
-                d[29] += d3y * d3z
-                d[35] += d3z * d3z
+            s00, s01, s02, s11, s12, s22 = segment_diag(blk, j, l, ew[j, 0], ew[j, 1], pw0 + nw0, pw1 + nw1,
+                                                        pw2 + nw2, pw3 + nw3, pw4 + nw4, pw5 + nw5)
+            d[21], d[22], d[23], d[28], d[29], d[35] = segment_pivot(
+                blk, j, pw0 + nw0 + pw3 + nw3 + pw5 + nw5 > 0.0, s00, s01, s02, s11, s12, s22)
             if sr != 0.0:
                 # μλ: s_R l_j (d3 × M_j⁻¹T[k])
                 f = sr * l
@@ -1168,12 +1113,8 @@ def coupled_velocity_pass(h, beta, blk, bw, clamp, ew, model, state, links, att_
             v[j, 2] += dz
             mass = att_work[a, AW_MASS]
             fx, fy, fz = px - mass * dx, py - mass * dy, pz - mass * dz
-            bb = links.att_int[a, AI_BODY]
-            apply_body_impulse(body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia, bb,
-                               att_work[a, AW_R], att_work[a, AW_R + 1], att_work[a, AW_R + 2], fx, fy, fz)
-            state.att_lam[a, 0] += fx
-            state.att_lam[a, 1] += fy
-            state.att_lam[a, 2] += fz
+            anchor_impulse(state, links, att_work, a, fx, fy, fz, body_quat, body_vel, body_omega, body_inv_mass,
+                           body_inv_inertia)
 
 
 @njit(cache=True, error_model="numpy")
@@ -1250,15 +1191,9 @@ def attach_prepare(state, model, links, prm, h, tau, att, clamp, ii, body_pos, b
             # W = K_b (E + m K_b)⁻¹
             mi = inv3sym(1.0 + m * k00, m * k01, m * k02, 1.0 + m * k11, m * k12, 1.0 + m * k22)
             # general product of two symmetric matrices, then symmetrized
-            w00 = k00 * mi[0] + k01 * mi[1] + k02 * mi[2]
-            w01 = k00 * mi[1] + k01 * mi[3] + k02 * mi[4]
-            w02 = k00 * mi[2] + k01 * mi[4] + k02 * mi[5]
-            w10 = k01 * mi[0] + k11 * mi[1] + k12 * mi[2]
-            w11 = k01 * mi[1] + k11 * mi[3] + k12 * mi[4]
-            w12 = k01 * mi[2] + k11 * mi[4] + k12 * mi[5]
-            w20 = k02 * mi[0] + k12 * mi[1] + k22 * mi[2]
-            w21 = k02 * mi[1] + k12 * mi[3] + k22 * mi[4]
-            w22 = k02 * mi[2] + k12 * mi[4] + k22 * mi[5]
+            w00, w01, w02, w10, w11, w12, w20, w21, w22 = mat3_mul(
+                (k00, k01, k02, k01, k11, k12, k02, k12, k22),
+                (mi[0], mi[1], mi[2], mi[1], mi[3], mi[4], mi[2], mi[4], mi[5]))
             att[a, AW_W] = w00
             att[a, AW_W + 1] = 0.5 * (w01 + w10)
             att[a, AW_W + 2] = 0.5 * (w02 + w20)
@@ -1389,33 +1324,31 @@ def attach_snap(state, links, tau, body_pos, body_quat, body_vel, body_omega, bo
 
 
 # ================================================================ contacts
+# The distances and normals are physics/contact_geometry.py's (ground plane, oriented box).
 @njit(cache=True, error_model="numpy", inline="always")
-def box_distance(boxes, k, x, y, z, radius):
-    """Gap (m) between a sphere of the rope's radius at (x, y, z) and box k, and the
-    outward normal at the closest point (world). Negative gap = penetration."""
-    cx, cy, cz = boxes[k, 0], boxes[k, 1], boxes[k, 2]
-    hx, hy, hz = boxes[k, 3], boxes[k, 4], boxes[k, 5]
-    qx, qy, qz, qw = boxes[k, 6], boxes[k, 7], boxes[k, 8], boxes[k, 9]
-    px, py, pz = rotate_inv(qx, qy, qz, qw, x - cx, y - cy, z - cz)
-    sx = min(max(px, -hx), hx)
-    sy = min(max(py, -hy), hy)
-    sz = min(max(pz, -hz), hz)
-    dx, dy, dz = px - sx, py - sy, pz - sz
-    d2 = dx * dx + dy * dy + dz * dz
-    if d2 > 1e-24:
-        d = math.sqrt(d2)
-        nx, ny, nz = rotate(qx, qy, qz, qw, dx / d, dy / d, dz / d)
-        return d - radius, nx, ny, nz
-    # centre inside: leave through the nearest face
-    ex, ey, ez = hx - abs(px), hy - abs(py), hz - abs(pz)
-    if ex <= ey and ex <= ez:
-        nx, ny, nz = rotate(qx, qy, qz, qw, 1.0 if px >= 0.0 else -1.0, 0.0, 0.0)
-        return -ex - radius, nx, ny, nz
-    if ey <= ez:
-        nx, ny, nz = rotate(qx, qy, qz, qw, 0.0, 1.0 if py >= 0.0 else -1.0, 0.0)
-        return -ey - radius, nx, ny, nz
-    nx, ny, nz = rotate(qx, qy, qz, qw, 0.0, 0.0, 1.0 if pz >= 0.0 else -1.0)
-    return -ez - radius, nx, ny, nz
+def box_gap(boxes, k, x, y, z, radius):
+    """(gap, normal) of a node's sphere of the rope's radius at (x, y, z) against box k of
+    the rope's boxes (centre, half extents, quaternion: BOX_COLS)."""
+    return box_distance(x, y, z, radius, boxes[k, 0], boxes[k, 1], boxes[k, 2], boxes[k, 6], boxes[k, 7],
+                        boxes[k, 8], boxes[k, 9], boxes[k, 3], boxes[k, 4], boxes[k, 5])
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def keep_contact(contact, i, s, gap, nx, ny, nz):
+    """Node i's candidate in slot s (0 ground, 1 box): normal, gap, active."""
+    contact[i, s, 0] = nx
+    contact[i, s, 1] = ny
+    contact[i, s, 2] = nz
+    contact[i, s, C_GAP] = gap
+    contact[i, s, C_ACTIVE] = 1.0
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def drop_contact(contact, lam, i, s):
+    """No candidate in slot s of node i: inactive, its warm-start impulses reset."""
+    contact[i, s, C_ACTIVE] = 0.0
+    for c in range(4):
+        lam[i, s, c] = 0.0
 
 
 @njit(cache=True, error_model="numpy")
@@ -1437,24 +1370,18 @@ def contacts_prepare(state, model, links, prm, h, contact):
         speed = math.sqrt(v[i, 0] * v[i, 0] + v[i, 1] * v[i, 1] + v[i, 2] * v[i, 2])
         margin = r + 2.0 * h * speed
         movable = model.node_w[i] > 0.0
-        gap = x[i, 2] - gz - r
+        gap, nx, ny, nz = plane_distance(x[i, 2], gz, r)
         if ground and movable and gap < margin:
-            contact[i, 0, 0] = 0.0
-            contact[i, 0, 1] = 0.0
-            contact[i, 0, 2] = 1.0
-            contact[i, 0, C_GAP] = gap
-            contact[i, 0, C_ACTIVE] = 1.0
+            keep_contact(contact, i, 0, gap, nx, ny, nz)
             count += 1
         else:
-            contact[i, 0, C_ACTIVE] = 0.0
-            for c in range(4):
-                lam[i, 0, c] = 0.0
+            drop_contact(contact, lam, i, 0)
         best = -1
         bgap = margin
         bnx = bny = bnz = 0.0
         if movable:
             for k in range(boxes.shape[0]):
-                g, nx, ny, nz = box_distance(boxes, k, x[i, 0], x[i, 1], x[i, 2], r)
+                g, nx, ny, nz = box_gap(boxes, k, x[i, 0], x[i, 1], x[i, 2], r)
                 if g < bgap:
                     best, bgap, bnx, bny, bnz = k, g, nx, ny, nz
         if best >= 0:
@@ -1462,17 +1389,11 @@ def contacts_prepare(state, model, links, prm, h, contact):
                 for c in range(4):
                     lam[i, 1, c] = 0.0
             state.contact_box[i] = best
-            contact[i, 1, 0] = bnx
-            contact[i, 1, 1] = bny
-            contact[i, 1, 2] = bnz
-            contact[i, 1, C_GAP] = bgap
-            contact[i, 1, C_ACTIVE] = 1.0
+            keep_contact(contact, i, 1, bgap, bnx, bny, bnz)
             count += 1
         else:
             state.contact_box[i] = -1
-            contact[i, 1, C_ACTIVE] = 0.0
-            for c in range(4):
-                lam[i, 1, c] = 0.0
+            drop_contact(contact, lam, i, 1)
     return count
 
 
@@ -1558,12 +1479,12 @@ def contacts_project(state, model, links, prm):
         if model.node_w_pos[i] == 0.0:
             continue
         if ground:
-            gap = x[i, 2] - gz - r
+            gap, _, _, _ = plane_distance(x[i, 2], gz, r)
             if gap < 0.0:
                 x[i, 2] -= gap
         k = state.contact_box[i]
         if k >= 0:
-            g, nx, ny, nz = box_distance(links.boxes, k, x[i, 0], x[i, 1], x[i, 2], r)
+            g, nx, ny, nz = box_gap(links.boxes, k, x[i, 0], x[i, 1], x[i, 2], r)
             if g < 0.0:
                 x[i, 0] -= g * nx
                 x[i, 1] -= g * ny

@@ -45,6 +45,7 @@ import numpy as np
 from numba import njit
 
 from ..joint_types import BY_CODE, N_LIMIT, PRISMATIC
+from ..quat import cross, store_symmetric, sym_add_outer
 
 _FAST = {"contract", "reassoc", "nsz", "arcp"}   # no nnan/ninf: NaNs must still show up
 
@@ -233,6 +234,15 @@ def _chol_solve(A, k, n, x, xk):
         x[xk, i] = s * A[k, 7 * i]
 
 
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _tree_joint(order, joint_child, joint_side, joint_parent, joint_row_start, joint_m, t):
+    """Joint k = order[t] of the elimination: (k, its child body c, the child's column
+    offset oc in the rows (0 = side a, 6 = b), its parent body p (−1: none), its first row
+    r0, its number of rows m)."""
+    k = order[t]
+    return k, joint_child[k], 6 * joint_side[k], joint_parent[k], joint_row_start[k], joint_m[k]
+
+
 @njit(cache=True, fastmath=_FAST)
 def tree_factor(order, roots, joint_child, joint_side, joint_parent, joint_m, joint_row_start,
                 row_J, body_inv_mass, body_I, body_L, joint_L, scratch):
@@ -246,11 +256,7 @@ def tree_factor(order, roots, joint_child, joint_side, joint_parent, joint_m, jo
         _init_body(roots[t], body_inv_mass, body_I, body_L)
     W = scratch
     for t in range(order.shape[0]):
-        k = order[t]
-        c = joint_child[k]
-        oc = 6 * joint_side[k]
-        r0 = joint_row_start[k]
-        m = joint_m[k]
+        k, c, oc, p, r0, m = _tree_joint(order, joint_child, joint_side, joint_parent, joint_row_start, joint_m, t)
         # c has all its children in D_c now
         _cholesky(body_L, c, 6)
         # W = L_c⁻¹ J_kcᵀ, one row of W per constraint row
@@ -268,7 +274,6 @@ def tree_factor(order, roots, joint_child, joint_side, joint_parent, joint_m, jo
                     s += W[6 * i + q] * W[6 * j + q]
                 joint_L[k, 6 * i + j] = s
         _cholesky(joint_L, k, m)
-        p = joint_parent[k]
         if p < 0:
             continue
         # D_p += J_kpᵀ S_k⁻¹ J_kp = Zᵀ Z, Z = L_S⁻¹ J_kp (m×6, column by column)
@@ -319,12 +324,7 @@ def tree_solve(tree, joint_row_start, joint_body, row_J, row_C, rate, factor, ve
         for q in range(6):
             body_y[roots[t], q] = 0.0
     for t in range(order.shape[0]):
-        k = order[t]
-        c = joint_child[k]
-        oc = 6 * joint_side[k]
-        p = joint_parent[k]
-        r0 = joint_row_start[k]
-        m = joint_m[k]
+        k, c, oc, p, r0, m = _tree_joint(order, joint_child, joint_side, joint_parent, joint_row_start, joint_m, t)
         for q in range(6):
             body_u[c, q] = body_y[c, q]
         _chol_solve(body_L, c, 6, body_u, c)
@@ -359,12 +359,7 @@ def tree_solve(tree, joint_row_start, joint_body, row_J, row_C, rate, factor, ve
     # backward: roots to leaves; body_u[c] becomes Δv_c; joint_w[k] becomes Δλ_k
     worst = 0.0
     for t in range(order.shape[0] - 1, -1, -1):
-        k = order[t]
-        c = joint_child[k]
-        oc = 6 * joint_side[k]
-        p = joint_parent[k]
-        r0 = joint_row_start[k]
-        m = joint_m[k]
+        k, c, oc, p, r0, m = _tree_joint(order, joint_child, joint_side, joint_parent, joint_row_start, joint_m, t)
         if p >= 0:
             op = 6 - oc
             # t = S⁻¹ J_kp Δv_p, kept in body_y[c] (free now)
@@ -431,11 +426,6 @@ def _add_velocity(i, dv, vel, omega):
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _cross(ax, ay, az, bx, by, bz):
-    return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
-
-
-@njit(cache=True, fastmath=_FAST, inline="always")
 def arm(row_J, r0, o):
     """World lever arm r of the side at column offset o (0 = a, 6 = b) of three point rows
     along x, y, z, whose angular parts are ±(r × e)."""
@@ -478,12 +468,7 @@ def _gram(row_J, rows, k, first, n, col):
         x0 = row_J[r0, col + q] if n > 0 else 0.0
         x1 = row_J[r1, col + q] if n > 1 else 0.0
         x2 = row_J[r2, col + q] if n > 2 else 0.0
-        p00 += x0 * x0
-        p01 += x0 * x1
-        p02 += x0 * x2
-        p11 += x1 * x1
-        p12 += x1 * x2
-        p22 += x2 * x2
+        p00, p01, p02, p11, p12, p22 = sym_add_outer(p00, p01, p02, p11, p12, p22, x0, x1, x2, x0, x1, x2)
     return p00, p01, p02, p11, p12, p22
 
 
@@ -515,37 +500,19 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
         jt = joint_type[k]
         if jt == PRISMATIC:
             g00, g01, g02, g11, g12, g22 = _gram(row_J, joint_rows, k, 0, nl, oc)
-            i00, i01, i02, i11, i12, i22 = _sym_inverse(g00, g01, g02, g11, g12, g22, nl)
-        else:
-            i00, i01, i02, i11, i12, i22 = 1.0, 0.0, 0.0, 1.0, 0.0, 1.0   # point rows: linear parts ±e_x, ±e_y, ±e_z
-        joint_Gl[k, 0] = i00
-        joint_Gl[k, 1] = i01
-        joint_Gl[k, 2] = i02
-        joint_Gl[k, 3] = i01
-        joint_Gl[k, 4] = i11
-        joint_Gl[k, 5] = i12
-        joint_Gl[k, 6] = i02
-        joint_Gl[k, 7] = i12
-        joint_Gl[k, 8] = i22
+            store_symmetric(joint_Gl, k, _sym_inverse(g00, g01, g02, g11, g12, g22, nl))
+        else:                                   # point rows: linear parts ±e_x, ±e_y, ±e_z
+            store_symmetric(joint_Gl, k, (1.0, 0.0, 0.0, 1.0, 0.0, 1.0))
         g00, g01, g02, g11, g12, g22 = _gram(row_J, joint_rows, k, nl, na, oc + 3)
-        i00, i01, i02, i11, i12, i22 = _sym_inverse(g00, g01, g02, g11, g12, g22, na)
-        joint_Ga[k, 0] = i00
-        joint_Ga[k, 1] = i01
-        joint_Ga[k, 2] = i02
-        joint_Ga[k, 3] = i01
-        joint_Ga[k, 4] = i11
-        joint_Ga[k, 5] = i12
-        joint_Ga[k, 6] = i02
-        joint_Ga[k, 7] = i12
-        joint_Ga[k, 8] = i22
+        store_symmetric(joint_Ga, k, _sym_inverse(g00, g01, g02, g11, g12, g22, na))
         # N: the child's motions the rows allow (6 − m of them)
         n_cols = 6 - m
         if jt == PRISMATIC:
             # three angular rows: ω = 0; v ⟂ the slide directions (both, or all three at a stop)
             if n_cols == 1:
                 ra, rb = joint_rows[k, 0], joint_rows[k, 1]
-                vx, vy, vz = _cross(row_J[ra, oc], row_J[ra, oc + 1], row_J[ra, oc + 2],
-                                    row_J[rb, oc], row_J[rb, oc + 1], row_J[rb, oc + 2])
+                vx, vy, vz = cross(row_J[ra, oc], row_J[ra, oc + 1], row_J[ra, oc + 2],
+                                   row_J[rb, oc], row_J[rb, oc + 1], row_J[rb, oc + 2])
                 joint_N[k, 0] = vx
                 joint_N[k, 1] = vy
                 joint_N[k, 2] = vz
@@ -567,8 +534,8 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
             ux = uy = uz = wx = wy = wz = 0.0
             if na == 2:
                 ra, rb = joint_rows[k, 3], joint_rows[k, 4]
-                ux, uy, uz = _cross(row_J[ra, oc + 3], row_J[ra, oc + 4], row_J[ra, oc + 5],
-                                    row_J[rb, oc + 3], row_J[rb, oc + 4], row_J[rb, oc + 5])
+                ux, uy, uz = cross(row_J[ra, oc + 3], row_J[ra, oc + 4], row_J[ra, oc + 5],
+                                   row_J[rb, oc + 3], row_J[rb, oc + 4], row_J[rb, oc + 5])
             elif na == 1:
                 ra = joint_rows[k, 3]
                 cx, cy, cz = row_J[ra, oc + 3], row_J[ra, oc + 4], row_J[ra, oc + 5]
@@ -578,7 +545,7 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
                     ux, uy, uz = -cz, 0.0, cx          # c × e_y
                 else:
                     ux, uy, uz = cy, -cx, 0.0          # c × e_z
-                wx, wy, wz = _cross(cx, cy, cz, ux, uy, uz)
+                wx, wy, wz = cross(cx, cy, cz, ux, uy, uz)
             for j in range(n_cols):
                 if na == 0:
                     ax = 1.0 if j == 0 else 0.0
@@ -588,7 +555,7 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
                     ax, ay, az = ux, uy, uz
                 else:
                     ax, ay, az = wx, wy, wz
-                vx, vy, vz = _cross(rx, ry, rz, ax, ay, az)
+                vx, vy, vz = cross(rx, ry, rz, ax, ay, az)
                 joint_N[k, 6 * j] = vx
                 joint_N[k, 6 * j + 1] = vy
                 joint_N[k, 6 * j + 2] = vz
@@ -623,12 +590,8 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
                 vx += bi * row_J[r, oc]
                 vy += bi * row_J[r, oc + 1]
                 vz += bi * row_J[r, oc + 2]
-            joint_t[k, 0] = vx
-            joint_t[k, 1] = vy
-            joint_t[k, 2] = vz
-            joint_t[k, 3] = sx
-            joint_t[k, 4] = sy
-            joint_t[k, 5] = sz
+            joint_t[k, 0], joint_t[k, 1], joint_t[k, 2] = vx, vy, vz
+            joint_t[k, 3], joint_t[k, 4], joint_t[k, 5] = sx, sy, sz
     # D_i = M_i on every dynamic body
     n_order = order.shape[0]
     for i in range(body_D.shape[0]):
@@ -667,15 +630,7 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
                 p12 += joint_N[k, 6 + q] * joint_U[k, 12 + q]
                 p22 += joint_N[k, 12 + q] * joint_U[k, 12 + q]
         i00, i01, i02, i11, i12, i22 = _sym_inverse(p00, p01, p02, p11, p12, p22, n)
-        joint_P[k, 0] = i00
-        joint_P[k, 1] = i01
-        joint_P[k, 2] = i02
-        joint_P[k, 3] = i01
-        joint_P[k, 4] = i11
-        joint_P[k, 5] = i12
-        joint_P[k, 6] = i02
-        joint_P[k, 7] = i12
-        joint_P[k, 8] = i22
+        store_symmetric(joint_P, k, (i00, i01, i02, i11, i12, i22))
         if targets:
             s0, s1, s2 = joint_t[k, 0], joint_t[k, 1], joint_t[k, 2]
             s3, s4, s5 = joint_t[k, 3], joint_t[k, 4], joint_t[k, 5]
@@ -727,7 +682,7 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
             body_D[p, 6 * (3 + j) + 1] += t1
             body_D[p, 6 * (3 + j) + 2] += t2
             # bottom right, column j: d × T e_j + A21 e + A22 e_j
-            bx, by, bz = _cross(dx, dy, dz, t0, t1, t2)
+            bx, by, bz = cross(dx, dy, dz, t0, t1, t2)
             body_D[p, 21 + j] += bx + A[18] * ex + A[19] * ey + A[20] * ez + A[21 + j]
             body_D[p, 27 + j] += by + A[24] * ex + A[25] * ey + A[26] * ez + A[27 + j]
             body_D[p, 33 + j] += bz + A[30] * ex + A[31] * ey + A[32] * ez + A[33 + j]
@@ -799,7 +754,7 @@ def articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, bo
                 z0, z1, z2, z3, z4, z5 = _axpy6(joint_U, k, 6, -b1, z0, z1, z2, z3, z4, z5)
                 z0, z1, z2, z3, z4, z5 = _axpy6(joint_U, k, 12, -b2, z0, z1, z2, z3, z4, z5)
             # z_p += Xᵀ e = (e_v, e_ω + d × e_v)
-            cx, cy, cz = _cross(joint_d[k, 0], joint_d[k, 1], joint_d[k, 2], z0, z1, z2)
+            cx, cy, cz = cross(joint_d[k, 0], joint_d[k, 1], joint_d[k, 2], z0, z1, z2)
             z[p, 0] += z0
             z[p, 1] += z1
             z[p, 2] += z2
@@ -824,7 +779,7 @@ def articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, bo
             o = 3 * e
             # w = X V_p + s, X (v, ω) = (v + ω × d, ω)
             wx, wy, wz = w[pb, 0], w[pb, 1], w[pb, 2]
-            px, py, pz = _cross(wx, wy, wz, joint_d[k, 0], joint_d[k, 1], joint_d[k, 2])
+            px, py, pz = cross(wx, wy, wz, joint_d[k, 0], joint_d[k, 1], joint_d[k, 2])
             w0 = v[pb, 0] + px
             w1 = v[pb, 1] + py
             w2 = v[pb, 2] + pz
@@ -854,12 +809,8 @@ def articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, bo
                 w0, w1, w2, w3, w4, w5 = _axpy6(joint_N, k, 0, q0, w0, w1, w2, w3, w4, w5)
                 w0, w1, w2, w3, w4, w5 = _axpy6(joint_N, k, 6, q1, w0, w1, w2, w3, w4, w5)
                 w0, w1, w2, w3, w4, w5 = _axpy6(joint_N, k, 12, q2, w0, w1, w2, w3, w4, w5)
-            v[c, 0] = w0
-            v[c, 1] = w1
-            v[c, 2] = w2
-            w[c, 0] = w3
-            w[c, 1] = w4
-            w[c, 2] = w5
+            v[c, 0], v[c, 1], v[c, 2] = w0, w1, w2
+            w[c, 0], w[c, 1], w[c, 2] = w3, w4, w5
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
