@@ -48,7 +48,7 @@ def gyroscopic_implicit(qx, qy, qz, qw, ix, iy, iz, wx, wy, wz, h):
     return rotate(qx, qy, qz, qw, bx - dx, by - dy, bz - dz)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def integrate_velocities(bodies, body_force, body_torque, gravity, gyroscopic, h):
     """v += h (g + F/m), ω += h I⁻¹τ (world frame), then the gyroscopic term if enabled."""
     body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega
@@ -75,7 +75,7 @@ def integrate_velocities(bodies, body_force, body_torque, gravity, gyroscopic, h
         body_omega[i, 2] = wz
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def integrate_positions(bodies, h):
     """x += h v; q += h/2 (ω, 0) ⊗ q, normalized."""
     body_pos, body_quat, body_vel, body_omega = bodies.pos, bodies.quat, bodies.vel, bodies.omega
@@ -94,7 +94,7 @@ def integrate_positions(bodies, h):
         body_quat[i, 3] = qw
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def blown_up(bodies, max_speed, max_spin):
     """True if any velocity is NaN/inf or beyond the runaway bounds (m/s, rad/s)."""
     body_vel, body_omega = bodies.vel, bodies.omega
@@ -106,7 +106,7 @@ def blown_up(bodies, max_speed, max_spin):
     return False
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def gather_forces(t, bodies, loads, force_acc, torque_acc):
     """force_acc/torque_acc = the bodies' own force and torque plus every scripted load
     active at time t (t0 ≤ t < t1); a load at a body-local point adds r × F."""
@@ -133,3 +133,21 @@ def gather_forces(t, bodies, loads, force_acc, torque_acc):
             torque_acc[i, 0] += tx
             torque_acc[i, 1] += ty
             torque_acc[i, 2] += tz
+
+
+@njit(cache=True, error_model="numpy")
+def body_energy(body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inertia, gravity):
+    """Kinetic (½ m v² + ½ ωᵀ I ω, ω in the body frame) plus gravitational potential
+    (−m g·x) energy of the dynamic bodies (J)."""
+    e = 0.0
+    for i in range(body_pos.shape[0]):
+        if body_inv_mass[i] == 0.0:
+            continue
+        m = 1.0 / body_inv_mass[i]
+        vx, vy, vz = body_vel[i, 0], body_vel[i, 1], body_vel[i, 2]
+        bx, by, bz = rotate_inv(body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
+                                body_omega[i, 0], body_omega[i, 1], body_omega[i, 2])
+        e += 0.5 * m * (vx * vx + vy * vy + vz * vz)
+        e += 0.5 * (body_inertia[i, 0] * bx * bx + body_inertia[i, 1] * by * by + body_inertia[i, 2] * bz * bz)
+        e -= m * (body_pos[i, 0] * gravity[0] + body_pos[i, 1] * gravity[1] + body_pos[i, 2] * gravity[2])
+    return e

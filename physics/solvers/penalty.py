@@ -148,13 +148,15 @@ def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, rows, work):
     """Advance n_steps fixed steps. Rows must hold the current poses on entry; they hold
     the final poses on return. Returns the number of steps done before a blow-up
     (n_steps when none)."""
+    force_acc, torque_acc = work.force_acc, work.torque_acc
+    gravity, gyroscopic, max_speed, max_spin = env.gravity, env.gyroscopic, env.max_speed, env.max_spin
     for step in range(n_steps):
-        gather_forces(t0 + step * h, bodies, loads, work.force_acc, work.torque_acc)
+        gather_forces(t0 + step * h, bodies, loads, force_acc, torque_acc)
         penalty_forces(params, h, bodies, rows, work)
-        integrate_velocities(bodies, work.force_acc, work.torque_acc, env.gravity, env.gyroscopic, h)
+        integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
         integrate_positions(bodies, h)
         compute_joint_rows(bodies, joints, rows, step == n_steps - 1)
-        if blown_up(bodies, env.max_speed, env.max_spin):
+        if blown_up(bodies, max_speed, max_spin):
             return step
     compute_joint_rates(bodies, joints, rows)
     return n_steps
