@@ -151,3 +151,25 @@ def body_energy(body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_i
         e += 0.5 * (body_inertia[i, 0] * bx * bx + body_inertia[i, 1] * by * by + body_inertia[i, 2] * bz * bz)
         e -= m * (body_pos[i, 0] * gravity[0] + body_pos[i, 1] * gravity[1] + body_pos[i, 2] * gravity[2])
     return e
+
+
+@njit(cache=True, error_model="numpy")
+def body_summary(body_pos, body_vel, body_omega, body_inv_mass, speed, spin):
+    """Total mass (kg), kinetic energy of translation (J) and the largest extent (m) of
+    the dynamic bodies' centres; each body's speed |v| and spin |ω| into speed, spin."""
+    mass = kinetic = 0.0
+    lo0 = lo1 = lo2 = math.inf
+    hi0 = hi1 = hi2 = -math.inf
+    for i in range(body_pos.shape[0]):
+        speed[i] = math.sqrt(body_vel[i, 0] ** 2 + body_vel[i, 1] ** 2 + body_vel[i, 2] ** 2)
+        spin[i] = math.sqrt(body_omega[i, 0] ** 2 + body_omega[i, 1] ** 2 + body_omega[i, 2] ** 2)
+        if body_inv_mass[i] == 0.0:
+            continue
+        m = 1.0 / body_inv_mass[i]
+        mass += m
+        kinetic += 0.5 * m * speed[i] * speed[i]
+        lo0, hi0 = min(lo0, body_pos[i, 0]), max(hi0, body_pos[i, 0])
+        lo1, hi1 = min(lo1, body_pos[i, 1]), max(hi1, body_pos[i, 1])
+        lo2, hi2 = min(lo2, body_pos[i, 2]), max(hi2, body_pos[i, 2])
+    extent = max(hi0 - lo0, max(hi1 - lo1, hi2 - lo2)) if mass > 0.0 else 0.0
+    return mass, kinetic, extent

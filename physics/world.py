@@ -15,7 +15,7 @@ import numpy as np
 
 from .joint_rows import MOTOR_MODES, MOTOR_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT, compute_joint_rates, compute_joint_rows
 from .joint_types import BY_CODE, JOINT_TYPES, SPHERICAL, UNIVERSAL
-from .integrate import body_energy, gather_forces, integrate_velocities
+from .integrate import body_energy, body_summary, gather_forces, integrate_velocities
 from .model import Control, Model, State, Work, bundles
 from .quat import frame_from_axes, q_conj, q_from_matrix, q_mul, q_rotate, q_to_matrix
 from .settings import DT, GYROSCOPIC
@@ -234,7 +234,9 @@ class RunawayWatch:
     growing far beyond what loads, body forces, motors and the mouse spring can have put
     in, or a joint pulled apart far beyond any solver's tolerance.
 
-    Every PERIOD of simulated time: W += P·Δt with P an upper bound of the power put in
+    After each advance, once PERIOD of simulated time has passed since the last check
+    (a long advance is one kernel call, checked at its end): W += P·Δt with P an upper
+    bound of the power put in
     now (Σ |F|·|v| + |τ|·|ω| over loads and body forces, F_max·|q̇| over motors, |F|·|v| of
     the spring); a blow-up when E − E₀ > W + S, S = Σ m·|g|·L + |E_kin,0| + 1 J (L: the
     size of the scene, ≥ 1 m) — energy a stable step cannot gain — or when a joint's
@@ -245,21 +247,17 @@ class RunawayWatch:
 
     def __init__(self, world):
         mb, sb = world.model.bodies, world.state.bodies
-        dyn = mb.inv_mass > 0.0
-        pos = sb.pos[dyn]
-        size = float(np.ptp(pos, axis=0).max()) if len(pos) else 0.0
+        self.speed, self.spin = np.zeros(mb.count), np.zeros(mb.count)
+        mass, kinetic, size = body_summary(sb.pos, sb.vel, sb.omega, mb.inv_mass, self.speed, self.spin)
         for rope in world.ropes.values():
             size = max(size, rope.total_length())
+            mass += rope.mass
         size = max(size, 1.0)
-        mass = float(np.sum(1.0 / mb.inv_mass[dyn])) + sum(r.mass for r in world.ropes.values())
-        kinetic = 0.5 * float(np.sum(np.sum(sb.vel[dyn] ** 2, axis=1) / mb.inv_mass[dyn]))
         self.energy0 = world.energy()
         self.slack = mass * float(np.linalg.norm(world.model.gravity)) * size + kinetic + 1.0
         self.gap_limit = max(self.GAP_MIN, self.GAP_FRACTION * size)
         self.work_in = 0.0
         self.pending = 0.0
-        self.speed = np.linalg.norm(sb.vel, axis=1)
-        self.spin = np.linalg.norm(sb.omega, axis=1)
 
     def tick(self, world, elapsed):
         """Count `elapsed` simulated seconds; every PERIOD, check (a reason string once the
@@ -273,8 +271,9 @@ class RunawayWatch:
     def check(self, world, elapsed):
         """A reason string once the world has run away, else None. `elapsed`: the
         simulated time (s) since the last check."""
-        sb = world.state.bodies
-        speed, spin = np.linalg.norm(sb.vel, axis=1), np.linalg.norm(sb.omega, axis=1)
+        sb, mb = world.state.bodies, world.model.bodies
+        speed, spin = np.empty(mb.count), np.empty(mb.count)
+        body_summary(sb.pos, sb.vel, sb.omega, mb.inv_mass, speed, spin)
         # the larger speeds of both ends and every load active during the interval
         self.speed, self.spin = np.maximum(self.speed, speed), np.maximum(self.spin, spin)
         self.work_in += self.power_bound(world, world.time - elapsed, self.speed, self.spin) * elapsed
@@ -293,7 +292,9 @@ class RunawayWatch:
         """An upper bound of the power (W) that loads (active since `since`, s), forces,
         motors and the spring put in, given each body's largest speed and spin."""
         cb, loads = world.control.bodies, world.control.loads
-        p = float(np.sum(np.linalg.norm(cb.force, axis=1) * speed + np.linalg.norm(cb.torque, axis=1) * spin))
+        p = 0.0
+        if cb.force.any() or cb.torque.any():
+            p += float(np.sum(np.linalg.norm(cb.force, axis=1) * speed + np.linalg.norm(cb.torque, axis=1) * spin))
         if loads.count:
             on = (loads.window[:, 0] <= world.time) & (since < loads.window[:, 1])
             i = loads.body[on]
@@ -942,8 +943,7 @@ class World:
             self._watch = RunawayWatch(self)
         while n > 0:
             self._fire_events()
-            # chunks end at the next motor event and after RunawayWatch.PERIOD of time
-            chunk = min(n, max(1, int(round(RunawayWatch.PERIOD / self.dt))))
+            chunk = n                       # one kernel call up to the next motor event
             if self._next_event < len(self._events):
                 ahead = int(math.ceil((self._events[self._next_event][0] - self.time) / self.dt - 1e-9))
                 chunk = max(1, min(chunk, ahead))

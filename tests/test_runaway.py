@@ -64,6 +64,7 @@ def test_the_critical_penalty_chain_that_runs_away_is_stopped_and_reported():
     w = World(dt=0.003, solver="penalty", penalty_preset="critical")
     make_chain(w, links=100)
     with pytest.raises(SimulationBlowUp) as err:
-        w.advance(10.0)
+        for _ in range(20):                          # as the viewer and the CLI advance: in pieces
+            w.advance(0.5)
     assert "energy grew" in str(err.value) or "came apart" in str(err.value)
-    assert err.value.time < 10.0
+    assert err.value.time <= 10.0
