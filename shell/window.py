@@ -189,6 +189,7 @@ class ViewerWindow(pyglet.window.Window):
             return
         self._reframe_if_resized()
         full, scene, drawn = self._ensure_targets()
+        self.timeline.check_edits(self.world)
         snap = self.world.snapshot()
         self.renderer.draw(snap, self.camera, drawn, self.target.msaa)
         self.frame.use()
@@ -317,7 +318,12 @@ class ViewerWindow(pyglet.window.Window):
         self.loading = self.loading_rect = None
         self.scene_name = scene_name
         self.scene_path = getattr(world, "scene_path", None)
-        self.driver = FrameDriver(SampledWorld(world, self.panel.record), speed=speed)
+        from shell.history import RecordingWorld, Timeline
+        seconds = self.timeline.seconds if getattr(self, "timeline", None) is not None else None
+        self.timeline = Timeline() if seconds is None else Timeline(seconds)
+        self.timeline.capture(world, force=True)       # t = 0 (or wherever the world is)
+        self.driver = FrameDriver(SampledWorld(RecordingWorld(world, self.timeline), self.panel.record),
+                                  speed=speed)
         snap = world.snapshot()
         self.renderer = SceneRenderer(self.ctx, snap, shadow_size=self.quality.shadow_size)
         self.renderer.shadows = shadows
@@ -386,8 +392,48 @@ class ViewerWindow(pyglet.window.Window):
     def action_reset(self):
         self.drag.release(self.world)
         self.driver.reset()
+        self.timeline.clear()
+        self.timeline.capture(self.world, force=True)
         self.driver.paused = False
         self.panel.restarted()
+
+    # ------------------------------------------------------------------ rewind (shell/history.py)
+    def seek(self, t):
+        """Scrub to simulated time t (a recorded state at or before it); pauses."""
+        self.drag.release(self.world)
+        t = self.timeline.seek(self.world, t)
+        self._after_jump()
+        return t
+
+    def _after_jump(self):
+        self.driver.paused = True
+        self.driver.error = None
+        self.driver.accumulator = 0.0
+        self.panel.plots.history.truncate(self.world.time)
+
+    def action_rewind_step(self):
+        """One recorded state (1/60 s) back."""
+        self.drag.release(self.world)
+        self.timeline.step_back(self.world, 1)
+        self._after_jump()
+
+    def action_rewind_second(self):
+        self.seek(self.world.time - 1.0)
+
+    def action_forward_second(self):
+        if not self.timeline.live:
+            self.seek(self.world.time + 1.0)
+
+    def action_return_to_present(self):
+        self.drag.release(self.world)
+        self.timeline.present(self.world)
+        self.driver.error = None
+        self.panel.plots.history.truncate(self.world.time)
+
+    def action_resume_here(self):
+        """Resume live from the scrubbed state (the recorded future is discarded) and play."""
+        self.timeline.resume(self.world)
+        self.driver.paused = False
 
     def action_solver_penalty(self):
         self.set_solver("penalty")

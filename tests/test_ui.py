@@ -420,7 +420,43 @@ def test_every_key_in_the_help_overlay_does_what_it_says(door, tmp_path, monkeyp
         assert other.closed
         win.switch_to()
 
+    def back(press):                         # rewind keys (shell/history.py, tests/test_rewind.py)
+        win.driver.paused = False
+        run(win, 0.5)
+        t = world.time
+        press()
+        assert world.time < t and not win.timeline.live and win.driver.paused
+        win.action_return_to_present()
+        assert world.time == t and win.timeline.live
+        win.driver.paused = False
+
+    def forward(press):
+        run(win, 1.5)
+        t = world.time
+        win.seek(t - 1.5)
+        press()
+        assert world.time == pytest.approx(t - 0.5, abs=0.03)
+        win.action_return_to_present()
+        win.driver.paused = False
+
+    def present(press):
+        run(win, 0.3)
+        t = world.time
+        win.seek(t - 0.2)
+        press()
+        assert world.time == t and win.timeline.live
+        win.driver.paused = False
+
+    def resume(press):
+        run(win, 0.3)
+        win.seek(world.time - 0.2)
+        t = world.time
+        press()
+        assert win.timeline.live and not win.driver.paused and win.timeline.span()[1] == t
+
     checks = {
+        "rewind_step": back, "rewind_second": back, "forward_second": forward,
+        "return_to_present": present, "resume_here": resume,
         "toggle_pause": pause, "single_step": step, "reset": reset,
         "solver_penalty": solver("penalty"), "solver_impulse": solver("impulse"), "reset_view": reset_view,
         "overlay_joints": toggles(lambda: win.renderer.overlays["joints"]),

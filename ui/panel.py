@@ -185,6 +185,7 @@ class Panel:
             self.controls_rect = (cp.x, cp.y, cp.x + cs.x, cp.y + cs.y)
             self.col2 = imgui.get_content_region_avail().x * 0.5 + 4
             self._simulation()
+            self._timeline()
             self._solver()
             self._joints()
             ropes = getattr(self.v.world, "ropes", None)
@@ -295,6 +296,51 @@ class Panel:
             else:
                 self.confirm_overwrite = None
                 self.save_scene_as(self.save_path)
+
+    def _timeline(self):
+        """Rewind and replay (shell/history.py): the recorded states as a slider."""
+        if not imgui.collapsing_header("Timeline (rewind)", imgui.TreeNodeFlags_.default_open):
+            return
+        v, w = self.v, self.w
+        tl = getattr(v, "timeline", None)
+        if tl is None:
+            return
+        span = tl.span()
+        t = v.world.time
+        lo, hi = span if span else (0.0, 0.0)
+        hi = max(hi, lo + 1e-6)
+        imgui.set_next_item_width(-1)
+        self.w._measure()
+        changed, target = imgui.slider_float("##timeline", float(min(max(t, lo), hi)), float(lo), float(hi),
+                                             "t = %.3f s")
+        w._remember("timeline.slider")
+        w.tooltip("Drag to scrub back through the recorded states (pauses); Space plays forward from "
+                  "there, End returns to the present, Enter resumes live from here.")
+        if changed and span:
+            v.seek(target)
+        if w.button("timeline.back", "<< 1 s", "One second back (Page Up); Left arrow: one state back."):
+            v.action_rewind_second()
+        imgui.same_line()
+        if w.button("timeline.present", "Present", "Back to the newest state, live (End)."):
+            v.action_return_to_present()
+        imgui.same_line()
+        if w.button("timeline.resume", "Resume here",
+                    "Go on live from this state: the recorded future is dropped (Enter)."):
+            v.action_resume_here()
+        imgui.same_line()
+        if tl.live:
+            imgui.text_colored(GOOD, "live")
+        else:
+            imgui.text_colored(WARNING, f"replay ({hi - t:.2f} s behind)")
+        p = Param("timeline.seconds", "length", "How many seconds of simulated time the timeline keeps "
+                  "(its memory is fixed: states × bytes per state).", lambda: tl.seconds,
+                  lambda s: tl.set_seconds(s, v.world), 1.0, 600.0, kind="log_slider", fmt="%.0f s")
+        w.param(p, width=120)
+        imgui.same_line(self.col2)
+        mb = tl.memory_bytes / 1e6
+        w.readout("memory", f"{tl.count}/{tl.capacity} states, {mb:.1f} MB",
+                  f"One state every {tl.every(v.world.dt)} step(s) ({tl.bytes_per_state} bytes each); "
+                  f"the buffer's size is fixed: {tl.capacity} × ({tl.bytes_per_state} + 16) bytes.", MUTED)
 
     def _solver(self):
         if not imgui.collapsing_header("Solver", imgui.TreeNodeFlags_.default_open):

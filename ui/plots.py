@@ -65,6 +65,11 @@ class History:
     def clear(self):
         self.n = 0
 
+    def truncate(self, t):
+        """Keep the samples at or before time t (rewind: the plots go back with the world)."""
+        if self.n:
+            self.n = int(np.searchsorted(self.data[0, :self.n], t + 1e-12, side="right"))
+
     def column(self, name):
         return self.data[[c for c, _ in COLUMNS].index(name), :self.n]
 
