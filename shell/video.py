@@ -54,10 +54,10 @@ class SimClockVideo:
         return t >= self.next_time() - 1e-9
 
     def steps_to_next(self, t, dt):
-        """Steps of dt from time t to reach (not pass) the next frame's time (at least 1)."""
+        """Steps of dt from time t to reach (not pass) the next frame's time (0: it is due now)."""
         nt = self.next_time()
-        if nt is None:
-            return 1
+        if nt is None or self.due(t):
+            return 0                  # this frame first: draw it before stepping on
         return max(1, int(math.ceil((nt - t) / dt - 1e-9)))
 
     def add(self, rgb, t):

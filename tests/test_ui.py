@@ -2,6 +2,7 @@
 real window (Xvfb via pytest-xvfb), one frame drawn after every event, as ImGui reads
 input once per frame. One window serves the module; each test loads its scene."""
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -454,7 +455,19 @@ def test_every_key_in_the_help_overlay_does_what_it_says(door, tmp_path, monkeyp
         press()
         assert win.timeline.live and not win.driver.paused and win.timeline.span()[1] == t
 
+    def video(press):
+        win.driver.paused = False
+        press()
+        assert win.video is not None
+        for _ in range(6):                   # recording: the driver stops at each frame's time
+            win.driver.update(0.05)          # until that frame is drawn
+            frame(win)
+        assert win.video.frames >= 5
+        press()
+        assert win.video is None and win.last_video.endswith(".mp4") and os.path.getsize(win.last_video) > 0
+
     checks = {
+        "record_video": video,
         "rewind_step": back, "rewind_second": back, "forward_second": forward,
         "return_to_present": present, "resume_here": resume,
         "toggle_pause": pause, "single_step": step, "reset": reset,

@@ -9,6 +9,7 @@ the keys share (shell/window.py).
 import os
 from pathlib import Path
 
+import numpy as np
 from imgui_bundle import imgui
 
 from physics.io.scene_writer import save_scene
@@ -185,14 +186,15 @@ class Panel:
             self.controls_rect = (cp.x, cp.y, cp.x + cs.x, cp.y + cs.y)
             self.col2 = imgui.get_content_region_avail().x * 0.5 + 4
             self._simulation()
-            self._timeline()
             self._solver()
+            self._timeline()
             self._joints()
             ropes = getattr(self.v.world, "ropes", None)
             if ropes:
                 if imgui.collapsing_header("Ropes", imgui.TreeNodeFlags_.default_open):
                     draw_ropes(self.w, ropes)
             self._view()
+            self._profiler()
         imgui.end_child()
         self._plots()
         pos, size = imgui.get_window_pos(), imgui.get_window_size()
@@ -233,6 +235,9 @@ class Panel:
             imgui.pop_text_wrap_pos()
             if self.w.button("blowup.reset", "Reset", "Back to the start of the simulation (Backspace)."):
                 v.action_reset()
+            imgui.same_line()
+            imgui.text_disabled("or rewind (Page Up, the timeline) and change something")
+        self._timeline_slider()
         for n in self.notices.current()[-2:]:
             color = {"error": ERROR, "warning": WARNING}.get(n.level, MUTED)
             imgui.push_text_wrap_pos(0.0)
@@ -297,6 +302,32 @@ class Panel:
                 self.confirm_overwrite = None
                 self.save_scene_as(self.save_path)
 
+    def _timeline_slider(self):
+        """The recorded states as a slider, always in view at the top of the panel."""
+        v, w = self.v, self.w
+        tl = getattr(v, "timeline", None)
+        if tl is None:
+            return
+        span = tl.span()
+        t = v.world.time
+        lo, hi = span if span else (0.0, 0.0)
+        hi = max(hi, lo + 1e-6)
+        if tl.live:
+            imgui.text_colored(GOOD, "live  ")
+        else:
+            imgui.text_colored(WARNING, "replay")
+        imgui.same_line()
+        imgui.set_next_item_width(-1)
+        w._measure()
+        changed, target = imgui.slider_float("##timeline", float(min(max(t, lo), hi)), float(lo), float(hi),
+                                             "timeline: t = %.3f s")
+        w._remember("timeline.slider")
+        w.tooltip(f"The last {tl.seconds:g} s of simulated time. Drag to scrub back through the recorded "
+                  "states (pauses); Space plays forward from there, End returns to the present, Enter "
+                  "resumes live from here (Timeline section below).")
+        if changed and span:
+            v.seek(target)
+
     def _timeline(self):
         """Rewind and replay (shell/history.py): the recorded states as a slider."""
         if not imgui.collapsing_header("Timeline (rewind)", imgui.TreeNodeFlags_.default_open):
@@ -307,17 +338,7 @@ class Panel:
             return
         span = tl.span()
         t = v.world.time
-        lo, hi = span if span else (0.0, 0.0)
-        hi = max(hi, lo + 1e-6)
-        imgui.set_next_item_width(-1)
-        self.w._measure()
-        changed, target = imgui.slider_float("##timeline", float(min(max(t, lo), hi)), float(lo), float(hi),
-                                             "t = %.3f s")
-        w._remember("timeline.slider")
-        w.tooltip("Drag to scrub back through the recorded states (pauses); Space plays forward from "
-                  "there, End returns to the present, Enter resumes live from here.")
-        if changed and span:
-            v.seek(target)
+        hi = max(span[1] if span else 0.0, 1e-6)
         if w.button("timeline.back", "<< 1 s", "One second back (Page Up); Left arrow: one state back."):
             v.action_rewind_second()
         imgui.same_line()
@@ -443,8 +464,64 @@ class Panel:
         w.param(self.view_params()["view.scale"], width=120)
         imgui.same_line(self.col2)
         w.readout("fps", f"{v.fps:.1f}", "Frames drawn per second of wall-clock time.", MUTED)
+        rec = v.video
+        label = "Record video" if rec is None else f"Stop recording ({rec.frames} frames)"
+        if w.button("view.video", label, "Record the window as an MP4 in ./videos/ (F9): one frame every "
+                    "1/30 s of simulated time, so slow motion and replay play back at the physics' speed."):
+            v.action_record_video()
+        imgui.same_line(self.col2)
+        changed, on = w.checkbox("view.video_panel", "panel in video", v.video_panel,
+                                 "Include the panel in the video's frames (else the 3D view alone); "
+                                 "set before starting a recording.")
+        if changed and rec is None:
+            v.video_panel = on
+        if v.last_video and rec is None:
+            imgui.text_disabled(f"last video: {v.last_video}")
         imgui.text_disabled(f"{v.quality.name} ({v.quality_reason}): {v.quality_text()}")
         imgui.text_disabled(f"OpenGL renderer: {v.gl_renderer}")
+
+    def _profiler(self):
+        """Where each frame's wall time goes (shell/profiler.py), as a rolling plot."""
+        from imgui_bundle import implot
+        from shell.profiler import COLORS, STAGES
+        prof = getattr(self.v, "profiler", None)
+        if prof is None or not imgui.collapsing_header("Profiler", imgui.TreeNodeFlags_.default_open):
+            return
+        mean = self.v.profiler.mean_ms(60)
+        total = sum(mean.values())
+        imgui.text_disabled(f"ms per frame, mean of the last 60 frames: {total:.1f} ms "
+                            f"({1000.0 / total if total > 0 else 0.0:.0f} fps)")
+        if imgui.begin_table("stages", 4):
+            for i, st in enumerate(STAGES):
+                if i % 2 == 0:
+                    imgui.table_next_row()
+                imgui.table_next_column()
+                imgui.text_colored(imgui.ImVec4(*COLORS[st], 1.0), st)
+                imgui.table_next_column()
+                imgui.text(f"{mean[st]:.2f} ms ({100.0 * mean[st] / total if total > 0 else 0.0:.0f} %)")
+            imgui.end_table()
+        n = prof.n
+        if n == 0:
+            return
+        xs = np.arange(n, dtype=float) - (n - 1)
+        width = imgui.get_content_region_avail().x
+        flags = implot.Flags_.no_menus | implot.Flags_.no_box_select
+        if implot.begin_plot("Stages per frame##profiler", (width, 160.0), flags):
+            implot.setup_axes("frame (0 = now)", "ms (stacked)")
+            cum = np.zeros(n)
+            top = max(1e-3, float(np.max(np.sum(prof.data[:, :n], axis=0))))
+            implot.setup_axis_limits(implot.ImAxis_.x1, float(xs[0]), 0.0, implot.Cond_.always)
+            implot.setup_axis_limits(implot.ImAxis_.y1, 0.0, top * 1.1, implot.Cond_.always)
+            implot.setup_legend(implot.Location_.north_west, implot.LegendFlags_.horizontal)
+            for st in STAGES:
+                col = prof.column(st)
+                lo, hi = cum.copy(), cum + col
+                spec = implot.Spec(fill_color=imgui.ImVec4(*COLORS[st], 1.0), fill_alpha=0.75)
+                implot.plot_shaded(st, xs, np.ascontiguousarray(lo), np.ascontiguousarray(hi), spec)
+                cum = hi
+            p, sz = implot.get_plot_pos(), implot.get_plot_size()
+            self.plots.rects["profiler"] = (p.x, p.y, p.x + sz.x, p.y + sz.y)
+            implot.end_plot()
 
     def _plots(self):
         v, w = self.v, self.w
