@@ -11,6 +11,7 @@ physics/ changed: the window wraps (on the instances, not the classes) each rope
               the coupled step, motor events, runaway watch, clock)
 - record    — what the shell does around the steps: timeline states (rewind) and
               plot samples (driver.update minus advance_steps)
+- compare   — the ghost world's steps (compare mode, shell/compare.py)
 - render    — snapshot, the 3D scene's draw calls, compositing and the copy to the screen
 - ui        — the ImGui panel and overlays, built and drawn
 - video     — reading the frame back and encoding it (only while recording)
@@ -24,13 +25,15 @@ import time
 
 import numpy as np
 
-STAGES = ("rope", "solver", "physics", "record", "render", "ui", "video", "present")
+STAGES = ("rope", "solver", "physics", "record", "compare", "render", "ui", "video", "present")
 COLORS = {"rope": (0.95, 0.55, 0.25), "solver": (0.35, 0.65, 1.0), "physics": (0.6, 0.8, 0.95),
-          "record": (0.7, 0.6, 1.0), "render": (0.45, 0.85, 0.45), "ui": (1.0, 0.85, 0.3),
+          "record": (0.7, 0.6, 1.0), "compare": (0.4, 0.9, 0.9), "render": (0.45, 0.85, 0.45), "ui": (1.0, 0.85, 0.3),
           "video": (1.0, 0.4, 0.4), "present": (0.65, 0.67, 0.7)}
 
 
 class StageProfiler:
+    STAGES, COLORS = STAGES, COLORS       # for the panel (ui/ does not import shell/)
+
     def __init__(self, capacity=600):
         self.capacity = capacity
         self.data = np.zeros((len(STAGES), capacity))     # ms per stage, one column per frame

@@ -5,7 +5,9 @@ Mouse: left drag on a body pulls it by a soft spring (Shift: in depth), elsewher
 orbits; right (or middle) drag pans, wheel zooms, double-click a body to focus it,
 click a body to select its joint. Keys (ui/help.KEYS, F1 lists them): Space pause /
 resume, → single step, Backspace reset the simulation, 1 / 2 penalty / impulse
-solver, R reset the view, P or F12 save a screenshot (./screenshots/), J joint frames,
+solver, R reset the view, P or F12 save a screenshot (./screenshots/), F9 record a video
+(./videos/, shell/video.py), K compare mode (shell/compare.py), Left / Page Up / Page Down /
+End / Enter rewind and replay (shell/history.py), J joint frames,
 L limits, C centres of mass, V tint by constraint violation, S shadows, G light
 rendering (render/quality.py), Tab panel, F1 help, Escape quit. Over the panel, mouse
 and typing go to ImGui, not the scene. The home view frames the scene in the 3D view
@@ -88,6 +90,7 @@ class ViewerWindow(pyglet.window.Window):
         self.last_rgb = None
         self.last_screenshot = None        # path of the last P / F12 screenshot
         self.video = None                  # shell.video.SimClockVideo while recording
+        self.compare = None                # shell.compare.Compare: the ghost world, when on
         self.video_panel = True            # the panel in the video's frames (else the 3D view alone)
         self.last_video = None
         self._last_click = (0.0, 0, 0)
@@ -196,6 +199,9 @@ class ViewerWindow(pyglet.window.Window):
         with prof.block("record"):
             self.profiler.hook_world(self.world)     # ropes rebuilt since are timed too
             self.timeline.check_edits(self.world)
+        if self.compare is not None:
+            with prof.block("compare"):
+                self.compare.follow(self.selected_joint)
         with prof.block("render"):
             self._reframe_if_resized()
             full, scene, drawn = self._ensure_targets()
@@ -268,6 +274,9 @@ class ViewerWindow(pyglet.window.Window):
             info = self.world.body_info[i]
             draw_outline(dl, project, info.shape, self.world.state.bodies.pos[i], self.world.state.bodies.quat[i], info.name)
         draw_spring(dl, project, getattr(self.world, "grab_info", None))
+        if self.compare is not None:
+            from ui.overlay import draw_ghost
+            draw_ghost(dl, project, self.compare.ghost)
         dl.pop_clip_rect()
         if self.panel_visible:
             try:
@@ -338,6 +347,8 @@ class ViewerWindow(pyglet.window.Window):
         self.timeline.capture(world, force=True)       # t = 0 (or wherever the world is)
         self.driver = FrameDriver(SampledWorld(RecordingWorld(world, self.timeline), self.panel.record),
                                   speed=speed)
+        self.compare = None
+        self.panel.plots.ghost = None
         self.profiler.clear()
         self.profiler.hook_world(world)
         self.driver.update = self.profiler.timed("update", self.driver.update)
@@ -413,6 +424,30 @@ class ViewerWindow(pyglet.window.Window):
         self.timeline.capture(self.world, force=True)
         self.driver.paused = False
         self.panel.restarted()
+
+    # ------------------------------------------------------------------ compare (shell/compare.py)
+    def start_compare(self, family=None, **settings):
+        """A ghost world from the current state, stepped by `family` (default: the other
+        family than the world's) with `settings`."""
+        from shell.compare import Compare
+        if family is None:
+            family = next((f for f in self.world.solvers if f != self.world.solver), self.world.solver)
+        try:
+            self.compare = Compare(self.world, family, **settings)
+        except (ValueError, TypeError) as e:
+            self.panel.notices.add(f"Compare: {e}", "error")
+            self.compare = None
+        return self.compare
+
+    def stop_compare(self):
+        self.compare = None
+        self.panel.plots.ghost = None
+
+    def action_compare(self):
+        if self.compare is None:
+            self.start_compare()
+        else:
+            self.stop_compare()
 
     # ------------------------------------------------------------------ video (shell/video.py)
     def start_video(self, path=None, fps=None, panel=None):

@@ -466,7 +466,14 @@ def test_every_key_in_the_help_overlay_does_what_it_says(door, tmp_path, monkeyp
         press()
         assert win.video is None and win.last_video.endswith(".mp4") and os.path.getsize(win.last_video) > 0
 
+    def compare(press):
+        press()
+        assert win.compare is not None and win.compare.family != world.solver
+        press()
+        assert win.compare is None
+
     checks = {
+        "compare": compare,
         "record_video": video,
         "rewind_step": back, "rewind_second": back, "forward_second": forward,
         "return_to_present": present, "resume_here": resume,

@@ -38,6 +38,7 @@ KEYS = (
     KeyAction("S", (key.S,), "shadows", "shadows on / off"),
     KeyAction("G", (key.G,), "light_rendering", "light rendering on / off (low resolution, no MSAA)"),
     KeyAction("P / F12", (key.P, key.F12), "screenshot", "save a screenshot in ./screenshots/"),
+    KeyAction("K", (key.K,), "compare", "compare mode on / off: a ghost world stepped by the other solver"),
     KeyAction("F9", (key.F9,), "record_video", "start / stop recording an MP4 in ./videos/ (simulated-time rate)"),
     KeyAction("Tab", (key.TAB,), "toggle_panel", "show / hide the panel"),
     KeyAction("F1", (key.F1,), "toggle_help", "show / hide this help"),

@@ -187,6 +187,7 @@ class Panel:
             self.col2 = imgui.get_content_region_avail().x * 0.5 + 4
             self._simulation()
             self._solver()
+            self._compare()
             self._timeline()
             self._joints()
             ropes = getattr(self.v.world, "ropes", None)
@@ -301,6 +302,56 @@ class Panel:
             else:
                 self.confirm_overwrite = None
                 self.save_scene_as(self.save_path)
+
+    def _compare(self):
+        """Compare mode (shell/compare.py): a ghost world stepped by another solver."""
+        if not imgui.collapsing_header("Compare", imgui.TreeNodeFlags_.default_open):
+            return
+        v, w = self.v, self.w
+        world = v.world
+        c = v.compare
+        changed, on = w.checkbox("compare.on", "compare with", c is not None,
+                                 "Step a second world (the ghost, drawn translucent) from the current state "
+                                 "with another solver family; drags and edits apply to both (K).")
+        families = list(world.solvers)
+        imgui.same_line()
+        current = c.family if c is not None else next((f for f in families if f != world.solver), families[0])
+        fam_changed, family = w.combo("compare.family", "##family", current, families,
+                                      "The ghost's solver family (its settings: the family's own).", width=110)
+        if changed:
+            v.start_compare(family) if on else v.stop_compare()
+        elif fam_changed and c is not None and family != c.family:
+            v.start_compare(family)
+        c = v.compare
+        if c is None:
+            v.panel.plots.ghost = None
+            return
+        if c.error is not None:
+            imgui.text_colored(ERROR, f"ghost: {c.error}")
+        g = c.ghost
+        j = v.selected_joint
+        if imgui.begin_table("compare", 3, imgui.TableFlags_.borders_inner_h):
+            imgui.table_setup_column("")
+            imgui.table_setup_column(f"world: {world.solver}")
+            imgui.table_setup_column(f"ghost: {g.solver}")
+            imgui.table_headers_row()
+            rows = [("solve ms / step", f"{world.stats.solve_ms:.3f}", f"{g.stats.solve_ms:.3f}"),
+                    ("wall ms / step", "", f"{c.ms_per_step:.3f}"),
+                    ("max violation", f"{world.max_constraint_error():.2e}", f"{g.max_constraint_error():.2e}"),
+                    ("energy (J)", f"{world.energy():.4g}", f"{g.energy():.4g}")]
+            if j is not None and j < len(world.joint_info) and world.joint_info[j].kind != "fixed":
+                from physics.world import Joint
+                scale = 1.0 if world.joint_info[j].kind == "prismatic" else 57.29577951308232
+                rows.insert(0, (f"{world.joint_info[j].name} q", f"{Joint(world, j).angle * scale:.3f}",
+                                f"{Joint(g, j).angle * scale:.3f}"))
+            for label, a, b in rows:
+                imgui.table_next_row()
+                for text in (label, a, b):
+                    imgui.table_next_column()
+                    imgui.text(text)
+            imgui.end_table()
+        ts, qs = c.series(self.plots.seconds)
+        self.plots.ghost = (ts, qs, f"ghost ({g.solver})")
 
     def _timeline_slider(self):
         """The recorded states as a slider, always in view at the top of the panel."""
@@ -483,10 +534,10 @@ class Panel:
     def _profiler(self):
         """Where each frame's wall time goes (shell/profiler.py), as a rolling plot."""
         from imgui_bundle import implot
-        from shell.profiler import COLORS, STAGES
-        prof = getattr(self.v, "profiler", None)
+        prof = getattr(self.v, "profiler", None)         # shell/profiler.py (ui never imports shell)
         if prof is None or not imgui.collapsing_header("Profiler", imgui.TreeNodeFlags_.default_open):
             return
+        STAGES, COLORS = prof.STAGES, prof.COLORS
         mean = self.v.profiler.mean_ms(60)
         total = sum(mean.values())
         imgui.text_disabled(f"ms per frame, mean of the last 60 frames: {total:.1f} ms "
