@@ -3,7 +3,8 @@
     python app.py [SCENE]                                  the viewer (scenes/gallery.toml by default)
     python app.py SCENE --frames N --screenshot FILE.png   real window, N frames, save the last
     python app.py SCENE --headless --duration SECONDS [--solver penalty|impulse|lcp] [--dt SECONDS]
-        [--set KEY=VALUE ...] [--record FILE.csv] [--screenshot FILE.png]
+        [--set KEY=VALUE ...] [--record FILE.csv] [--screenshot FILE.png] [--record-video FILE.mp4]
+    python app.py SCENE --frames N --record-video FILE.mp4   the window's frames as an MP4 (shell/video.py)
 
 Exit status: 0 on success; 2 on bad input (one line on stderr, never a traceback);
 3 if the simulation blew up (with the simulated time it happened); 1 on an unexpected
@@ -55,6 +56,9 @@ def parse_args(argv):
     p.add_argument("--record", metavar="FILE.csv", help="headless: write one CSV row per step")
     p.add_argument("--frames", type=int, metavar="N", help="viewer: run N frames, then exit")
     p.add_argument("--screenshot", metavar="FILE.png", help="save the last frame as a PNG")
+    p.add_argument("--record-video", metavar="FILE.mp4",
+                   help="write an MP4, one frame per 1/30 s of simulated time (with --frames N, or "
+                        "--headless --duration SECONDS: the offscreen renderer, 1280x720)")
     args = p.parse_args(argv)
     if args.headless:
         if args.duration is None:
@@ -75,10 +79,11 @@ def parse_args(argv):
         raise UsageError(f"--solver must be one of {', '.join(PLANNED_SOLVERS)}, got {args.solver!r}")
     if args.dt is not None and not math.isfinite(args.dt):
         raise UsageError(f"--dt must be a finite number of seconds, got {args.dt!r}")
-    if args.screenshot is not None:
-        folder = os.path.dirname(os.path.abspath(args.screenshot))
-        if not os.path.isdir(folder):
-            raise UsageError(f"--screenshot {args.screenshot}: the folder {folder} does not exist")
+    for flag, value in (("--screenshot", args.screenshot), ("--record-video", args.record_video)):
+        if value is not None:
+            folder = os.path.dirname(os.path.abspath(value))
+            if not os.path.isdir(folder):
+                raise UsageError(f"{flag} {value}: the folder {folder} does not exist")
     return args
 
 
@@ -141,15 +146,31 @@ def run_headless(args):
             raise UsageError(f"--record {args.record}: {e.strerror or e}") from None
     t0 = time.perf_counter()
     status, write_error = 0, None
+    video = None
     try:
         if record is not None:
             rec = Recorder(world, record)
             rec.header()
-        for _ in range(steps):
-            world.step()
+
+        def after_step():
+            nonlocal worst
             worst = max(worst, world.max_constraint_error())    # every step, with or without --record
             if rec is not None:
                 rec.row()
+
+        if args.record_video:
+            from shell.video import record_headless
+            try:
+                video = record_headless(world, args.record_video, args.duration, on_step=after_step)
+            except SimulationBlowUp:
+                raise
+            except Exception as e:       # no EGL, no ffmpeg: say so, no traceback
+                print(f"error: --record-video {args.record_video}: {type(e).__name__}: {e}", file=sys.stderr)
+                return 1
+        else:
+            for _ in range(steps):
+                world.step()
+                after_step()
     except SimulationBlowUp as e:
         print(f"{args.scene}: {e}", file=sys.stderr)
         status = 3
@@ -167,6 +188,9 @@ def run_headless(args):
     wall = time.perf_counter() - t0
     print(f"{args.scene}: simulated {world.time:.4g} s in {steps} steps of {world.dt:g} s ({world.solver}), "
           f"wall {wall:.3g} s, largest constraint error {worst:.3g} (every step)")
+    if video is not None:
+        frames, _, (vw, vh) = video
+        print(f"video: {args.record_video}: {frames} frames of {vw}x{vh} at 30 frames per simulated second")
     for feature, joints in world.unhonoured():      # settings this solver cannot honour: said once
         shown = ", ".join(joints[:5]) + (f" and {len(joints) - 5} more" if len(joints) > 5 else "")
         print(f"note: the {world.solver} solver does not act on joint {feature} ({shown}); "
@@ -201,7 +225,8 @@ def run_viewer(args):
     if args.dt is not None:
         overrides["world.dt"] = repr(float(args.dt))
     try:
-        return _import_viewer()(args.scene, overrides, frames=args.frames, screenshot=args.screenshot)
+        kwargs = {"record_video": args.record_video} if args.record_video else {}
+        return _import_viewer()(args.scene, overrides, frames=args.frames, screenshot=args.screenshot, **kwargs)
     except Exception as e:
         if type(e).__name__ == "NoSuchDisplayException":      # pyglet's, without importing pyglet here
             raise UsageError(f"the 3D viewer needs a display ({e}); run under xvfb-run, "

@@ -17,6 +17,7 @@ class FrameDriver:
         self.paused = False
         self.behind = False       # the last frame hit the cap and dropped time
         self.error = None         # the SimulationBlowUp that paused the driver, if any
+        self.limit = None         # callable → most steps this frame (video: stop at the next frame's time)
 
     def update(self, wall_elapsed):
         """Advance the world for `wall_elapsed` seconds of wall time; returns steps run."""
@@ -32,6 +33,9 @@ class FrameDriver:
             self.accumulator = 0.0
         else:
             self.accumulator -= steps * dt
+        if self.limit is not None and steps > self.limit():
+            steps = self.limit()       # the surplus is dropped: simulated time waits for the frame
+            self.accumulator = 0.0
         if steps:
             try:
                 self.world.advance_steps(steps)

@@ -5,7 +5,9 @@ Mouse: left drag on a body pulls it by a soft spring (Shift: in depth), elsewher
 orbits; right (or middle) drag pans, wheel zooms, double-click a body to focus it,
 click a body to select its joint. Keys (ui/help.KEYS, F1 lists them): Space pause /
 resume, → single step, Backspace reset the simulation, 1 / 2 penalty / impulse
-solver, R reset the view, P or F12 save a screenshot (./screenshots/), J joint frames,
+solver, R reset the view, P or F12 save a screenshot (./screenshots/), F9 record a video
+(./videos/, shell/video.py), K compare mode (shell/compare.py), Left / Page Up / Page Down /
+End / Enter rewind and replay (shell/history.py), J joint frames,
 L limits, C centres of mass, V tint by constraint violation, S shadows, G light
 rendering (render/quality.py), Tab panel, F1 help, Escape quit. Over the panel, mouse
 and typing go to ImGui, not the scene. The home view frames the scene in the 3D view
@@ -87,6 +89,10 @@ class ViewerWindow(pyglet.window.Window):
         self.frame = None                  # the whole window: scene + panel, read by screenshots
         self.last_rgb = None
         self.last_screenshot = None        # path of the last P / F12 screenshot
+        self.video = None                  # shell.video.SimClockVideo while recording
+        self.compare = None                # shell.compare.Compare: the ghost world, when on
+        self.video_panel = True            # the panel in the video's frames (else the 3D view alone)
+        self.last_video = None
         self._last_click = (0.0, 0, 0)
         self.status = ""
         self.selected_joint = self.selected_body = None
@@ -101,6 +107,8 @@ class ViewerWindow(pyglet.window.Window):
         self.gui_error = None              # the last exception raised while drawing the panel
         self._mouse_owner = None           # "gui" or "scene" while a button is held
         self._frame_clock = time.perf_counter()
+        from shell.profiler import StageProfiler
+        self.profiler = StageProfiler()    # ms per stage of each frame (shell/profiler.py, panel: Profiler)
         if world is not None:
             self.set_world(world, scene_name)
 
@@ -187,23 +195,36 @@ class ViewerWindow(pyglet.window.Window):
         if self.world is None:
             self._render_loading()
             return
-        self._reframe_if_resized()
-        full, scene, drawn = self._ensure_targets()
-        snap = self.world.snapshot()
-        self.renderer.draw(snap, self.camera, drawn, self.target.msaa)
-        self.frame.use()
-        self.ctx.viewport = (0, 0, full[0], full[1])
-        self.frame.clear(*PANEL_BG, 1.0)
-        if drawn == scene:                 # resolved (MSAA) straight into the frame
-            self.ctx.copy_framebuffer(self.frame, self.target.msaa)
-        else:                              # light mode: upscale into the 3D view's part of the frame
-            self.upscaler.draw(self.target.texture, self.frame, (0, 0, scene[0], scene[1]))
+        prof = self.profiler
+        with prof.block("record"):
+            self.profiler.hook_world(self.world)     # ropes rebuilt since are timed too
+            self.timeline.check_edits(self.world)
+        if self.compare is not None:
+            with prof.block("compare"):
+                self.compare.follow(self.selected_joint)
+        with prof.block("render"):
+            self._reframe_if_resized()
+            full, scene, drawn = self._ensure_targets()
+            snap = self.world.snapshot()
+            self.renderer.draw(snap, self.camera, drawn, self.target.msaa)
+            self.frame.use()
             self.ctx.viewport = (0, 0, full[0], full[1])
-        self.panel.record()
-        self._draw_gui(full)
-        self.ctx.copy_framebuffer(self.ctx.screen, self.frame)
-        self._count_frame()
-        self._update_title()
+            self.frame.clear(*PANEL_BG, 1.0)
+            if drawn == scene:                 # resolved (MSAA) straight into the frame
+                self.ctx.copy_framebuffer(self.frame, self.target.msaa)
+            else:                              # light mode: upscale into the 3D view's part of the frame
+                self.upscaler.draw(self.target.texture, self.frame, (0, 0, scene[0], scene[1]))
+                self.ctx.viewport = (0, 0, full[0], full[1])
+        with prof.block("ui"):
+            self.panel.record()
+            self._draw_gui(full)
+        with prof.block("video"):
+            self._video_frame(scene)
+        with prof.block("render"):
+            self.ctx.copy_framebuffer(self.ctx.screen, self.frame)
+        with prof.block("ui"):
+            self._count_frame()
+            self._update_title()
 
     def _render_loading(self):
         """No world yet (first launch: the kernels compile): the message and its progress."""
@@ -253,6 +274,9 @@ class ViewerWindow(pyglet.window.Window):
             info = self.world.body_info[i]
             draw_outline(dl, project, info.shape, self.world.state.bodies.pos[i], self.world.state.bodies.quat[i], info.name)
         draw_spring(dl, project, getattr(self.world, "grab_info", None))
+        if self.compare is not None:
+            from ui.overlay import draw_ghost
+            draw_ghost(dl, project, self.compare.ghost)
         dl.pop_clip_rect()
         if self.panel_visible:
             try:
@@ -317,7 +341,17 @@ class ViewerWindow(pyglet.window.Window):
         self.loading = self.loading_rect = None
         self.scene_name = scene_name
         self.scene_path = getattr(world, "scene_path", None)
-        self.driver = FrameDriver(SampledWorld(world, self.panel.record), speed=speed)
+        from shell.history import RecordingWorld, Timeline
+        seconds = self.timeline.seconds if getattr(self, "timeline", None) is not None else None
+        self.timeline = Timeline() if seconds is None else Timeline(seconds)
+        self.timeline.capture(world, force=True)       # t = 0 (or wherever the world is)
+        self.driver = FrameDriver(SampledWorld(RecordingWorld(world, self.timeline), self.panel.record),
+                                  speed=speed)
+        self.compare = None
+        self.panel.plots.ghost = None
+        self.profiler.clear()
+        self.profiler.hook_world(world)
+        self.driver.update = self.profiler.timed("update", self.driver.update)
         snap = world.snapshot()
         self.renderer = SceneRenderer(self.ctx, snap, shadow_size=self.quality.shadow_size)
         self.renderer.shadows = shadows
@@ -386,8 +420,130 @@ class ViewerWindow(pyglet.window.Window):
     def action_reset(self):
         self.drag.release(self.world)
         self.driver.reset()
+        self.timeline.clear()
+        self.timeline.capture(self.world, force=True)
         self.driver.paused = False
         self.panel.restarted()
+
+    # ------------------------------------------------------------------ compare (shell/compare.py)
+    def start_compare(self, family=None, **settings):
+        """A ghost world from the current state, stepped by `family` (default: the other
+        family than the world's) with `settings`."""
+        from shell.compare import Compare
+        if family is None:
+            family = next((f for f in self.world.solvers if f != self.world.solver), self.world.solver)
+        try:
+            self.compare = Compare(self.world, family, **settings)
+        except (ValueError, TypeError) as e:
+            self.panel.notices.add(f"Compare: {e}", "error")
+            self.compare = None
+        return self.compare
+
+    def stop_compare(self):
+        self.compare = None
+        self.panel.plots.ghost = None
+
+    def action_compare(self):
+        if self.compare is None:
+            self.start_compare()
+        else:
+            self.stop_compare()
+
+    # ------------------------------------------------------------------ video (shell/video.py)
+    def start_video(self, path=None, fps=None, panel=None):
+        """Record the window to an MP4, one frame per 1/fps of simulated time."""
+        from shell.video import DEFAULT_FPS, SimClockVideo
+        if self.video is not None:
+            return self.video.path
+        if path is None:
+            name = os.path.splitext(os.path.basename(self.scene_name))[0]
+            path = unique_path("videos", f"{name}_t{self.world.time:07.3f}", ".mp4")
+        if panel is not None:
+            self.video_panel = bool(panel)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        try:
+            self.video = SimClockVideo(path, fps or DEFAULT_FPS)
+        except Exception as e:
+            self.panel.notices.add(f"Video not started: {path}: {e}", "error")
+            return None
+        self.driver.limit = lambda: self.video.steps_to_next(self.world.time, self.world.dt) if self.video else 10**9
+        self.panel.notices.add(f"Recording {path} (one frame per 1/{self.video.fps:g} s of simulated time)", "info")
+        return path
+
+    def stop_video(self):
+        if self.video is None:
+            return None
+        v, self.video = self.video, None
+        self.driver.limit = None
+        try:
+            v.close()
+        except Exception as e:
+            self.panel.notices.add(f"Video not saved: {v.path}: {e}", "error")
+            return None
+        self.last_video = v.path
+        self.panel.notices.add(f"Saved {v.path} ({v.frames} frames, {v.frames / v.fps:.2f} s)", "info")
+        return v.path
+
+    def action_record_video(self):
+        if self.video is None:
+            self.start_video()
+        else:
+            self.stop_video()
+
+    def _video_frame(self, scene):
+        """The frame just drawn, into the video when its simulated time is due."""
+        v = self.video
+        if v is None or not v.due(self.world.time):
+            return
+        w, h = self.frame.size
+        data = self.frame.read(components=3, alignment=1)
+        rgb = np.frombuffer(data, np.uint8).reshape(h, w, 3)[::-1]
+        if not self.video_panel:
+            rgb = rgb[:, :scene[0]]
+        try:
+            v.add(rgb, self.world.time)
+        except Exception as e:
+            self.panel.notices.add(f"Video stopped: {e}", "error")
+            self.video = None
+            self.driver.limit = None
+
+    # ------------------------------------------------------------------ rewind (shell/history.py)
+    def seek(self, t):
+        """Scrub to simulated time t (a recorded state at or before it); pauses."""
+        self.drag.release(self.world)
+        t = self.timeline.seek(self.world, t)
+        self._after_jump()
+        return t
+
+    def _after_jump(self):
+        self.driver.paused = True
+        self.driver.error = None
+        self.driver.accumulator = 0.0
+        self.panel.plots.history.truncate(self.world.time)
+
+    def action_rewind_step(self):
+        """One recorded state (1/60 s) back."""
+        self.drag.release(self.world)
+        self.timeline.step_back(self.world, 1)
+        self._after_jump()
+
+    def action_rewind_second(self):
+        self.seek(self.world.time - 1.0)
+
+    def action_forward_second(self):
+        if not self.timeline.live:
+            self.seek(self.world.time + 1.0)
+
+    def action_return_to_present(self):
+        self.drag.release(self.world)
+        self.timeline.present(self.world)
+        self.driver.error = None
+        self.panel.plots.history.truncate(self.world.time)
+
+    def action_resume_here(self):
+        """Resume live from the scrubbed state (the recorded future is discarded) and play."""
+        self.timeline.resume(self.world)
+        self.driver.paused = False
 
     def action_solver_penalty(self):
         self.set_solver("penalty")
@@ -533,11 +689,20 @@ class ViewerWindow(pyglet.window.Window):
             self.camera.focus(self.world.state.bodies.pos[i], self.renderer.radii[i], self.scene_aspect())
         return i
 
+    def flip(self):
+        t = time.perf_counter()
+        super().flip()
+        if self.world is not None:
+            self.profiler.add("present", time.perf_counter() - t)
+            self.profiler.commit()         # a frame ends with its flip
+
     def on_close(self):
         self.closed = True
         super().on_close()
 
     def close(self):
+        if getattr(self, "video", None) is not None:
+            self.stop_video()
         if getattr(self, "gui", None) is not None:
             self.switch_to()
             self.gui.shutdown()
@@ -580,7 +745,7 @@ def _warm_up(world):
 
 
 def run_viewer(scene_path, overrides=None, frames=None, screenshot=None, warmup=None, on_frame=None,
-               render=None):
+               render=None, record_video=None):
     """Open the window on a scene; with `frames`, run that many frames of the scene then
     exit; `screenshot` saves the last frame (scene and panel). Returns 0, or 3 if the
     simulation blew up; a bad scene raises physics' SceneError (after the window closed).
@@ -590,7 +755,8 @@ def run_viewer(scene_path, overrides=None, frames=None, screenshot=None, warmup=
     compiles them while the window shows a progress message; then the scene loads.
     `warmup`: a started WarmupJob to wait for instead (tests), or False for none;
     `on_frame(win)` is called after every frame drawn (tests); `render`: "light" or "full"
-    rendering instead of the automatic choice (render/quality.py)."""
+    rendering instead of the automatic choice (render/quality.py); `record_video`: an MP4
+    path, recorded from the scene's start until the last frame (shell/video.py)."""
     from shell import warmup as wu
     pyglet.options["dpi_scaling"] = "stretch"
     name = os.path.basename(str(scene_path))
@@ -617,7 +783,14 @@ def run_viewer(scene_path, overrides=None, frames=None, screenshot=None, warmup=
         world = physics.load_scene(scene_path, overrides)
         win.set_world(world, name)
         _warm_up(world)
-        return _run_frames(win, frames, screenshot, scene_path, on_frame)
+        if record_video:
+            if win.start_video(record_video) is None:
+                raise OSError(win.panel.notices.last().text)
+        try:
+            return _run_frames(win, frames, screenshot, scene_path, on_frame)
+        finally:
+            if record_video and not win.closed:
+                win.stop_video()
     finally:
         if job is not None:
             job.kill()

@@ -2,6 +2,7 @@
 real window (Xvfb via pytest-xvfb), one frame drawn after every event, as ImGui reads
 input once per frame. One window serves the module; each test loads its scene."""
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -420,7 +421,62 @@ def test_every_key_in_the_help_overlay_does_what_it_says(door, tmp_path, monkeyp
         assert other.closed
         win.switch_to()
 
+    def back(press):                         # rewind keys (shell/history.py, tests/test_rewind.py)
+        win.driver.paused = False
+        run(win, 0.5)
+        t = world.time
+        press()
+        assert world.time < t and not win.timeline.live and win.driver.paused
+        win.action_return_to_present()
+        assert world.time == t and win.timeline.live
+        win.driver.paused = False
+
+    def forward(press):
+        run(win, 1.5)
+        t = world.time
+        win.seek(t - 1.5)
+        press()
+        assert world.time == pytest.approx(t - 0.5, abs=0.03)
+        win.action_return_to_present()
+        win.driver.paused = False
+
+    def present(press):
+        run(win, 0.3)
+        t = world.time
+        win.seek(t - 0.2)
+        press()
+        assert world.time == t and win.timeline.live
+        win.driver.paused = False
+
+    def resume(press):
+        run(win, 0.3)
+        win.seek(world.time - 0.2)
+        t = world.time
+        press()
+        assert win.timeline.live and not win.driver.paused and win.timeline.span()[1] == t
+
+    def video(press):
+        win.driver.paused = False
+        press()
+        assert win.video is not None
+        for _ in range(6):                   # recording: the driver stops at each frame's time
+            win.driver.update(0.05)          # until that frame is drawn
+            frame(win)
+        assert win.video.frames >= 5
+        press()
+        assert win.video is None and win.last_video.endswith(".mp4") and os.path.getsize(win.last_video) > 0
+
+    def compare(press):
+        press()
+        assert win.compare is not None and win.compare.family != world.solver
+        press()
+        assert win.compare is None
+
     checks = {
+        "compare": compare,
+        "record_video": video,
+        "rewind_step": back, "rewind_second": back, "forward_second": forward,
+        "return_to_present": present, "resume_here": resume,
         "toggle_pause": pause, "single_step": step, "reset": reset,
         "solver_penalty": solver("penalty"), "solver_impulse": solver("impulse"), "reset_view": reset_view,
         "overlay_joints": toggles(lambda: win.renderer.overlays["joints"]),

@@ -53,6 +53,56 @@ def draw_outline(draw_list, project, shape, position, orientation, label=None):
         draw_list.add_text(imgui.ImVec2(x, y), HIGHLIGHT, label)
 
 
+GHOST_FILL = imgui.IM_COL32(120, 200, 255, 80)
+GHOST_EDGE = imgui.IM_COL32(150, 215, 255, 190)
+
+
+def _hull(points):
+    """Convex hull (counter-clockwise in screen coordinates) of 2-D points."""
+    pts = sorted(set(points))
+    if len(pts) < 3:
+        return pts
+
+    def cross(o, a, b):
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+    lower, upper = [], []
+    for p in pts:
+        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
+            lower.pop()
+        lower.append(p)
+    for p in reversed(pts):
+        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
+            upper.pop()
+        upper.append(p)
+    return lower[:-1] + upper[:-1]
+
+
+def draw_ghost(draw_list, project, world):
+    """Compare mode: the ghost world's moving bodies as translucent boxes (their bounding
+    boxes, filled and outlined) and its ropes as translucent lines."""
+    sb = world.state.bodies
+    inv_mass = world.model.bodies.inv_mass
+    for i, info in enumerate(world.body_info):
+        if i == 0 or inv_mass[i] == 0.0:
+            continue
+        corners = bounding_corners(info.shape)
+        if corners is None:
+            continue
+        pts = [project(sb.pos[i] + q_rotate(sb.quat[i], c)) for c in corners]
+        if any(p is None for p in pts):
+            continue
+        hull = _hull([(float(p[0]), float(p[1])) for p in pts])
+        if len(hull) >= 3:
+            draw_list.add_convex_poly_filled([imgui.ImVec2(*p) for p in hull], GHOST_FILL)
+        for a, b in BOX_EDGES:
+            draw_list.add_line(imgui.ImVec2(*pts[a]), imgui.ImVec2(*pts[b]), GHOST_EDGE, 1.0)
+    for rope in world.ropes.values():
+        pts = [project(p) for p in rope.positions]
+        for a, b in zip(pts[:-1], pts[1:]):
+            if a is not None and b is not None:
+                draw_list.add_line(imgui.ImVec2(*a), imgui.ImVec2(*b), GHOST_EDGE, 3.0)
+
+
 def draw_blowup(error, scene_width, height):
     """A dialog over the scene after a blow-up. Returns 'reset' when its button is pressed,
     and the dialog's rectangle."""

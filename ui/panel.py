@@ -9,6 +9,7 @@ the keys share (shell/window.py).
 import os
 from pathlib import Path
 
+import numpy as np
 from imgui_bundle import imgui
 
 from physics.io.scene_writer import save_scene
@@ -186,12 +187,15 @@ class Panel:
             self.col2 = imgui.get_content_region_avail().x * 0.5 + 4
             self._simulation()
             self._solver()
+            self._compare()
+            self._timeline()
             self._joints()
             ropes = getattr(self.v.world, "ropes", None)
             if ropes:
                 if imgui.collapsing_header("Ropes", imgui.TreeNodeFlags_.default_open):
                     draw_ropes(self.w, ropes)
             self._view()
+            self._profiler()
         imgui.end_child()
         self._plots()
         pos, size = imgui.get_window_pos(), imgui.get_window_size()
@@ -232,6 +236,9 @@ class Panel:
             imgui.pop_text_wrap_pos()
             if self.w.button("blowup.reset", "Reset", "Back to the start of the simulation (Backspace)."):
                 v.action_reset()
+            imgui.same_line()
+            imgui.text_disabled("or rewind (Page Up, the timeline) and change something")
+        self._timeline_slider()
         for n in self.notices.current()[-2:]:
             color = {"error": ERROR, "warning": WARNING}.get(n.level, MUTED)
             imgui.push_text_wrap_pos(0.0)
@@ -295,6 +302,117 @@ class Panel:
             else:
                 self.confirm_overwrite = None
                 self.save_scene_as(self.save_path)
+
+    def _compare(self):
+        """Compare mode (shell/compare.py): a ghost world stepped by another solver."""
+        if not imgui.collapsing_header("Compare", imgui.TreeNodeFlags_.default_open):
+            return
+        v, w = self.v, self.w
+        world = v.world
+        c = v.compare
+        changed, on = w.checkbox("compare.on", "compare with", c is not None,
+                                 "Step a second world (the ghost, drawn translucent) from the current state "
+                                 "with another solver family; drags and edits apply to both (K).")
+        families = list(world.solvers)
+        imgui.same_line()
+        current = c.family if c is not None else next((f for f in families if f != world.solver), families[0])
+        fam_changed, family = w.combo("compare.family", "##family", current, families,
+                                      "The ghost's solver family (its settings: the family's own).", width=110)
+        if changed:
+            v.start_compare(family) if on else v.stop_compare()
+        elif fam_changed and c is not None and family != c.family:
+            v.start_compare(family)
+        c = v.compare
+        if c is None:
+            v.panel.plots.ghost = None
+            return
+        if c.error is not None:
+            imgui.text_colored(ERROR, f"ghost: {c.error}")
+        g = c.ghost
+        j = v.selected_joint
+        if imgui.begin_table("compare", 3, imgui.TableFlags_.borders_inner_h):
+            imgui.table_setup_column("")
+            imgui.table_setup_column(f"world: {world.solver}")
+            imgui.table_setup_column(f"ghost: {g.solver}")
+            imgui.table_headers_row()
+            rows = [("solve ms / step", f"{world.stats.solve_ms:.3f}", f"{g.stats.solve_ms:.3f}"),
+                    ("wall ms / step", "", f"{c.ms_per_step:.3f}"),
+                    ("max violation", f"{world.max_constraint_error():.2e}", f"{g.max_constraint_error():.2e}"),
+                    ("energy (J)", f"{world.energy():.4g}", f"{g.energy():.4g}")]
+            if j is not None and j < len(world.joint_info) and world.joint_info[j].kind != "fixed":
+                from physics.world import Joint
+                scale = 1.0 if world.joint_info[j].kind == "prismatic" else 57.29577951308232
+                rows.insert(0, (f"{world.joint_info[j].name} q", f"{Joint(world, j).angle * scale:.3f}",
+                                f"{Joint(g, j).angle * scale:.3f}"))
+            for label, a, b in rows:
+                imgui.table_next_row()
+                for text in (label, a, b):
+                    imgui.table_next_column()
+                    imgui.text(text)
+            imgui.end_table()
+        ts, qs = c.series(self.plots.seconds)
+        self.plots.ghost = (ts, qs, f"ghost ({g.solver})")
+
+    def _timeline_slider(self):
+        """The recorded states as a slider, always in view at the top of the panel."""
+        v, w = self.v, self.w
+        tl = getattr(v, "timeline", None)
+        if tl is None:
+            return
+        span = tl.span()
+        t = v.world.time
+        lo, hi = span if span else (0.0, 0.0)
+        hi = max(hi, lo + 1e-6)
+        if tl.live:
+            imgui.text_colored(GOOD, "live  ")
+        else:
+            imgui.text_colored(WARNING, "replay")
+        imgui.same_line()
+        imgui.set_next_item_width(-1)
+        w._measure()
+        changed, target = imgui.slider_float("##timeline", float(min(max(t, lo), hi)), float(lo), float(hi),
+                                             "timeline: t = %.3f s")
+        w._remember("timeline.slider")
+        w.tooltip(f"The last {tl.seconds:g} s of simulated time. Drag to scrub back through the recorded "
+                  "states (pauses); Space plays forward from there, End returns to the present, Enter "
+                  "resumes live from here (Timeline section below).")
+        if changed and span:
+            v.seek(target)
+
+    def _timeline(self):
+        """Rewind and replay (shell/history.py): the recorded states as a slider."""
+        if not imgui.collapsing_header("Timeline (rewind)", imgui.TreeNodeFlags_.default_open):
+            return
+        v, w = self.v, self.w
+        tl = getattr(v, "timeline", None)
+        if tl is None:
+            return
+        span = tl.span()
+        t = v.world.time
+        hi = max(span[1] if span else 0.0, 1e-6)
+        if w.button("timeline.back", "<< 1 s", "One second back (Page Up); Left arrow: one state back."):
+            v.action_rewind_second()
+        imgui.same_line()
+        if w.button("timeline.present", "Present", "Back to the newest state, live (End)."):
+            v.action_return_to_present()
+        imgui.same_line()
+        if w.button("timeline.resume", "Resume here",
+                    "Go on live from this state: the recorded future is dropped (Enter)."):
+            v.action_resume_here()
+        imgui.same_line()
+        if tl.live:
+            imgui.text_colored(GOOD, "live")
+        else:
+            imgui.text_colored(WARNING, f"replay ({hi - t:.2f} s behind)")
+        p = Param("timeline.seconds", "length", "How many seconds of simulated time the timeline keeps "
+                  "(its memory is fixed: states × bytes per state).", lambda: tl.seconds,
+                  lambda s: tl.set_seconds(s, v.world), 1.0, 600.0, kind="log_slider", fmt="%.0f s")
+        w.param(p, width=120)
+        imgui.same_line(self.col2)
+        mb = tl.memory_bytes / 1e6
+        w.readout("memory", f"{tl.count}/{tl.capacity} states, {mb:.1f} MB",
+                  f"One state every {tl.every(v.world.dt)} step(s) ({tl.bytes_per_state} bytes each); "
+                  f"the buffer's size is fixed: {tl.capacity} × ({tl.bytes_per_state} + 16) bytes.", MUTED)
 
     def _solver(self):
         if not imgui.collapsing_header("Solver", imgui.TreeNodeFlags_.default_open):
@@ -397,8 +515,64 @@ class Panel:
         w.param(self.view_params()["view.scale"], width=120)
         imgui.same_line(self.col2)
         w.readout("fps", f"{v.fps:.1f}", "Frames drawn per second of wall-clock time.", MUTED)
+        rec = v.video
+        label = "Record video" if rec is None else f"Stop recording ({rec.frames} frames)"
+        if w.button("view.video", label, "Record the window as an MP4 in ./videos/ (F9): one frame every "
+                    "1/30 s of simulated time, so slow motion and replay play back at the physics' speed."):
+            v.action_record_video()
+        imgui.same_line(self.col2)
+        changed, on = w.checkbox("view.video_panel", "panel in video", v.video_panel,
+                                 "Include the panel in the video's frames (else the 3D view alone); "
+                                 "set before starting a recording.")
+        if changed and rec is None:
+            v.video_panel = on
+        if v.last_video and rec is None:
+            imgui.text_disabled(f"last video: {v.last_video}")
         imgui.text_disabled(f"{v.quality.name} ({v.quality_reason}): {v.quality_text()}")
         imgui.text_disabled(f"OpenGL renderer: {v.gl_renderer}")
+
+    def _profiler(self):
+        """Where each frame's wall time goes (shell/profiler.py), as a rolling plot."""
+        from imgui_bundle import implot
+        prof = getattr(self.v, "profiler", None)         # shell/profiler.py (ui never imports shell)
+        if prof is None or not imgui.collapsing_header("Profiler", imgui.TreeNodeFlags_.default_open):
+            return
+        STAGES, COLORS = prof.STAGES, prof.COLORS
+        mean = self.v.profiler.mean_ms(60)
+        total = sum(mean.values())
+        imgui.text_disabled(f"ms per frame, mean of the last 60 frames: {total:.1f} ms "
+                            f"({1000.0 / total if total > 0 else 0.0:.0f} fps)")
+        if imgui.begin_table("stages", 4):
+            for i, st in enumerate(STAGES):
+                if i % 2 == 0:
+                    imgui.table_next_row()
+                imgui.table_next_column()
+                imgui.text_colored(imgui.ImVec4(*COLORS[st], 1.0), st)
+                imgui.table_next_column()
+                imgui.text(f"{mean[st]:.2f} ms ({100.0 * mean[st] / total if total > 0 else 0.0:.0f} %)")
+            imgui.end_table()
+        n = prof.n
+        if n == 0:
+            return
+        xs = np.arange(n, dtype=float) - (n - 1)
+        width = imgui.get_content_region_avail().x
+        flags = implot.Flags_.no_menus | implot.Flags_.no_box_select
+        if implot.begin_plot("Stages per frame##profiler", (width, 160.0), flags):
+            implot.setup_axes("frame (0 = now)", "ms (stacked)")
+            cum = np.zeros(n)
+            top = max(1e-3, float(np.max(np.sum(prof.data[:, :n], axis=0))))
+            implot.setup_axis_limits(implot.ImAxis_.x1, float(xs[0]), 0.0, implot.Cond_.always)
+            implot.setup_axis_limits(implot.ImAxis_.y1, 0.0, top * 1.1, implot.Cond_.always)
+            implot.setup_legend(implot.Location_.north_west, implot.LegendFlags_.horizontal)
+            for st in STAGES:
+                col = prof.column(st)
+                lo, hi = cum.copy(), cum + col
+                spec = implot.Spec(fill_color=imgui.ImVec4(*COLORS[st], 1.0), fill_alpha=0.75)
+                implot.plot_shaded(st, xs, np.ascontiguousarray(lo), np.ascontiguousarray(hi), spec)
+                cum = hi
+            p, sz = implot.get_plot_pos(), implot.get_plot_size()
+            self.plots.rects["profiler"] = (p.x, p.y, p.x + sz.x, p.y + sz.y)
+            implot.end_plot()
 
     def _plots(self):
         v, w = self.v, self.w

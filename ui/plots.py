@@ -53,6 +53,9 @@ LINE = {"q": imgui.ImVec4(0.35, 0.65, 1.0, 1.0), "qd": imgui.ImVec4(1.0, 0.55, 0
         "iterations": imgui.ImVec4(0.75, 0.6, 1.0, 1.0), "ms": imgui.ImVec4(1.0, 0.85, 0.3, 1.0)}
 
 
+GHOST_LINE = imgui.ImVec4(0.35, 0.95, 0.8, 0.85)      # compare mode: the ghost's q, teal
+
+
 class History:
     """Fixed-capacity columns of samples (float64), oldest first."""
 
@@ -64,6 +67,11 @@ class History:
 
     def clear(self):
         self.n = 0
+
+    def truncate(self, t):
+        """Keep the samples at or before time t (rewind: the plots go back with the world)."""
+        if self.n:
+            self.n = int(np.searchsorted(self.data[0, :self.n], t + 1e-12, side="right"))
 
     def column(self, name):
         return self.data[[c for c, _ in COLUMNS].index(name), :self.n]
@@ -127,6 +135,7 @@ class Plots:
         self.seconds = seconds
         self.height = height
         self.rects = {}                     # plot name → (x0, y0, x1, y1) of its plot area
+        self.ghost = None                   # compare mode: (t, q, label) of the ghost's joint angle
 
     def _x_limits(self, t):
         t1 = t[-1] if len(t) else 0.0
@@ -178,9 +187,18 @@ class Plots:
         t = h.column("t")[i0:n]
         col = lambda name: np.ascontiguousarray(h.column(name)[i0:n])  # noqa: E731
         unit, rate_unit = ("°", "°/s") if angular else ("m", "m/s")
-        if self._begin(f"{joint_label}##joint", t, f"q ({unit})", f"q' ({rate_unit})", hj, col("q"), col("qd")):
+        qs = col("q")
+        if self.ghost is not None and len(self.ghost[1]):
+            qs = np.concatenate([qs, self.ghost[1][self.ghost[0] >= (t[0] if len(t) else -np.inf)]])
+        if self._begin(f"{joint_label}##joint", t, f"q ({unit})", f"q' ({rate_unit})", hj, qs, col("qd")):
             implot.set_axes(implot.ImAxis_.x1, implot.ImAxis_.y1)
             self._line(f"q ({unit})", t, col("q"), "q")
+            if self.ghost is not None and len(self.ghost[0]):
+                gt, gq, glabel = self.ghost
+                keep = gt >= (t[0] if len(t) else -np.inf)
+                spec = implot.Spec(line_color=GHOST_LINE, line_weight=2.0)
+                implot.plot_line(f"q ({unit}) {glabel}", np.ascontiguousarray(gt[keep]),
+                                 np.ascontiguousarray(gq[keep]), spec)
             implot.set_axes(implot.ImAxis_.x1, implot.ImAxis_.y2)
             self._line(f"q' ({rate_unit})", t, col("qd"), "qd")
             self._end("joint")
