@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from ..clock import ticks, ticks_per_ms
-from ..quat import rotated_diagonal
+from ..quat import rotated_diagonal, store_symmetric
 from ..integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from ..joint_rows import (FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOTOR_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT,
                           compute_joint_rates, compute_joint_rows, write_drive_rows)
@@ -132,19 +132,11 @@ def coupling(row_J, row_minv_jt, r, s):
     return k
 
 
-@njit(cache=True, inline="always")
-def _store_symmetric(out, i, m):
-    """Write the 6 numbers (00 01 02 11 12 22) of a symmetric 3×3 as 9, row-major, into out[i]."""
-    out[i, 0], out[i, 1], out[i, 2] = m[0], m[1], m[2]
-    out[i, 3], out[i, 4], out[i, 5] = m[1], m[3], m[4]
-    out[i, 6], out[i, 7], out[i, 8] = m[2], m[4], m[5]
-
-
 @njit(cache=True)
 def world_inverse_inertia(body_quat, body_inv_inertia, body_inv_inertia_world):
     """I⁻¹ in world axes, R diag(1/I) Rᵀ, for every body (9 numbers, row-major)."""
     for i in range(body_quat.shape[0]):
-        _store_symmetric(body_inv_inertia_world, i, rotated_diagonal(
+        store_symmetric(body_inv_inertia_world, i, rotated_diagonal(
             body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
             body_inv_inertia[i, 0], body_inv_inertia[i, 1], body_inv_inertia[i, 2]))
 
@@ -530,7 +522,7 @@ def augmented_inertia(h, use_k, tree, joints, rows, bodies):
     for i in range(body_quat.shape[0]):
         if body_inv_mass[i] == 0.0:
             continue
-        _store_symmetric(body_I, i, rotated_diagonal(
+        store_symmetric(body_I, i, rotated_diagonal(
             body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
             body_inertia[i, 0], body_inertia[i, 1], body_inertia[i, 2]))
         for q in range(6):
