@@ -99,6 +99,65 @@ def test_real_window_renders_the_scene_and_keys_toggle_overlays(tmp_path):
         win.close()
 
 
+def _offscreen_around_a_window(folder):
+    """Offscreen renders before, during and after a window of the same size are the same
+    image, and the window keeps its GL context. (pyglet's GLX context stays current on
+    the thread, after close too: its shadow window's; libglvnd then refuses eglMakeCurrent
+    and the offscreen renderer drew into that context, reading back the window's frame.)"""
+    from render.frame import write_png
+    from render.offscreen import current_contexts
+    red_box = _world_with(Box((0.35, 0.35, 0.1)), (0, 0, 1.0), (0.9, 0.1, 0.1))
+    cam = OrbitCamera()
+    cam.look((0.0, -0.6, 3.5), (0.0, 0.0, 1.0))
+    before, _ = render_world(red_box, W, H, camera=cam)        # the target of this size exists now
+    r, g, b = _pixel(before, cam, (0.3, 0.0, 1.1))
+    assert r > 1.8 * g and r > 1.8 * b
+    from shell.window import ViewerWindow                       # pyglet imported only now
+    win = ViewerWindow(physics.load_scene("scenes/gallery.toml"), "gallery", width=W, height=H)
+    try:
+        win.dispatch_events()
+        win.render_frame()
+        shown = win.pixels()
+        glx = current_contexts()["glx"]
+        during, _ = render_world(red_box, W, H, camera=cam)    # the window open
+        assert current_contexts()["glx"] == glx                 # the window's context given back
+        import pyglet
+        assert pyglet.gl.current_context is win.context         # (pyglet's record of it too)
+        win.render_frame()
+        assert np.array_equal(win.pixels(), shown)              # … and the window still draws
+        assert win.ctx.error == "GL_NO_ERROR"
+    finally:
+        win.close()
+    after, _ = render_world(red_box, W, H, camera=cam)         # closed: pyglet's shadow context current
+    for name, rgb in (("during", during), ("after", after)):
+        write_png(str(folder / f"{name}.png"), rgb)
+        assert np.array_equal(rgb, before), f"offscreen image {name} the window differs from the one before it: {folder / name}.png"
+
+
+def test_offscreen_rendering_around_a_window_draws_its_own_image(tmp_path):
+    pytest.importorskip("pyglet")
+    _offscreen_around_a_window(tmp_path)
+
+
+def test_offscreen_rendering_around_a_window_when_egl_came_first(tmp_path):
+    """The order that broke test_visual_mesh after this module: the EGL context made before
+    pyglet is imported (else it was made while pyglet's shadow context was current, and
+    silently drew there). A fresh interpreter, as the order in this process is not ours."""
+    pytest.importorskip("pyglet")
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    code = ("import sys, pathlib; import test_render as t; assert 'pyglet' not in sys.modules; "
+            "t._offscreen_around_a_window(pathlib.Path(sys.argv[1]))")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), str(root / "tests"),
+                                                       os.environ.get("PYTHONPATH", "")]))
+    res = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=root, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+
+
 @pytest.mark.parametrize("aspect", [0.6, 1.17, 16 / 9, 3.0])
 def test_camera_fit_frames_spheres_tightly_for_any_aspect(aspect):
     rng = np.random.default_rng(7)
