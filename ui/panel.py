@@ -353,14 +353,17 @@ class Panel:
         ts, qs = c.series(self.plots.seconds)
         self.plots.ghost = (ts, qs, f"ghost ({g.solver})")
 
+    def _timeline_now(self):
+        """(the viewer's timeline or None, its recorded (start, end) span or None, the time now)."""
+        tl = getattr(self.v, "timeline", None)
+        return tl, (tl.span() if tl is not None else None), self.v.world.time
+
     def _timeline_slider(self):
         """The recorded states as a slider, always in view at the top of the panel."""
         v, w = self.v, self.w
-        tl = getattr(v, "timeline", None)
+        tl, span, t = self._timeline_now()
         if tl is None:
             return
-        span = tl.span()
-        t = v.world.time
         lo, hi = span if span else (0.0, 0.0)
         hi = max(hi, lo + 1e-6)
         if tl.live:
@@ -384,11 +387,9 @@ class Panel:
         if not imgui.collapsing_header("Timeline (rewind)", imgui.TreeNodeFlags_.default_open):
             return
         v, w = self.v, self.w
-        tl = getattr(v, "timeline", None)
+        tl, span, t = self._timeline_now()
         if tl is None:
             return
-        span = tl.span()
-        t = v.world.time
         hi = max(span[1] if span else 0.0, 1e-6)
         if w.button("timeline.back", "<< 1 s", "One second back (Page Up); Left arrow: one state back."):
             v.action_rewind_second()
