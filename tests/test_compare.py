@@ -8,24 +8,14 @@ import pytest
 
 import physics
 
+from window_helpers import frame, window
+
 SCENES = Path(__file__).resolve().parent.parent / "scenes"
 
 
 @pytest.fixture(scope="module")
 def win():
-    import pyglet
-    pyglet.options["dpi_scaling"] = "stretch"
-    from shell.window import ViewerWindow
-    w = ViewerWindow(physics.load_scene(SCENES / "door.toml"), "door.toml", width=1280, height=800)
-    yield w
-    if not w.closed:
-        w.close()
-
-
-def frame(win):
-    win.dispatch_events()
-    win.render_frame()
-    assert win.gui_error is None, win.gui_error
+    yield from window("door.toml")
 
 
 def run(win, seconds):

@@ -8,6 +8,8 @@ import pytest
 import physics
 from shell.history import Packer, RecordingWorld, Timeline
 
+from window_helpers import frame, window
+
 SCENES = Path(__file__).resolve().parent.parent / "scenes"
 
 # rope_tow (Δt = 15 ms: one state a step): 30 s are 2002 states of 8424 B (+16 B for
@@ -131,19 +133,7 @@ def test_memory_for_30s_of_rope_tow_stays_under_the_stated_bound():
 # ---------------------------------------------------------------------------- the window
 @pytest.fixture(scope="module")
 def win():
-    import pyglet
-    pyglet.options["dpi_scaling"] = "stretch"
-    from shell.window import ViewerWindow
-    w = ViewerWindow(physics.load_scene(SCENES / "chain.toml"), "chain.toml", width=1280, height=800)
-    yield w
-    if not w.closed:
-        w.close()
-
-
-def frame(win):
-    win.dispatch_events()
-    win.render_frame()
-    assert win.gui_error is None, win.gui_error
+    yield from window("chain.toml")
 
 
 def key(win, symbol):

@@ -8,6 +8,8 @@ import pytest
 
 import physics
 
+from window_helpers import window
+
 imageio = pytest.importorskip("imageio.v2")
 SCENES = Path(__file__).resolve().parent.parent / "scenes"
 
@@ -61,13 +63,7 @@ def test_frame_k_equals_a_screenshot_at_the_same_simulated_time(tmp_path):
 
 @pytest.fixture(scope="module")
 def win():
-    import pyglet
-    pyglet.options["dpi_scaling"] = "stretch"
-    from shell.window import ViewerWindow
-    w = ViewerWindow(physics.load_scene(SCENES / "door.toml"), "door.toml", width=1280, height=800)
-    yield w
-    if not w.closed:
-        w.close()
+    yield from window("door.toml")
 
 
 def record_window(win, path, speed, seconds=1.0, wall_per_frame=0.05, panel=False):

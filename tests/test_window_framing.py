@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from window_helpers import frame, window
+
 SCENES = Path(__file__).resolve().parent.parent / "scenes"
 W, H = 1728, 972                  # the default window on a 1920 × 1080 screen
 MARGIN = 2                        # pixels a silhouette must stay off the view's edges
@@ -14,23 +16,13 @@ MARGIN = 2                        # pixels a silhouette must stay off the view's
 
 @pytest.fixture(scope="module")
 def win():
-    import pyglet
-    pyglet.options["dpi_scaling"] = "stretch"
-    import physics
+    yield from window("gallery.toml", W, H, setup=_full_quality_no_shadows)
+
+
+def _full_quality_no_shadows(w):
     from render.quality import FULL
-    from shell.window import ViewerWindow
-    w = ViewerWindow(physics.load_scene(SCENES / "gallery.toml"), "gallery.toml", width=W, height=H)
     w.set_quality(FULL)
     w.renderer.shadows = False     # silhouettes only
-    yield w
-    if not w.closed:
-        w.close()
-
-
-def frame(win):
-    win.dispatch_events()
-    win.render_frame()
-    assert win.gui_error is None, win.gui_error
 
 
 _TARGETS = {}        # size → RenderTarget, kept (releasing a bound framebuffer upsets moderngl)

@@ -6,6 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from window_helpers import frame, window
+
 SCENES = Path(__file__).resolve().parent.parent / "scenes"
 W, H = 1280, 800
 
@@ -35,20 +37,7 @@ def test_the_environment_setting_wins():
 
 @pytest.fixture(scope="module")
 def win():
-    import pyglet
-    pyglet.options["dpi_scaling"] = "stretch"
-    import physics
-    from shell.window import ViewerWindow
-    w = ViewerWindow(physics.load_scene(SCENES / "gallery.toml"), "gallery.toml", width=W, height=H)
-    yield w
-    if not w.closed:
-        w.close()
-
-
-def frame(win):
-    win.dispatch_events()
-    win.render_frame()
-    assert win.gui_error is None, win.gui_error
+    yield from window("gallery.toml", W, H)
 
 
 def test_this_machine_software_gl_starts_light(win, monkeypatch):

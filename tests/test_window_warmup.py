@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENES = ROOT / "scenes"
