@@ -106,3 +106,21 @@ def test_the_view_given_replaces_the_scene_view(tmp_path):
     data = scene_dict(world, view={"eye": (1, 2, 3), "target": np.array([0.0, 0.5, 1.0])})
     assert data["view"] == {"eye": [1.0, 2.0, 3.0], "target": [0.0, 0.5, 1.0]}
     assert data["joints"][0]["friction"] == 20.0 and data["solver"]["kind"] == "impulse"
+
+
+def test_a_mesh_beside_its_scene_is_saved_relative_and_reloads_from_another_folder(tmp_path):
+    """Save as… writes a visual mesh path the loader finds again: relative to the new file
+    when the mesh is beside it, else relative to the project (assets/…)."""
+    import shutil
+    folder = tmp_path / "scene"
+    folder.mkdir()
+    shutil.copy(Path(__file__).resolve().parent.parent / "assets" / "meshes" / "torus.obj", folder / "ring.obj")
+    (folder / "s.toml").write_text('[[bodies]]\nname = "a"\nshape = "box"\nsize = [0.2, 0.2, 0.2]\nmass = 1.0\n'
+                                   'visual_mesh = "ring.obj"\n[[bodies]]\nname = "b"\nshape = "sphere"\n'
+                                   'radius = 0.1\nmass = 1.0\nvisual_mesh = "assets/meshes/torus.obj"\n')
+    world = physics.load_scene(folder / "s.toml")
+    save_scene(world, folder / "copy.toml")
+    text = (folder / "copy.toml").read_text()
+    assert 'visual_mesh = "ring.obj"' in text and 'visual_mesh = "assets/meshes/torus.obj"' in text
+    again = physics.load_scene(folder / "copy.toml")
+    assert [b.visual_mesh for b in again.body_info] == [b.visual_mesh for b in world.body_info]

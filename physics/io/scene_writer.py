@@ -12,10 +12,12 @@ its motor as it was then, any other its motor as it is now), in the loader's sch
 Angles go out in degrees where the key says `_deg`; quaternions as `orientation`.
 """
 import math
+import os
 
 import numpy as np
 
 from ..quat import q_rotate
+from .scene import ROOT
 
 def _f(x):
     return float(x)
@@ -57,7 +59,19 @@ def _shape_keys(shape):
     return {"shape": kind}
 
 
-def _bodies(world, state):
+def _mesh_path(mesh, folder):
+    """A visual mesh's path as the loader finds it (physics/io/scene.py): relative to the
+    scene's folder when the mesh lies inside it, else to the project ("assets/…"); a
+    mesh elsewhere keeps its path (the loader refuses paths outside those folders)."""
+    mesh = os.path.abspath(mesh)
+    for base in ([folder] if folder else []) + [ROOT]:
+        rel = os.path.relpath(mesh, base)
+        if not rel.startswith(os.pardir + os.sep) and rel != os.pardir and not os.path.isabs(rel):
+            return rel.replace(os.sep, "/")
+    return mesh
+
+
+def _bodies(world, state, folder=None):
     out = []
     for i in range(1, len(world.body_info)):
         info = world.body_info[i]
@@ -77,7 +91,7 @@ def _bodies(world, state):
                 b[key] = _vec(state["bodies"][field][i])
         b["color"] = _vec(info.color)
         if info.visual_mesh:
-            b["visual_mesh"] = info.visual_mesh
+            b["visual_mesh"] = _mesh_path(info.visual_mesh, folder)
         out.append(b)
     return out
 
@@ -177,12 +191,13 @@ def _motor_events(world):
     return out
 
 
-def scene_dict(world, view=None):
+def scene_dict(world, view=None, folder=None):
     """The scene file's data for `world` (plain dicts, lists, numbers and strings).
-    `view`: {"eye", "target"} to store instead of world.view (e.g. the current camera)."""
+    `view`: {"eye", "target"} to store instead of world.view (e.g. the current camera);
+    `folder`: where the file will be (visual mesh paths are written relative to it)."""
     state = _initial(world)
     data = _world_tables(world, view)
-    for key, items in (("bodies", _bodies(world, state)), ("joints", _joints(world, state)),
+    for key, items in (("bodies", _bodies(world, state, folder)), ("joints", _joints(world, state)),
                        ("loads", _loads(world, state)), ("ropes", _ropes(world, state)),
                        ("motor_events", _motor_events(world))):
         if items:
@@ -190,10 +205,10 @@ def scene_dict(world, view=None):
     return data
 
 
-def scene_text(world, view=None, header=None):
+def scene_text(world, view=None, header=None, folder=None):
     """The scene file as TOML text, with an optional comment header."""
     import tomli_w
-    text = tomli_w.dumps(scene_dict(world, view))
+    text = tomli_w.dumps(scene_dict(world, view, folder))
     if header:
         text = "".join(f"# {line}\n" for line in header.splitlines()) + "\n" + text
     return text
@@ -201,7 +216,7 @@ def scene_text(world, view=None, header=None):
 
 def save_scene(world, path, view=None, header=None):
     """Write `world` as a scene file at `path` (see scene_dict); returns the path."""
-    text = scene_text(world, view, header)
+    text = scene_text(world, view, header, os.path.dirname(os.path.abspath(path)))
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     return path
