@@ -1,0 +1,103 @@
+"""Collision detection for the shapes of physics/shapes.py (plane, sphere, capsule, box,
+cylinder): a broad phase (broad.py: world AABBs, sweep and prune) and a narrow phase
+(narrow.py, box_box.py) writing contact manifolds — up to 4 points per pair, each with a
+world point, a normal from body a to body b, a depth (m, positive when overlapping,
+negative for a gap below the margin) and a persistent feature id (common.py states the
+conventions). Scalar numba kernels over preallocated arrays; nothing here knows World.
+
+Python entry: `detect(kinds, params, positions, quaternions, static, skip, margin)` returns
+the contacts as plain arrays. For repeated calls (a step loop, the benchmark), build a
+`Detector(n)` once and call it: it keeps the workspaces and the sorted keys of the joined
+pairs, and runs the whole detection in one kernel call (`collide`).
+"""
+import numpy as np
+from numba import njit
+
+from .broad import broad_phase, joined_keys
+from .common import (BOX, CAPSULE, CYLINDER, JIT, KIND_CODES, MAX_CANDIDATES, PLANE, SPHERE, Broad, Contacts,
+                     Scratch, Shapes)
+from .narrow import collide_pair, narrow_phase
+
+__all__ = ["PLANE", "SPHERE", "CAPSULE", "BOX", "CYLINDER", "KIND_CODES", "Shapes", "Contacts", "Detector",
+           "detect", "collide", "broad_phase", "narrow_phase", "collide_pair", "joined_keys", "make_shapes",
+           "make_scratch", "make_contacts"]
+
+
+@njit(**JIT)
+def collide(shapes, skip_keys, margin, broad, scratch, out):
+    """Broad then narrow phase in one call. Returns the number of candidate pairs (if it
+    exceeds broad.pairs' length, the pairs past it were not tested: grow and call again);
+    the contacts are in `out` (out.count[0] of them; out.count[1] did not fit)."""
+    n_pairs = broad_phase(shapes, skip_keys, margin, broad)
+    narrow_phase(shapes, broad.pairs, min(n_pairs, broad.pairs.shape[0]), margin, scratch, out)
+    return n_pairs
+
+
+def _kind_codes(kinds):
+    kinds = list(kinds) if not isinstance(kinds, np.ndarray) else kinds
+    if len(kinds) and isinstance(kinds[0], str):
+        kinds = [KIND_CODES[k] for k in kinds]
+    return np.ascontiguousarray(kinds, dtype=np.int64)
+
+
+def make_shapes(kinds, params, positions, quaternions, static=None):
+    """Shapes tuple of contiguous arrays: kinds as codes or names ("box", ...), params (n,≤4)
+    (box: half extents; sphere: r; capsule/cylinder: r, half_length), positions (n,3),
+    quaternions (n,4) x y z w, static (n,) (planes are made static)."""
+    kind = _kind_codes(kinds)
+    n = kind.shape[0]
+    par = np.zeros((n, 4))
+    p = np.asarray(params, dtype=float).reshape(n, -1)
+    par[:, :p.shape[1]] = p
+    st = np.zeros(n, dtype=np.bool_) if static is None else np.asarray(static, dtype=np.bool_).copy()
+    st |= kind == PLANE
+    return Shapes(kind, par, np.ascontiguousarray(positions, dtype=float).reshape(n, 3),
+                  np.ascontiguousarray(quaternions, dtype=float).reshape(n, 4), st)
+
+
+def make_scratch():
+    return Scratch(np.zeros((MAX_CANDIDATES, 3)), np.zeros(MAX_CANDIDATES), np.zeros(MAX_CANDIDATES, np.int64),
+                   np.zeros((2, 16, 3)), np.zeros((2, 16), np.int64), np.zeros((2, 16), np.int64),
+                   np.zeros((2, 3, 3)), np.zeros((2, 3)), np.zeros((3, 3)))
+
+
+def make_contacts(capacity):
+    return Contacts(np.zeros((capacity, 2), np.int64), np.zeros((capacity, 3)), np.zeros((capacity, 3)),
+                    np.zeros(capacity), np.zeros(capacity, np.int64), np.zeros(2, np.int64))
+
+
+class Detector:
+    """Workspaces for n bodies, reused call after call; `skip` the (k,2) joined pairs."""
+
+    def __init__(self, n, skip=None, max_pairs=None, max_contacts=None):
+        self.n = n
+        self.skip_keys = joined_keys(np.zeros((0, 2)) if skip is None else skip, max(n, 1))
+        self.broad = Broad(np.zeros((n, 6)), np.zeros(n), np.zeros((max_pairs or 8 * n + 16, 2), np.int64))
+        self.scratch = make_scratch()
+        self.contacts = make_contacts(max_contacts or 16 * n + 64)
+
+    def __call__(self, shapes, margin=0.0):
+        """Run detection; returns the number of contacts (in self.contacts), growing the
+        buffers and running again when they overflowed."""
+        while True:
+            n_pairs = collide(shapes, self.skip_keys, float(margin), self.broad, self.scratch, self.contacts)
+            if n_pairs > self.broad.pairs.shape[0]:
+                self.broad = self.broad._replace(pairs=np.zeros((2 * n_pairs, 2), np.int64))
+                continue
+            if self.contacts.count[1] > 0:
+                self.contacts = make_contacts(2 * (self.contacts.count[0] + self.contacts.count[1]))
+                continue
+            return int(self.contacts.count[0])
+
+
+def detect(kinds, params, positions, quaternions, static=None, skip=None, margin=0.0):
+    """All contacts of the bodies (see make_shapes for the inputs; skip: (k,2) pairs never
+    tested; margin (m): contacts are reported while the gap is below it). Returns a dict of
+    arrays trimmed to the contact count: pair (m,2), point (m,3), normal (m,3) from a to b,
+    depth (m,), feature (m,)."""
+    shapes = make_shapes(kinds, params, positions, quaternions, static)
+    det = Detector(shapes.kind.shape[0], skip)
+    m = det(shapes, margin)
+    c = det.contacts
+    return {"pair": c.pair[:m].copy(), "point": c.point[:m].copy(), "normal": c.normal[:m].copy(),
+            "depth": c.depth[:m].copy(), "feature": c.feature[:m].copy()}
