@@ -47,8 +47,9 @@ def make_shapes(kinds, params, positions, quaternions, static=None):
     kind = _kind_codes(kinds)
     n = kind.shape[0]
     par = np.zeros((n, 4))
-    p = np.asarray(params, dtype=float).reshape(n, -1)
-    par[:, :p.shape[1]] = p
+    for i, row in enumerate(params):                    # rows may differ in length
+        row = np.atleast_1d(np.asarray(row, dtype=float))
+        par[i, :row.shape[0]] = row
     st = np.zeros(n, dtype=np.bool_) if static is None else np.asarray(static, dtype=np.bool_).copy()
     st |= kind == PLANE
     return Shapes(kind, par, np.ascontiguousarray(positions, dtype=float).reshape(n, 3),
