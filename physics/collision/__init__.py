@@ -7,8 +7,9 @@ conventions). Scalar numba kernels over preallocated arrays; nothing here knows 
 
 Python entry: `detect(kinds, params, positions, quaternions, static, skip, margin)` returns
 the contacts as plain arrays. For repeated calls (a step loop, the benchmark), build a
-`Detector(n)` once and call it: it keeps the workspaces and the sorted keys of the joined
-pairs, and runs the whole detection in one kernel call (`collide`).
+`Detector(n)` once and call it: it keeps the output arrays and the sorted keys of the
+joined pairs, and runs the whole detection in one kernel call (`collide`, plain arrays in:
+named tuples of arrays dispatch slowly from Python, ~20 µs, so they are built inside).
 """
 import numpy as np
 from numba import njit
@@ -19,17 +20,41 @@ from .common import (BOX, CAPSULE, CYLINDER, JIT, KIND_CODES, MAX_CANDIDATES, PL
 from .narrow import collide_pair, narrow_phase
 
 __all__ = ["PLANE", "SPHERE", "CAPSULE", "BOX", "CYLINDER", "KIND_CODES", "Shapes", "Contacts", "Detector",
-           "detect", "collide", "broad_phase", "narrow_phase", "collide_pair", "joined_keys", "make_shapes",
-           "make_scratch", "make_contacts"]
+           "detect", "collide", "candidate_pairs", "broad_phase", "narrow_phase", "collide_pair", "joined_keys",
+           "make_shapes", "new_scratch", "make_contacts"]
 
 
 @njit(**JIT)
-def collide(shapes, skip_keys, margin, broad, scratch, out):
-    """Broad then narrow phase in one call. Returns the number of candidate pairs (if it
-    exceeds broad.pairs' length, the pairs past it were not tested: grow and call again);
-    the contacts are in `out` (out.count[0] of them; out.count[1] did not fit)."""
-    n_pairs = broad_phase(shapes, skip_keys, margin, broad)
-    narrow_phase(shapes, broad.pairs, min(n_pairs, broad.pairs.shape[0]), margin, scratch, out)
+def new_scratch():
+    """The narrow phase's workspace (common.Scratch), allocated once per detection call."""
+    return Scratch(np.zeros((MAX_CANDIDATES, 3)), np.zeros(MAX_CANDIDATES), np.zeros(MAX_CANDIDATES, np.int64),
+                   np.zeros((2, 16, 3)), np.zeros((2, 16), np.int64), np.zeros((2, 16), np.int64),
+                   np.zeros((2, 3, 3)), np.zeros((2, 3)), np.zeros((3, 3)))
+
+
+@njit(**JIT)
+def candidate_pairs(kind, params, position, quaternion, static, skip_keys, margin, pairs):
+    """The broad phase alone (broad.broad_phase) on plain arrays: candidate pairs into
+    pairs (P,2); returns their number (more than P: grow and call again)."""
+    n = kind.shape[0]
+    shapes = Shapes(kind, params, position, quaternion, static)
+    return broad_phase(shapes, skip_keys, margin, Broad(np.empty((n, 6)), np.empty(n), pairs))
+
+
+@njit(**JIT)
+def collide(kind, params, position, quaternion, static, skip_keys, margin, pairs, pair, point, normal, depth,
+            feature, count):
+    """Broad then narrow phase in one call, on plain contiguous arrays (they dispatch fast;
+    the named tuples are built inside). Inputs as common.Shapes; skip_keys from
+    broad.joined_keys; pairs (P,2) the candidate-pair workspace; the outputs as
+    common.Contacts. Returns the number of candidate pairs (if more than P, the pairs past
+    P were not tested: grow and call again); count[0] contacts were written, count[1] did
+    not fit."""
+    n = kind.shape[0]
+    shapes = Shapes(kind, params, position, quaternion, static)
+    n_pairs = broad_phase(shapes, skip_keys, margin, Broad(np.empty((n, 6)), np.empty(n), pairs))
+    out = Contacts(pair, point, normal, depth, feature, count)
+    narrow_phase(shapes, pairs, min(n_pairs, pairs.shape[0]), margin, new_scratch(), out)
     return n_pairs
 
 
@@ -56,12 +81,6 @@ def make_shapes(kinds, params, positions, quaternions, static=None):
                   np.ascontiguousarray(quaternions, dtype=float).reshape(n, 4), st)
 
 
-def make_scratch():
-    return Scratch(np.zeros((MAX_CANDIDATES, 3)), np.zeros(MAX_CANDIDATES), np.zeros(MAX_CANDIDATES, np.int64),
-                   np.zeros((2, 16, 3)), np.zeros((2, 16), np.int64), np.zeros((2, 16), np.int64),
-                   np.zeros((2, 3, 3)), np.zeros((2, 3)), np.zeros((3, 3)))
-
-
 def make_contacts(capacity):
     return Contacts(np.zeros((capacity, 2), np.int64), np.zeros((capacity, 3)), np.zeros((capacity, 3)),
                     np.zeros(capacity), np.zeros(capacity, np.int64), np.zeros(2, np.int64))
@@ -73,17 +92,16 @@ class Detector:
     def __init__(self, n, skip=None, max_pairs=None, max_contacts=None):
         self.n = n
         self.skip_keys = joined_keys(np.zeros((0, 2)) if skip is None else skip, max(n, 1))
-        self.broad = Broad(np.zeros((n, 6)), np.zeros(n), np.zeros((max_pairs or 8 * n + 16, 2), np.int64))
-        self.scratch = make_scratch()
+        self.pairs = np.zeros((max_pairs or 8 * n + 16, 2), np.int64)
         self.contacts = make_contacts(max_contacts or 16 * n + 64)
 
     def __call__(self, shapes, margin=0.0):
         """Run detection; returns the number of contacts (in self.contacts), growing the
         buffers and running again when they overflowed."""
         while True:
-            n_pairs = collide(shapes, self.skip_keys, float(margin), self.broad, self.scratch, self.contacts)
-            if n_pairs > self.broad.pairs.shape[0]:
-                self.broad = self.broad._replace(pairs=np.zeros((2 * n_pairs, 2), np.int64))
+            n_pairs = collide(*shapes, self.skip_keys, float(margin), self.pairs, *self.contacts)
+            if n_pairs > self.pairs.shape[0]:
+                self.pairs = np.zeros((2 * n_pairs, 2), np.int64)
                 continue
             if self.contacts.count[1] > 0:
                 self.contacts = make_contacts(2 * (self.contacts.count[0] + self.contacts.count[1]))

@@ -93,7 +93,7 @@ def _signed_area(s, i1, i2, j, nx, ny, nz):
     return (uy * vz - uz * vy) * nx + (uz * vx - ux * vz) * ny + (ux * vy - uy * vx) * nz
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def flush_manifold(s, m, a, b, nx, ny, nz, out):
     """Emit the m candidate points of one manifold (common normal n, from a to b), reduced to
     at most 4: the deepest point p1; the point farthest from it p2; the point p3 making the

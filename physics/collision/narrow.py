@@ -45,7 +45,7 @@ def _plane(shapes, p):
     return nx, ny, nz, nx * shapes.position[p, 0] + ny * shapes.position[p, 1] + nz * shapes.position[p, 2]
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def sphere_pair(out, a, b, ax, ay, az, ra, bx, by, bz, rb, margin, feature):
     """Contact of sphere (centre A, radius ra) on a and sphere (B, rb) on b: n = (B − A)/|B − A|
     (+z when the centres coincide), depth = ra + rb − |B − A|, point B − rb n. Used for the
@@ -62,7 +62,7 @@ def sphere_pair(out, a, b, ax, ay, az, ra, bx, by, bz, rb, margin, feature):
     emit(out, a, b, bx - rb * nx, by - rb * ny, bz - rb * nz, nx, ny, nz, -gap, feature)
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def plane_sphere(shapes, p, b, margin, out):
     nx, ny, nz, off = _plane(shapes, p)
     r = shapes.params[b, 0]
@@ -72,7 +72,7 @@ def plane_sphere(shapes, p, b, margin, out):
         emit(out, p, b, cx - r * nx, cy - r * ny, cz - r * nz, nx, ny, nz, -gap, 0)
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def plane_capsule(shapes, p, b, margin, out):
     nx, ny, nz, off = _plane(shapes, p)
     r, h = shapes.params[b, 0], shapes.params[b, 1]
@@ -87,7 +87,7 @@ def plane_capsule(shapes, p, b, margin, out):
             emit(out, p, b, cx - r * nx, cy - r * ny, cz - r * nz, nx, ny, nz, -gap, e)
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def plane_box(shapes, p, b, margin, s, out):
     nx, ny, nz, off = _plane(shapes, p)
     qx, qy, qz, qw = shapes.quaternion[b, 0], shapes.quaternion[b, 1], shapes.quaternion[b, 2], shapes.quaternion[b, 3]
@@ -104,7 +104,7 @@ def plane_box(shapes, p, b, margin, s, out):
     flush_manifold(s, m, p, b, nx, ny, nz, out)
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def plane_cylinder(shapes, p, b, margin, s, out):
     nx, ny, nz, off = _plane(shapes, p)
     r, h = shapes.params[b, 0], shapes.params[b, 1]
@@ -137,7 +137,7 @@ def plane_cylinder(shapes, p, b, margin, s, out):
     flush_manifold(s, m, p, b, nx, ny, nz, out)
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def sphere_capsule(shapes, a, b, margin, out):
     """Sphere a against the point of capsule b's segment closest to its centre."""
     h = shapes.params[b, 1]
@@ -149,7 +149,7 @@ def sphere_capsule(shapes, a, b, margin, out):
                 shapes.params[b, 0], margin, 0)
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def sphere_box(shapes, a, b, margin, out):
     """Sphere a against box b by contact_geometry.box_distance: n_box points from the box to
     the centre, the contact normal (a to b) is −n_box, the point the box's closest point."""
@@ -315,7 +315,7 @@ def capsule_box(shapes, a, b, margin, out):
         emit(out, a, b, cx - (gap + r) * nx, cy - (gap + r) * ny, cz - (gap + r) * nz, -nx, -ny, -nz, -gap, 0)
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def collide_pair(shapes, a, b, margin, s, out):
     """The manifold of one pair, by kind (ordered plane < sphere < capsule < box < cylinder;
     a cylinder off a plane counts as a capsule). The output pair is the ordered one."""
