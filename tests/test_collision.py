@@ -335,8 +335,12 @@ def test_broad_phase_finds_exactly_the_overlapping_bounding_boxes(seed):
     quats = rng.normal(size=(n, 4))
     quats /= np.linalg.norm(quats, axis=1, keepdims=True)
     shapes = make_shapes(["box"] * n, h, pos, quats)
-    pairs = np.zeros((4 * n, 2), np.int64)
-    count = candidate_pairs(*shapes, joined_keys(np.zeros((0, 2)), n), 0.0, pairs)
+    keys = joined_keys(np.zeros((0, 2)), n)
+    pairs = np.zeros((100, 2), np.int64)
+    count = candidate_pairs(*shapes, keys, 0.0, pairs)
+    assert count > 100                           # more than fit: the count says how many to make room for
+    pairs = np.zeros((count, 2), np.int64)
+    assert candidate_pairs(*shapes, keys, 0.0, pairs) == count
     found = {tuple(p) for p in pairs[:count]}
     boxes = [_corners_aabb(pos[i], quats[i], h[i]) for i in range(n)]
     brute = {(i, j) for i in range(n) for j in range(i + 1, n)

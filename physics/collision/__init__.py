@@ -9,27 +9,44 @@ Python entry: `detect(kinds, params, positions, quaternions, static, skip, margi
 the contacts as plain arrays. For repeated calls (a step loop, the benchmark), build a
 `Detector(n)` once and call it: it keeps the output arrays and the sorted keys of the
 joined pairs, and runs the whole detection in one kernel call (`collide`, plain arrays in:
-named tuples of arrays dispatch slowly from Python, ~20 µs, so they are built inside).
+named tuples of arrays dispatch slowly from Python, ~20 µs).
 """
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 from .broad import broad_phase, joined_keys
-from .common import (BOX, CAPSULE, CYLINDER, JIT, KIND_CODES, MAX_CANDIDATES, PLANE, SPHERE, Broad, Contacts,
-                     Scratch, Shapes)
-from .narrow import collide_pair, narrow_phase
+from .common import BODY_WIDTH, BOX, CAPSULE, CYLINDER, JIT, KIND_CODES, PLANE, SPHERE
+from .narrow import narrow_phase
 
 __all__ = ["PLANE", "SPHERE", "CAPSULE", "BOX", "CYLINDER", "KIND_CODES", "Shapes", "Contacts", "Detector",
-           "detect", "collide", "candidate_pairs", "broad_phase", "narrow_phase", "collide_pair", "joined_keys",
-           "make_shapes", "new_scratch", "make_contacts"]
+           "detect", "collide", "candidate_pairs", "broad_phase", "narrow_phase", "joined_keys", "make_shapes",
+           "make_contacts"]
+
+Shapes = namedtuple("Shapes", "kind params position quaternion static")
+"""Per body (Python side; pass as *shapes): kind (n,) int64 code, params (n,4), position
+(n,3) m, quaternion (n,4) x y z w, static (n,) bool (static bodies never collide with each
+other; planes are always static)."""
+
+Contacts = namedtuple("Contacts", "pair point normal depth feature count")
+"""Output arrays: pair (m,2) int64 bodies a, b; point (m,3) m, on b's surface; normal (m,3)
+unit, from a to b; depth (m,) m; feature (m,) int64; count (2,) int64: contacts written,
+contacts that did not fit."""
 
 
 @njit(**JIT)
-def new_scratch():
-    """The narrow phase's workspace (common.Scratch), allocated once per detection call."""
-    return Scratch(np.zeros((MAX_CANDIDATES, 3)), np.zeros(MAX_CANDIDATES), np.zeros(MAX_CANDIDATES, np.int64),
-                   np.zeros((2, 16, 3)), np.zeros((2, 16), np.int64), np.zeros((2, 16), np.int64),
-                   np.zeros((2, 3, 3)), np.zeros((2, 3)), np.zeros((3, 3)))
+def pack_bodies(params, position, quaternion):
+    """The kernels' body table (n, 11): position, quaternion, params (common.py)."""
+    n = position.shape[0]
+    body = np.empty((n, BODY_WIDTH))
+    for i in range(n):
+        for c in range(3):
+            body[i, c] = position[i, c]
+        for c in range(4):
+            body[i, 3 + c] = quaternion[i, c]
+            body[i, 7 + c] = params[i, c]
+    return body
 
 
 @njit(**JIT)
@@ -37,24 +54,33 @@ def candidate_pairs(kind, params, position, quaternion, static, skip_keys, margi
     """The broad phase alone (broad.broad_phase) on plain arrays: candidate pairs into
     pairs (P,2); returns their number (more than P: grow and call again)."""
     n = kind.shape[0]
-    shapes = Shapes(kind, params, position, quaternion, static)
-    return broad_phase(shapes, skip_keys, margin, Broad(np.empty((n, 6)), np.empty(n), pairs))
+    body = pack_bodies(params, position, quaternion)
+    return broad_phase(kind, body, static, skip_keys, margin, np.empty((n, 6)), np.empty(n), pairs)
 
 
 @njit(**JIT)
 def collide(kind, params, position, quaternion, static, skip_keys, margin, pairs, pair, point, normal, depth,
             feature, count):
-    """Broad then narrow phase in one call, on plain contiguous arrays (they dispatch fast;
-    the named tuples are built inside). Inputs as common.Shapes; skip_keys from
-    broad.joined_keys; pairs (P,2) the candidate-pair workspace; the outputs as
-    common.Contacts. Returns the number of candidate pairs (if more than P, the pairs past
-    P were not tested: grow and call again); count[0] contacts were written, count[1] did
-    not fit."""
+    """Broad then narrow phase in one call, on plain contiguous arrays. Inputs as Shapes;
+    skip_keys from broad.joined_keys; pairs (P,2) the candidate-pair workspace; the outputs
+    as Contacts. Returns the number of candidate pairs (if more than P, the pairs past P
+    were not tested: grow and call again); count[0] contacts were written, count[1] did not
+    fit."""
     n = kind.shape[0]
-    shapes = Shapes(kind, params, position, quaternion, static)
-    n_pairs = broad_phase(shapes, skip_keys, margin, Broad(np.empty((n, 6)), np.empty(n), pairs))
-    out = Contacts(pair, point, normal, depth, feature, count)
-    narrow_phase(shapes, pairs, min(n_pairs, pairs.shape[0]), margin, new_scratch(), out)
+    body = pack_bodies(params, position, quaternion)
+    n_pairs = broad_phase(kind, body, static, skip_keys, margin, np.empty((n, 6)), np.empty(n), pairs)
+    m = depth.shape[0]
+    ci = np.empty((m, 3), np.int64)
+    cf = np.empty((m, 7))
+    narrow_phase(kind, body, pairs, min(n_pairs, pairs.shape[0]), margin, ci, cf, count)
+    for k in range(count[0]):
+        pair[k, 0] = ci[k, 0]
+        pair[k, 1] = ci[k, 1]
+        feature[k] = ci[k, 2]
+        for c in range(3):
+            point[k, c] = cf[k, c]
+            normal[k, c] = cf[k, 3 + c]
+        depth[k] = cf[k, 6]
     return n_pairs
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 
 from ..quat import frame_axes, rotate
-from .common import BOX, CAPSULE, CYLINDER, JIT, PLANE, SPHERE
+from .common import BOX, CAPSULE, CYLINDER, JIT, PAR, PLANE, QUAT, SPHERE
 
 
 def joined_keys(skip, n):
@@ -37,25 +37,25 @@ def is_joined(skip_keys, n, i, j):
 
 
 @njit(**JIT)
-def compute_aabbs(shapes, margin, aabb):
+def compute_aabbs(kind, body, margin, aabb):
     """World AABB of every body into aabb (n,6) (min xyz, max xyz, m), grown by margin/2 on
     every side so that boxes overlap when the gap is below the margin. Box: half widths
     Σ_j |R_ij| e_j; capsule: |w_i| h + r (w its axis); cylinder: |w_i| h + r √(1 − w_i²)
     (the disc's extent); sphere r; planes ±∞."""
     g = 0.5 * margin
-    for i in range(shapes.kind.shape[0]):
-        k = shapes.kind[i]
-        cx, cy, cz = shapes.position[i, 0], shapes.position[i, 1], shapes.position[i, 2]
+    for i in range(kind.shape[0]):
+        k = kind[i]
+        cx, cy, cz = body[i, 0], body[i, 1], body[i, 2]
         if k == PLANE:
             for c in range(3):
                 aabb[i, c] = -math.inf
                 aabb[i, 3 + c] = math.inf
             continue
-        p0, p1, p2 = shapes.params[i, 0], shapes.params[i, 1], shapes.params[i, 2]
+        p0, p1, p2 = body[i, PAR], body[i, PAR + 1], body[i, PAR + 2]
         ex = ey = ez = p0
         if k != SPHERE:
             r00, r10, r20, r01, r11, r21, r02, r12, r22 = frame_axes(
-                shapes.quaternion[i, 0], shapes.quaternion[i, 1], shapes.quaternion[i, 2], shapes.quaternion[i, 3])
+                body[i, QUAT], body[i, QUAT + 1], body[i, QUAT + 2], body[i, QUAT + 3])
             if k == BOX:
                 ex = abs(r00) * p0 + abs(r01) * p1 + abs(r02) * p2
                 ey = abs(r10) * p0 + abs(r11) * p1 + abs(r12) * p2
@@ -79,9 +79,9 @@ def _add_pair(pairs, count, i, j):
 
 
 @njit(**JIT)
-def broad_phase(shapes, skip_keys, margin, broad):
-    """Candidate pairs (AABBs overlapping, gap below the margin) into broad.pairs; returns
-    their number, which may exceed broad.pairs' length (then only the first fit: grow the
+def broad_phase(kind, body, static, skip_keys, margin, aabb, key, pairs):
+    """Candidate pairs (AABBs overlapping, gap below the margin) into pairs (P,2); returns
+    their number, which may exceed P (then only the first fit: grow the
     array and call again).
 
     Sweep and prune: the axis with the largest variance of the box centres; the bodies
@@ -89,14 +89,13 @@ def broad_phase(shapes, skip_keys, margin, broad):
     with the following ones until their lower bound passes its upper bound, keeping those
     whose boxes overlap on the other two axes. Each plane is paired with every non-static
     body whose box reaches below the plane plus the margin."""
-    n = shapes.kind.shape[0]
-    aabb = broad.aabb
-    compute_aabbs(shapes, margin, aabb)
+    n = kind.shape[0]
+    compute_aabbs(kind, body, margin, aabb)
     # axis of largest spread of the centres (non-planes)
     m = 0
     s1x = s1y = s1z = s2x = s2y = s2z = 0.0
     for i in range(n):
-        if shapes.kind[i] != PLANE:
+        if kind[i] != PLANE:
             x = aabb[i, 0] + aabb[i, 3]
             y = aabb[i, 1] + aabb[i, 4]
             z = aabb[i, 2] + aabb[i, 5]
@@ -113,8 +112,8 @@ def broad_phase(shapes, skip_keys, margin, broad):
         axis = 0 if (vx >= vy and vx >= vz) else (1 if vy >= vz else 2)
     # planes sort to the end (key +inf) and are handled apart
     for i in range(n):
-        broad.key[i] = aabb[i, axis] if shapes.kind[i] != PLANE else math.inf
-    order = np.argsort(broad.key)
+        key[i] = aabb[i, axis] if kind[i] != PLANE else math.inf
+    order = np.argsort(key)
     a1, a2 = (axis + 1) % 3, (axis + 2) % 3
     count = 0
     for s in range(m):
@@ -127,20 +126,19 @@ def broad_phase(shapes, skip_keys, margin, broad):
             if (aabb[j, a1] > aabb[i, 3 + a1] or aabb[i, a1] > aabb[j, 3 + a1]
                     or aabb[j, a2] > aabb[i, 3 + a2] or aabb[i, a2] > aabb[j, 3 + a2]):
                 continue
-            if shapes.static[i] and shapes.static[j]:
+            if static[i] and static[j]:
                 continue
             if skip_keys.shape[0] > 0 and is_joined(skip_keys, n, i, j):
                 continue
-            count = _add_pair(broad.pairs, count, min(i, j), max(i, j))
+            count = _add_pair(pairs, count, min(i, j), max(i, j))
     # planes against every non-static body
     for p in range(m, n):
         i = order[p]
-        nx, ny, nz = rotate(shapes.quaternion[i, 0], shapes.quaternion[i, 1], shapes.quaternion[i, 2],
-                            shapes.quaternion[i, 3], 0.0, 0.0, 1.0)
-        off = nx * shapes.position[i, 0] + ny * shapes.position[i, 1] + nz * shapes.position[i, 2]
+        nx, ny, nz = rotate(body[i, QUAT], body[i, QUAT + 1], body[i, QUAT + 2], body[i, QUAT + 3], 0.0, 0.0, 1.0)
+        off = nx * body[i, 0] + ny * body[i, 1] + nz * body[i, 2]
         for s in range(m):
             j = order[s]
-            if shapes.static[j]:
+            if static[j]:
                 continue
             # lowest corner of the box along n (the box already holds margin/2 on each side)
             low = (nx * (aabb[j, 3] if nx < 0.0 else aabb[j, 0]) + ny * (aabb[j, 4] if ny < 0.0 else aabb[j, 1])
@@ -149,5 +147,5 @@ def broad_phase(shapes, skip_keys, margin, broad):
                 continue
             if skip_keys.shape[0] > 0 and is_joined(skip_keys, n, i, j):
                 continue
-            count = _add_pair(broad.pairs, count, min(i, j), max(i, j))
+            count = _add_pair(pairs, count, min(i, j), max(i, j))
     return count

@@ -15,32 +15,19 @@ Conventions (every kernel in this package):
   plane, segment end) that made it, stable from step to step while the same features touch,
   so a solver can match it with last step's contact and warm start.
 """
-from collections import namedtuple
-
 from numba import njit
 
 PLANE, SPHERE, CAPSULE, BOX, CYLINDER = 0, 1, 2, 3, 4
 KIND_CODES = {"plane": PLANE, "sphere": SPHERE, "capsule": CAPSULE, "box": BOX, "cylinder": CYLINDER}
 
-Shapes = namedtuple("Shapes", "kind params position quaternion static")
-"""Per body: kind (n,) int64 code, params (n,4), position (n,3) m, quaternion (n,4) x y z w,
-static (n,) bool (static bodies never collide with each other; planes are always static)."""
-
-Broad = namedtuple("Broad", "aabb key pairs")
-"""Broad-phase workspace: aabb (n,6) min xyz then max xyz (m), key (n,) sort keys,
-pairs (P,2) int64 candidate pairs."""
-
-Scratch = namedtuple("Scratch", "point depth feature poly label vid frame half rot")
-"""Narrow-phase workspace (allocated once, reused by every pair): a manifold's candidate
-points point (16,3), depth (16,), feature (16,); the clipping polygons poly (2,16,3), their
-edge labels label (2,16) and vertex ids vid (2,16); the two boxes' axes frame (2,3,3)
-(frame[box, i] = axis i in world), half extents half (2,3) and the rotation between them
-rot (3,3) (rot[i, j] = A_i · B_j)."""
-
-Contacts = namedtuple("Contacts", "pair point normal depth feature count")
-"""Output: pair (m,2) int64 bodies a, b; point (m,3) m; normal (m,3) unit, from a to b;
-depth (m,) m; feature (m,) int64; count (2,) int64: contacts written, contacts that did not
-fit."""
+# Inside the kernels a body is one row of `body` (n, 11): position 0:3 (m), quaternion 3:7
+# (x y z w), shape numbers 7:11 (`params`). Contacts are built in `ci` (m,3) int64 (a, b,
+# feature id) and `cf` (m,7) float (point 0:3, normal 3:6, depth 6) with `count` (2,) int64
+# (written, did not fit); a manifold's candidate points in `sp` (16,4) (point, depth) and
+# `sf` (16,) (feature id). Plain arrays, not named tuples: every read of a named tuple's
+# field costs a reference-count pair in numba, ten times the arithmetic of a box–plane test.
+POS, QUAT, PAR = 0, 3, 7
+BODY_WIDTH = 11
 
 JIT = dict(cache=True, error_model="numpy")
 
@@ -48,53 +35,53 @@ MAX_CANDIDATES = 16
 
 
 @njit(inline="always", **JIT)
-def emit(out, a, b, px, py, pz, nx, ny, nz, depth, feature):
-    """Append one contact to `out` (dropped and counted in out.count[1] when full)."""
-    k = out.count[0]
-    if k < out.depth.shape[0]:
-        out.pair[k, 0] = a
-        out.pair[k, 1] = b
-        out.point[k, 0] = px
-        out.point[k, 1] = py
-        out.point[k, 2] = pz
-        out.normal[k, 0] = nx
-        out.normal[k, 1] = ny
-        out.normal[k, 2] = nz
-        out.depth[k] = depth
-        out.feature[k] = feature
-        out.count[0] = k + 1
+def emit(ci, cf, count, a, b, px, py, pz, nx, ny, nz, depth, feature):
+    """Append one contact (dropped and counted in count[1] when full)."""
+    k = count[0]
+    if k < ci.shape[0]:
+        ci[k, 0] = a
+        ci[k, 1] = b
+        ci[k, 2] = feature
+        cf[k, 0] = px
+        cf[k, 1] = py
+        cf[k, 2] = pz
+        cf[k, 3] = nx
+        cf[k, 4] = ny
+        cf[k, 5] = nz
+        cf[k, 6] = depth
+        count[0] = k + 1
     else:
-        out.count[1] += 1
+        count[1] += 1
 
 
 @njit(inline="always", **JIT)
-def add_candidate(s, m, px, py, pz, depth, feature):
-    """Store a manifold candidate point (on b's surface) in the scratch; returns the new count."""
+def add_candidate(sp, sf, m, px, py, pz, depth, feature):
+    """Store a manifold candidate point (on b's surface); returns the new count."""
     if m < MAX_CANDIDATES:
-        s.point[m, 0] = px
-        s.point[m, 1] = py
-        s.point[m, 2] = pz
-        s.depth[m] = depth
-        s.feature[m] = feature
+        sp[m, 0] = px
+        sp[m, 1] = py
+        sp[m, 2] = pz
+        sp[m, 3] = depth
+        sf[m] = feature
         return m + 1
     return m
 
 
 @njit(inline="always", **JIT)
-def _emit_candidate(s, i, out, a, b, nx, ny, nz):
-    emit(out, a, b, s.point[i, 0], s.point[i, 1], s.point[i, 2], nx, ny, nz, s.depth[i], s.feature[i])
-
-
-@njit(inline="always", **JIT)
-def _signed_area(s, i1, i2, j, nx, ny, nz):
+def _signed_area(sp, i1, i2, j, nx, ny, nz):
     """((p2 − p1) × (pj − p1)) · n: twice the signed area of the triangle p1 p2 pj seen along n."""
-    ux, uy, uz = s.point[i2, 0] - s.point[i1, 0], s.point[i2, 1] - s.point[i1, 1], s.point[i2, 2] - s.point[i1, 2]
-    vx, vy, vz = s.point[j, 0] - s.point[i1, 0], s.point[j, 1] - s.point[i1, 1], s.point[j, 2] - s.point[i1, 2]
+    ux, uy, uz = sp[i2, 0] - sp[i1, 0], sp[i2, 1] - sp[i1, 1], sp[i2, 2] - sp[i1, 2]
+    vx, vy, vz = sp[j, 0] - sp[i1, 0], sp[j, 1] - sp[i1, 1], sp[j, 2] - sp[i1, 2]
     return (uy * vz - uz * vy) * nx + (uz * vx - ux * vz) * ny + (ux * vy - uy * vx) * nz
 
 
 @njit(inline="always", **JIT)
-def flush_manifold(s, m, a, b, nx, ny, nz, out):
+def _emit_candidate(sp, sf, i, a, b, nx, ny, nz, ci, cf, count):
+    emit(ci, cf, count, a, b, sp[i, 0], sp[i, 1], sp[i, 2], nx, ny, nz, sp[i, 3], sf[i])
+
+
+@njit(inline="always", **JIT)
+def flush_manifold(sp, sf, m, a, b, nx, ny, nz, ci, cf, count):
     """Emit the m candidate points of one manifold (common normal n, from a to b), reduced to
     at most 4: the deepest point p1; the point farthest from it p2; the point p3 making the
     largest triangle p1 p2 p3 (seen along n); then the largest triangle on the other side of
@@ -102,19 +89,17 @@ def flush_manifold(s, m, a, b, nx, ny, nz, out):
     of Bullet / Box2D v3)."""
     if m <= 4:
         for i in range(m):
-            _emit_candidate(s, i, out, a, b, nx, ny, nz)
+            _emit_candidate(sp, sf, i, a, b, nx, ny, nz, ci, cf, count)
         return
     i1 = 0
     for j in range(1, m):
-        if s.depth[j] > s.depth[i1]:
+        if sp[j, 3] > sp[i1, 3]:
             i1 = j
     i2 = -1
     best = -1.0
     for j in range(m):
         if j != i1:
-            dx = s.point[j, 0] - s.point[i1, 0]
-            dy = s.point[j, 1] - s.point[i1, 1]
-            dz = s.point[j, 2] - s.point[i1, 2]
+            dx, dy, dz = sp[j, 0] - sp[i1, 0], sp[j, 1] - sp[i1, 1], sp[j, 2] - sp[i1, 2]
             d2 = dx * dx + dy * dy + dz * dz
             if d2 > best:
                 best, i2 = d2, j
@@ -122,18 +107,18 @@ def flush_manifold(s, m, a, b, nx, ny, nz, out):
     best = -1.0
     for j in range(m):
         if j != i1 and j != i2:
-            area = abs(_signed_area(s, i1, i2, j, nx, ny, nz))
+            area = abs(_signed_area(sp, i1, i2, j, nx, ny, nz))
             if area > best:
                 best, i3 = area, j
-    side = 1.0 if _signed_area(s, i1, i2, i3, nx, ny, nz) >= 0.0 else -1.0
+    side = 1.0 if _signed_area(sp, i1, i2, i3, nx, ny, nz) >= 0.0 else -1.0
     i4 = -1
     best = -1e300
     for j in range(m):
         if j != i1 and j != i2 and j != i3:
-            area = -side * _signed_area(s, i1, i2, j, nx, ny, nz)
+            area = -side * _signed_area(sp, i1, i2, j, nx, ny, nz)
             if area > best:
                 best, i4 = area, j
-    _emit_candidate(s, i1, out, a, b, nx, ny, nz)
-    _emit_candidate(s, i2, out, a, b, nx, ny, nz)
-    _emit_candidate(s, i3, out, a, b, nx, ny, nz)
-    _emit_candidate(s, i4, out, a, b, nx, ny, nz)
+    _emit_candidate(sp, sf, i1, a, b, nx, ny, nz, ci, cf, count)
+    _emit_candidate(sp, sf, i2, a, b, nx, ny, nz, ci, cf, count)
+    _emit_candidate(sp, sf, i3, a, b, nx, ny, nz, ci, cf, count)
+    _emit_candidate(sp, sf, i4, a, b, nx, ny, nz, ci, cf, count)

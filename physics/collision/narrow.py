@@ -19,12 +19,14 @@ that reach r further along the axis); only cylinder–plane treats the caps exac
 """
 import math
 
+import numpy as np
 from numba import njit
 
 from ..contact_geometry import box_distance
 from ..quat import rotate, rotate_inv
 from .box_box import box_box
-from .common import BOX, CAPSULE, CYLINDER, JIT, PLANE, SPHERE, add_candidate, emit, flush_manifold
+from .common import BOX, CAPSULE, CYLINDER, JIT, MAX_CANDIDATES, PAR, PLANE, QUAT, SPHERE, add_candidate, emit, \
+    flush_manifold
 
 PARALLEL_SIN_CAPSULES = 0.02
 PARALLEL_SIN_FACE = 0.1
@@ -32,21 +34,20 @@ GOLDEN_ITERATIONS = 40
 
 
 @njit(inline="always", **JIT)
-def _axis(shapes, i):
+def _axis(body, i):
     """A body's local z axis in world coordinates."""
-    return rotate(shapes.quaternion[i, 0], shapes.quaternion[i, 1], shapes.quaternion[i, 2], shapes.quaternion[i, 3],
-                  0.0, 0.0, 1.0)
+    return rotate(body[i, QUAT], body[i, QUAT + 1], body[i, QUAT + 2], body[i, QUAT + 3], 0.0, 0.0, 1.0)
 
 
 @njit(inline="always", **JIT)
-def _plane(shapes, p):
+def _plane(body, p):
     """Normal (local z in world) and offset n·origin of plane body p."""
-    nx, ny, nz = _axis(shapes, p)
-    return nx, ny, nz, nx * shapes.position[p, 0] + ny * shapes.position[p, 1] + nz * shapes.position[p, 2]
+    nx, ny, nz = _axis(body, p)
+    return nx, ny, nz, nx * body[p, 0] + ny * body[p, 1] + nz * body[p, 2]
 
 
 @njit(inline="always", **JIT)
-def sphere_pair(out, a, b, ax, ay, az, ra, bx, by, bz, rb, margin, feature):
+def sphere_pair(ci, cf, count, a, b, ax, ay, az, ra, bx, by, bz, rb, margin, feature):
     """Contact of sphere (centre A, radius ra) on a and sphere (B, rb) on b: n = (B − A)/|B − A|
     (+z when the centres coincide), depth = ra + rb − |B − A|, point B − rb n. Used for the
     spheres swept by capsules at their closest points."""
@@ -59,56 +60,56 @@ def sphere_pair(out, a, b, ax, ay, az, ra, bx, by, bz, rb, margin, feature):
         nx, ny, nz = dx / dist, dy / dist, dz / dist
     else:
         nx, ny, nz = 0.0, 0.0, 1.0
-    emit(out, a, b, bx - rb * nx, by - rb * ny, bz - rb * nz, nx, ny, nz, -gap, feature)
+    emit(ci, cf, count, a, b, bx - rb * nx, by - rb * ny, bz - rb * nz, nx, ny, nz, -gap, feature)
 
 
 @njit(inline="always", **JIT)
-def plane_sphere(shapes, p, b, margin, out):
-    nx, ny, nz, off = _plane(shapes, p)
-    r = shapes.params[b, 0]
-    cx, cy, cz = shapes.position[b, 0], shapes.position[b, 1], shapes.position[b, 2]
+def plane_sphere(body, p, b, margin, ci, cf, count):
+    nx, ny, nz, off = _plane(body, p)
+    r = body[b, PAR]
+    cx, cy, cz = body[b, 0], body[b, 1], body[b, 2]
     gap = nx * cx + ny * cy + nz * cz - off - r
     if gap < margin:
-        emit(out, p, b, cx - r * nx, cy - r * ny, cz - r * nz, nx, ny, nz, -gap, 0)
+        emit(ci, cf, count, p, b, cx - r * nx, cy - r * ny, cz - r * nz, nx, ny, nz, -gap, 0)
 
 
 @njit(inline="always", **JIT)
-def plane_capsule(shapes, p, b, margin, out):
-    nx, ny, nz, off = _plane(shapes, p)
-    r, h = shapes.params[b, 0], shapes.params[b, 1]
-    wx, wy, wz = _axis(shapes, b)
+def plane_capsule(body, p, b, margin, ci, cf, count):
+    nx, ny, nz, off = _plane(body, p)
+    r, h = body[b, PAR], body[b, PAR + 1]
+    wx, wy, wz = _axis(body, b)
     for e in range(2):
         sg = -1.0 if e == 0 else 1.0
-        cx = shapes.position[b, 0] + sg * h * wx
-        cy = shapes.position[b, 1] + sg * h * wy
-        cz = shapes.position[b, 2] + sg * h * wz
+        cx = body[b, 0] + sg * h * wx
+        cy = body[b, 1] + sg * h * wy
+        cz = body[b, 2] + sg * h * wz
         gap = nx * cx + ny * cy + nz * cz - off - r
         if gap < margin:
-            emit(out, p, b, cx - r * nx, cy - r * ny, cz - r * nz, nx, ny, nz, -gap, e)
+            emit(ci, cf, count, p, b, cx - r * nx, cy - r * ny, cz - r * nz, nx, ny, nz, -gap, e)
 
 
 @njit(inline="always", **JIT)
-def plane_box(shapes, p, b, margin, s, out):
-    nx, ny, nz, off = _plane(shapes, p)
-    qx, qy, qz, qw = shapes.quaternion[b, 0], shapes.quaternion[b, 1], shapes.quaternion[b, 2], shapes.quaternion[b, 3]
+def plane_box(body, p, b, margin, sp, sf, ci, cf, count):
+    nx, ny, nz, off = _plane(body, p)
+    qx, qy, qz, qw = body[b, QUAT], body[b, QUAT + 1], body[b, QUAT + 2], body[b, QUAT + 3]
     m = 0
     for k in range(8):
-        lx = shapes.params[b, 0] * (1.0 if k & 1 else -1.0)
-        ly = shapes.params[b, 1] * (1.0 if k & 2 else -1.0)
-        lz = shapes.params[b, 2] * (1.0 if k & 4 else -1.0)
+        lx = body[b, PAR] * (1.0 if k & 1 else -1.0)
+        ly = body[b, PAR + 1] * (1.0 if k & 2 else -1.0)
+        lz = body[b, PAR + 2] * (1.0 if k & 4 else -1.0)
         ox, oy, oz = rotate(qx, qy, qz, qw, lx, ly, lz)
-        cx, cy, cz = shapes.position[b, 0] + ox, shapes.position[b, 1] + oy, shapes.position[b, 2] + oz
+        cx, cy, cz = body[b, 0] + ox, body[b, 1] + oy, body[b, 2] + oz
         gap = nx * cx + ny * cy + nz * cz - off
         if gap < margin:
-            m = add_candidate(s, m, cx, cy, cz, -gap, k)
-    flush_manifold(s, m, p, b, nx, ny, nz, out)
+            m = add_candidate(sp, sf, m, cx, cy, cz, -gap, k)
+    flush_manifold(sp, sf, m, p, b, nx, ny, nz, ci, cf, count)
 
 
 @njit(inline="always", **JIT)
-def plane_cylinder(shapes, p, b, margin, s, out):
-    nx, ny, nz, off = _plane(shapes, p)
-    r, h = shapes.params[b, 0], shapes.params[b, 1]
-    wx, wy, wz = _axis(shapes, b)
+def plane_cylinder(body, p, b, margin, sp, sf, ci, cf, count):
+    nx, ny, nz, off = _plane(body, p)
+    r, h = body[b, PAR], body[b, PAR + 1]
+    wx, wy, wz = _axis(body, b)
     # u: the rim direction deepest along −n (−n's part perpendicular to the axis); v = w × u
     c = nx * wx + ny * wy + nz * wz
     ux, uy, uz = -(nx - c * wx), -(ny - c * wy), -(nz - c * wz)
@@ -116,15 +117,15 @@ def plane_cylinder(shapes, p, b, margin, s, out):
     if lu > 1e-9:
         ux, uy, uz = ux / lu, uy / lu, uz / lu
     else:
-        q = shapes.quaternion[b]
-        ux, uy, uz = rotate(q[0], q[1], q[2], q[3], 1.0, 0.0, 0.0)
+        q0, q1, q2, q3 = body[b, QUAT], body[b, QUAT + 1], body[b, QUAT + 2], body[b, QUAT + 3]
+        ux, uy, uz = rotate(q0, q1, q2, q3, 1.0, 0.0, 0.0)
     vx, vy, vz = wy * uz - wz * uy, wz * ux - wx * uz, wx * uy - wy * ux
     m = 0
     for cap in range(2):
         sg = -1.0 if cap == 0 else 1.0
-        ccx = shapes.position[b, 0] + sg * h * wx
-        ccy = shapes.position[b, 1] + sg * h * wy
-        ccz = shapes.position[b, 2] + sg * h * wz
+        ccx = body[b, 0] + sg * h * wx
+        ccy = body[b, 1] + sg * h * wy
+        ccz = body[b, 2] + sg * h * wz
         for k in range(4):
             cu = 1.0 if k == 0 else (-1.0 if k == 2 else 0.0)
             cv = 1.0 if k == 1 else (-1.0 if k == 3 else 0.0)
@@ -133,48 +134,48 @@ def plane_cylinder(shapes, p, b, margin, s, out):
             pz = ccz + r * (cu * uz + cv * vz)
             gap = nx * px + ny * py + nz * pz - off
             if gap < margin:
-                m = add_candidate(s, m, px, py, pz, -gap, 4 * cap + k)
-    flush_manifold(s, m, p, b, nx, ny, nz, out)
+                m = add_candidate(sp, sf, m, px, py, pz, -gap, 4 * cap + k)
+    flush_manifold(sp, sf, m, p, b, nx, ny, nz, ci, cf, count)
 
 
 @njit(inline="always", **JIT)
-def sphere_capsule(shapes, a, b, margin, out):
+def sphere_capsule(body, a, b, margin, ci, cf, count):
     """Sphere a against the point of capsule b's segment closest to its centre."""
-    h = shapes.params[b, 1]
-    wx, wy, wz = _axis(shapes, b)
-    cx, cy, cz = shapes.position[a, 0], shapes.position[a, 1], shapes.position[a, 2]
-    bx, by, bz = shapes.position[b, 0], shapes.position[b, 1], shapes.position[b, 2]
+    h = body[b, PAR + 1]
+    wx, wy, wz = _axis(body, b)
+    cx, cy, cz = body[a, 0], body[a, 1], body[a, 2]
+    bx, by, bz = body[b, 0], body[b, 1], body[b, 2]
     t = min(max((cx - bx) * wx + (cy - by) * wy + (cz - bz) * wz, -h), h)
-    sphere_pair(out, a, b, cx, cy, cz, shapes.params[a, 0], bx + t * wx, by + t * wy, bz + t * wz,
-                shapes.params[b, 0], margin, 0)
+    sphere_pair(ci, cf, count, a, b, cx, cy, cz, body[a, PAR], bx + t * wx, by + t * wy, bz + t * wz,
+                body[b, PAR], margin, 0)
 
 
 @njit(inline="always", **JIT)
-def sphere_box(shapes, a, b, margin, out):
+def sphere_box(body, a, b, margin, ci, cf, count):
     """Sphere a against box b by contact_geometry.box_distance: n_box points from the box to
     the centre, the contact normal (a to b) is −n_box, the point the box's closest point."""
-    r = shapes.params[a, 0]
-    cx, cy, cz = shapes.position[a, 0], shapes.position[a, 1], shapes.position[a, 2]
-    q = shapes.quaternion[b]
-    gap, nx, ny, nz = box_distance(cx, cy, cz, r, shapes.position[b, 0], shapes.position[b, 1],
-                                   shapes.position[b, 2], q[0], q[1], q[2], q[3],
-                                   shapes.params[b, 0], shapes.params[b, 1], shapes.params[b, 2])
+    r = body[a, PAR]
+    cx, cy, cz = body[a, 0], body[a, 1], body[a, 2]
+    q0, q1, q2, q3 = body[b, QUAT], body[b, QUAT + 1], body[b, QUAT + 2], body[b, QUAT + 3]
+    gap, nx, ny, nz = box_distance(cx, cy, cz, r, body[b, 0], body[b, 1],
+                                   body[b, 2], q0, q1, q2, q3,
+                                   body[b, PAR], body[b, PAR + 1], body[b, PAR + 2])
     if gap < margin:
-        emit(out, a, b, cx - (gap + r) * nx, cy - (gap + r) * ny, cz - (gap + r) * nz, -nx, -ny, -nz, -gap, 0)
+        emit(ci, cf, count, a, b, cx - (gap + r) * nx, cy - (gap + r) * ny, cz - (gap + r) * nz, -nx, -ny, -nz, -gap, 0)
 
 
 @njit(**JIT)
-def capsule_capsule(shapes, a, b, margin, out):
+def capsule_capsule(body, a, b, margin, ci, cf, count):
     """Segments P(s) = P0 + s d1, Q(t) = Q0 + t d2 (s, t ∈ [0, 1]); their closest points by
     Ericson's ClosestPtSegmentSegment; the contact is that of the spheres of radius ra, rb
     there. When sin∠(d1, d2) < 0.02 and b's segment projects onto a's with overlap, the two
     ends of the overlap give 2 points (a line contact)."""
-    ra, ha = shapes.params[a, 0], shapes.params[a, 1]
-    rb, hb = shapes.params[b, 0], shapes.params[b, 1]
-    ux, uy, uz = _axis(shapes, a)
-    vx, vy, vz = _axis(shapes, b)
-    p0x, p0y, p0z = shapes.position[a, 0] - ha * ux, shapes.position[a, 1] - ha * uy, shapes.position[a, 2] - ha * uz
-    q0x, q0y, q0z = shapes.position[b, 0] - hb * vx, shapes.position[b, 1] - hb * vy, shapes.position[b, 2] - hb * vz
+    ra, ha = body[a, PAR], body[a, PAR + 1]
+    rb, hb = body[b, PAR], body[b, PAR + 1]
+    ux, uy, uz = _axis(body, a)
+    vx, vy, vz = _axis(body, b)
+    p0x, p0y, p0z = body[a, 0] - ha * ux, body[a, 1] - ha * uy, body[a, 2] - ha * uz
+    q0x, q0y, q0z = body[b, 0] - hb * vx, body[b, 1] - hb * vy, body[b, 2] - hb * vz
     d1x, d1y, d1z = 2.0 * ha * ux, 2.0 * ha * uy, 2.0 * ha * uz
     d2x, d2y, d2z = 2.0 * hb * vx, 2.0 * hb * vy, 2.0 * hb * vz
     rx, ry, rz = p0x - q0x, p0y - q0y, p0z - q0z
@@ -193,7 +194,7 @@ def capsule_capsule(shapes, a, b, margin, out):
                 px, py, pz = p0x + sv * d1x, p0y + sv * d1y, p0z + sv * d1z
                 t = ((px - q0x) * d2x + (py - q0y) * d2y + (pz - q0z) * d2z) / Ecoef
                 t = min(max(t, 0.0), 1.0)
-                sphere_pair(out, a, b, px, py, pz, ra, q0x + t * d2x, q0y + t * d2y, q0z + t * d2z, rb, margin, 1 + e)
+                sphere_pair(ci, cf, count, a, b, px, py, pz, ra, q0x + t * d2x, q0y + t * d2y, q0z + t * d2z, rb, margin, 1 + e)
             return
     # general case (Ericson 5.1.9)
     if A <= 1e-18 and Ecoef <= 1e-18:
@@ -217,7 +218,7 @@ def capsule_capsule(shapes, a, b, margin, out):
             elif t > 1.0:
                 t = 1.0
                 sv = min(max((bb - c) / A, 0.0), 1.0)
-    sphere_pair(out, a, b, p0x + sv * d1x, p0y + sv * d1y, p0z + sv * d1z, ra,
+    sphere_pair(ci, cf, count, a, b, p0x + sv * d1x, p0y + sv * d1y, p0z + sv * d1z, ra,
                 q0x + t * d2x, q0y + t * d2y, q0z + t * d2z, rb, margin, 0)
 
 
@@ -230,19 +231,19 @@ def _box_sdf(px, py, pz, hx, hy, hz):
 
 
 @njit(**JIT)
-def capsule_box(shapes, a, b, margin, out):
+def capsule_box(body, a, b, margin, ci, cf, count):
     """Capsule (or cylinder, as a capsule) a against box b: see the module table. The signed
     distance of a point to a box is convex, so along the segment it has one minimum, found by
     golden-section search (40 iterations, t to ~1e-8 of the length) in the box's frame."""
-    r, h = shapes.params[a, 0], shapes.params[a, 1]
-    hx, hy, hz = shapes.params[b, 0], shapes.params[b, 1], shapes.params[b, 2]
-    q = shapes.quaternion[b]
-    bx, by, bz = shapes.position[b, 0], shapes.position[b, 1], shapes.position[b, 2]
-    wx, wy, wz = _axis(shapes, a)
+    r, h = body[a, PAR], body[a, PAR + 1]
+    hx, hy, hz = body[b, PAR], body[b, PAR + 1], body[b, PAR + 2]
+    q0, q1, q2, q3 = body[b, QUAT], body[b, QUAT + 1], body[b, QUAT + 2], body[b, QUAT + 3]
+    bx, by, bz = body[b, 0], body[b, 1], body[b, 2]
+    wx, wy, wz = _axis(body, a)
     # the segment in the box's frame: P0 + t D, t ∈ [0, 1]
-    p0x, p0y, p0z = rotate_inv(q[0], q[1], q[2], q[3], shapes.position[a, 0] - h * wx - bx,
-                               shapes.position[a, 1] - h * wy - by, shapes.position[a, 2] - h * wz - bz)
-    Dx, Dy, Dz = rotate_inv(q[0], q[1], q[2], q[3], 2.0 * h * wx, 2.0 * h * wy, 2.0 * h * wz)
+    p0x, p0y, p0z = rotate_inv(q0, q1, q2, q3, body[a, 0] - h * wx - bx,
+                               body[a, 1] - h * wy - by, body[a, 2] - h * wz - bz)
+    Dx, Dy, Dz = rotate_inv(q0, q1, q2, q3, 2.0 * h * wx, 2.0 * h * wy, 2.0 * h * wz)
     lo, hi = 0.0, 1.0
     g = 0.5 * (math.sqrt(5.0) - 1.0)
     t1, t2 = hi - g * (hi - lo), lo + g * (hi - lo)
@@ -265,12 +266,12 @@ def capsule_box(shapes, a, b, margin, out):
             t, ft = te, fe
     if ft - r >= margin:
         return
-    cx = shapes.position[a, 0] + (2.0 * t - 1.0) * h * wx
-    cy = shapes.position[a, 1] + (2.0 * t - 1.0) * h * wy
-    cz = shapes.position[a, 2] + (2.0 * t - 1.0) * h * wz
-    gap, nx, ny, nz = box_distance(cx, cy, cz, r, bx, by, bz, q[0], q[1], q[2], q[3], hx, hy, hz)
+    cx = body[a, 0] + (2.0 * t - 1.0) * h * wx
+    cy = body[a, 1] + (2.0 * t - 1.0) * h * wy
+    cz = body[a, 2] + (2.0 * t - 1.0) * h * wz
+    gap, nx, ny, nz = box_distance(cx, cy, cz, r, bx, by, bz, q0, q1, q2, q3, hx, hy, hz)
     # a face normal (in the box frame one component is ±1) and the segment along the face?
-    lnx, lny, lnz = rotate_inv(q[0], q[1], q[2], q[3], nx, ny, nz)
+    lnx, lny, lnz = rotate_inv(q0, q1, q2, q3, nx, ny, nz)
     k = -1
     if abs(lnx) > 1.0 - 1e-9:
         k = 0
@@ -304,33 +305,33 @@ def capsule_box(shapes, a, b, margin, out):
                     pk = (p0x + te * Dx) * lnx + (p0y + te * Dy) * lny + (p0z + te * Dz) * lnz
                     gap_e = pk - hk - r                # pk: the coordinate along the face normal
                     if gap_e < margin:
-                        sx = shapes.position[a, 0] + (2.0 * te - 1.0) * h * wx
-                        sy = shapes.position[a, 1] + (2.0 * te - 1.0) * h * wy
-                        sz = shapes.position[a, 2] + (2.0 * te - 1.0) * h * wz
+                        sx = body[a, 0] + (2.0 * te - 1.0) * h * wx
+                        sy = body[a, 1] + (2.0 * te - 1.0) * h * wy
+                        sz = body[a, 2] + (2.0 * te - 1.0) * h * wz
                         d_face = gap_e + r                 # segment point's height above the face
-                        emit(out, a, b, sx - d_face * nx, sy - d_face * ny, sz - d_face * nz, -nx, -ny, -nz,
+                        emit(ci, cf, count, a, b, sx - d_face * nx, sy - d_face * ny, sz - d_face * nz, -nx, -ny, -nz,
                              -gap_e, 1 + e)
                 return
     if gap < margin:
-        emit(out, a, b, cx - (gap + r) * nx, cy - (gap + r) * ny, cz - (gap + r) * nz, -nx, -ny, -nz, -gap, 0)
+        emit(ci, cf, count, a, b, cx - (gap + r) * nx, cy - (gap + r) * ny, cz - (gap + r) * nz, -nx, -ny, -nz, -gap, 0)
 
 
 @njit(inline="always", **JIT)
-def collide_pair(shapes, a, b, margin, s, out):
+def collide_pair(kind, body, a, b, margin, sp, sf, poly, tags, boxes, rot, ci, cf, count):
     """The manifold of one pair, by kind (ordered plane < sphere < capsule < box < cylinder;
     a cylinder off a plane counts as a capsule). The output pair is the ordered one."""
-    ka, kb = shapes.kind[a], shapes.kind[b]
+    ka, kb = kind[a], kind[b]
     if ka > kb:
         a, b, ka, kb = b, a, kb, ka
     if ka == PLANE:
         if kb == SPHERE:
-            plane_sphere(shapes, a, b, margin, out)
+            plane_sphere(body, a, b, margin, ci, cf, count)
         elif kb == CAPSULE:
-            plane_capsule(shapes, a, b, margin, out)
+            plane_capsule(body, a, b, margin, ci, cf, count)
         elif kb == BOX:
-            plane_box(shapes, a, b, margin, s, out)
+            plane_box(body, a, b, margin, sp, sf, ci, cf, count)
         elif kb == CYLINDER:
-            plane_cylinder(shapes, a, b, margin, s, out)
+            plane_cylinder(body, a, b, margin, sp, sf, ci, cf, count)
         return
     if ka == CYLINDER:
         ka = CAPSULE
@@ -340,26 +341,32 @@ def collide_pair(shapes, a, b, margin, s, out):
             a, b, ka, kb = b, a, CAPSULE, BOX
     if ka == SPHERE:
         if kb == SPHERE:
-            sphere_pair(out, a, b, shapes.position[a, 0], shapes.position[a, 1], shapes.position[a, 2],
-                        shapes.params[a, 0], shapes.position[b, 0], shapes.position[b, 1], shapes.position[b, 2],
-                        shapes.params[b, 0], margin, 0)
+            sphere_pair(ci, cf, count, a, b, body[a, 0], body[a, 1], body[a, 2], body[a, PAR],
+                        body[b, 0], body[b, 1], body[b, 2], body[b, PAR], margin, 0)
         elif kb == CAPSULE:
-            sphere_capsule(shapes, a, b, margin, out)
+            sphere_capsule(body, a, b, margin, ci, cf, count)
         elif kb == BOX:
-            sphere_box(shapes, a, b, margin, out)
+            sphere_box(body, a, b, margin, ci, cf, count)
     elif ka == CAPSULE:
         if kb == CAPSULE:
-            capsule_capsule(shapes, a, b, margin, out)
+            capsule_capsule(body, a, b, margin, ci, cf, count)
         elif kb == BOX:
-            capsule_box(shapes, a, b, margin, out)
+            capsule_box(body, a, b, margin, ci, cf, count)
     elif ka == BOX and kb == BOX:
-        box_box(shapes, a, b, margin, s, out)
+        box_box(body, a, b, margin, sp, sf, poly, tags, boxes, rot, ci, cf, count)
 
 
 @njit(**JIT)
-def narrow_phase(shapes, pairs, n_pairs, margin, s, out):
-    """Contacts of the first n_pairs candidate pairs into `out` (count reset first)."""
-    out.count[0] = 0
-    out.count[1] = 0
+def narrow_phase(kind, body, pairs, n_pairs, margin, ci, cf, count):
+    """Contacts of the first n_pairs candidate pairs into ci, cf (common.py's layout; count
+    reset first). Allocates its small workspaces once per call."""
+    count[0] = 0
+    count[1] = 0
+    sp = np.empty((MAX_CANDIDATES, 4))
+    sf = np.empty(MAX_CANDIDATES, np.int64)
+    poly = np.empty((2, 16, 3))
+    tags = np.empty((2, 16, 2), np.int64)
+    boxes = np.empty((2, 3, 4))
+    rot = np.empty((3, 3))
     for p in range(n_pairs):
-        collide_pair(shapes, pairs[p, 0], pairs[p, 1], margin, s, out)
+        collide_pair(kind, body, pairs[p, 0], pairs[p, 1], margin, sp, sf, poly, tags, boxes, rot, ci, cf, count)
