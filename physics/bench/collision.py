@@ -9,7 +9,8 @@ Scenes (boxes of half extent 0.1 m, a ground plane z = 0):
 
 For each: microseconds per detection call (broad + narrow phase, one `collide` kernel call
 with the workspaces prebuilt: the median over `repeat` runs of `calls` calls each; kernels
-compiled beforehand; wall clock and the thread's CPU time), the wall clock through `Detector.__call__` (the Python entry that checks
+compiled beforehand; wall clock and the thread's CPU time); the same for `collide_packed`
+(the contacts left in the kernels' packed buffers, no copy); the wall clock through `Detector.__call__` (the Python entry that checks
 the buffers), the candidate pairs and the contacts found.
 """
 import argparse
@@ -19,7 +20,7 @@ import time
 
 import numpy as np
 
-from ..collision import Detector, collide, make_shapes
+from ..collision import Detector, collide, collide_packed, make_shapes
 from ..quat import q_from_euler_deg
 from . import print_records
 
@@ -71,9 +72,15 @@ def bench(name, shapes, calls, repeat, margin=0.0):
     args = (*shapes, det.skip_keys, margin, det.pairs, *det.contacts)
     pairs = collide(*args)
     kernel_us, kernel_cpu = time_calls(lambda: collide(*args), calls, repeat)
+    m = det.contacts.depth.shape[0]
+    packed = (*shapes, det.skip_keys, margin, det.pairs, np.empty((m, 3), np.int64), np.empty((m, 7)),
+              np.zeros(2, np.int64))
+    assert collide_packed(*packed) == pairs and packed[-1][0] == contacts
+    packed_us, packed_cpu = time_calls(lambda: collide_packed(*packed), calls, repeat)
     entry_us, _ = time_calls(lambda: det(shapes, margin), calls, repeat)
     return {"scene": name, "bodies": int(shapes.kind.shape[0]), "pairs": int(pairs), "contacts": contacts,
-            "us_per_call": kernel_us, "cpu_us_per_call": kernel_cpu, "us_per_call_python_entry": entry_us,
+            "us_per_call": kernel_us, "cpu_us_per_call": kernel_cpu, "us_per_call_packed": packed_us,
+            "cpu_us_per_call_packed": packed_cpu, "us_per_call_python_entry": entry_us,
             "margin": margin}
 
 
@@ -88,10 +95,10 @@ def main(argv=None):
                bench("heap", heap(args.n), args.calls, args.repeat)]
     print_records(records, args.json,
                   f"{'scene':8} {'bodies':>6} {'pairs':>6} {'contacts':>8} {'us/call':>9} {'cpu us/call':>12} "
-                  f"{'us/call (entry)':>16}",
+                  f"{'packed us':>10} {'packed cpu us':>14} {'entry us':>9}",
                   lambda r: (f"{r['scene']:8} {r['bodies']:6d} {r['pairs']:6d} {r['contacts']:8d} "
-                             f"{r['us_per_call']:9.2f} {r['cpu_us_per_call']:12.2f} "
-                             f"{r['us_per_call_python_entry']:16.2f}"), "records")
+                             f"{r['us_per_call']:9.2f} {r['cpu_us_per_call']:12.2f} {r['us_per_call_packed']:10.2f} "
+                             f"{r['cpu_us_per_call_packed']:14.2f} {r['us_per_call_python_entry']:9.2f}"), "records")
 
 
 if __name__ == "__main__":

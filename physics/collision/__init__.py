@@ -21,7 +21,7 @@ from .common import BODY_WIDTH, BOX, CAPSULE, CYLINDER, JIT, KIND_CODES, PLANE, 
 from .narrow import narrow_phase
 
 __all__ = ["PLANE", "SPHERE", "CAPSULE", "BOX", "CYLINDER", "KIND_CODES", "Shapes", "Contacts", "Detector",
-           "detect", "collide", "candidate_pairs", "broad_phase", "narrow_phase", "joined_keys", "make_shapes",
+           "detect", "collide", "collide_packed", "candidate_pairs", "broad_phase", "narrow_phase", "joined_keys", "make_shapes",
            "make_contacts"]
 
 Shapes = namedtuple("Shapes", "kind params position quaternion static")
@@ -59,20 +59,33 @@ def candidate_pairs(kind, params, position, quaternion, static, skip_keys, margi
 
 
 @njit(**JIT)
-def collide(kind, params, position, quaternion, static, skip_keys, margin, pairs, pair, point, normal, depth,
-            feature, count):
-    """Broad then narrow phase in one call, on plain contiguous arrays. Inputs as Shapes;
-    skip_keys from broad.joined_keys; pairs (P,2) the candidate-pair workspace; the outputs
-    as Contacts. Returns the number of candidate pairs (if more than P, the pairs past P
-    were not tested: grow and call again); count[0] contacts were written, count[1] did not
-    fit."""
+def collide_packed(kind, params, position, quaternion, static, skip_keys, margin, pairs, ci, cf, count):
+    """Broad then narrow phase in one call, the contacts in the kernels' packed layout:
+    ci (m,3) int64 (a, b, feature id), cf (m,7) (point, normal, depth) — what a numba solver
+    reads. Inputs as Shapes; skip_keys from broad.joined_keys; pairs (P,2) the candidate-pair
+    workspace. Returns the number of candidate pairs (if more than P, the pairs past P were
+    not tested: grow and call again); count[0] contacts were written, count[1] did not fit."""
     n = kind.shape[0]
     body = pack_bodies(params, position, quaternion)
     n_pairs = broad_phase(kind, body, static, skip_keys, margin, np.empty((n, 6)), np.empty(n), pairs)
-    m = depth.shape[0]
+    narrow_phase(kind, body, pairs, min(n_pairs, pairs.shape[0]), margin, ci, cf, count)
+    return n_pairs
+
+
+@njit(**JIT)
+def collide(kind, params, position, quaternion, static, skip_keys, margin, pairs, pair, point, normal, depth,
+            feature, count):
+    """collide_packed with the contacts in separate arrays (as Contacts): pair (m,2), point
+    (m,3), normal (m,3), depth (m,), feature (m,); the packed buffers are allocated for at
+    most 4 contacts per candidate pair and copied out."""
+    n = kind.shape[0]
+    body = pack_bodies(params, position, quaternion)
+    n_pairs = broad_phase(kind, body, static, skip_keys, margin, np.empty((n, 6)), np.empty(n), pairs)
+    tested = min(n_pairs, pairs.shape[0])
+    m = min(depth.shape[0], 4 * tested)
     ci = np.empty((m, 3), np.int64)
     cf = np.empty((m, 7))
-    narrow_phase(kind, body, pairs, min(n_pairs, pairs.shape[0]), margin, ci, cf, count)
+    narrow_phase(kind, body, pairs, tested, margin, ci, cf, count)
     for k in range(count[0]):
         pair[k, 0] = ci[k, 0]
         pair[k, 1] = ci[k, 1]

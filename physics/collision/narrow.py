@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from ..contact_geometry import box_distance
-from ..quat import rotate, rotate_inv
+from ..quat import frame_axes, rotate, rotate_inv
 from .box_box import box_box
 from .common import BOX, CAPSULE, CYLINDER, JIT, MAX_CANDIDATES, PAR, PLANE, QUAT, SPHERE, add_candidate, emit, \
     flush_manifold
@@ -90,18 +90,28 @@ def plane_capsule(body, p, b, margin, ci, cf, count):
 
 @njit(inline="always", **JIT)
 def plane_box(body, p, b, margin, sp, sf, ci, cf, count):
+    """Each corner c ± hx a0 ± hy a1 ± hz a2 at height (c − o)·n ± hx a0·n ± hy a1·n ± hz a2·n
+    (three dot products for all 8); the corners below the margin, reduced to 4."""
     nx, ny, nz, off = _plane(body, p)
-    qx, qy, qz, qw = body[b, QUAT], body[b, QUAT + 1], body[b, QUAT + 2], body[b, QUAT + 3]
+    r00, r10, r20, r01, r11, r21, r02, r12, r22 = frame_axes(body[b, QUAT], body[b, QUAT + 1], body[b, QUAT + 2],
+                                                             body[b, QUAT + 3])
+    hx, hy, hz = body[b, PAR], body[b, PAR + 1], body[b, PAR + 2]
+    e0 = hx * (r00 * nx + r10 * ny + r20 * nz)
+    e1 = hy * (r01 * nx + r11 * ny + r21 * nz)
+    e2 = hz * (r02 * nx + r12 * ny + r22 * nz)
+    cx, cy, cz = body[b, 0], body[b, 1], body[b, 2]
+    height = cx * nx + cy * ny + cz * nz - off
     m = 0
     for k in range(8):
-        lx = body[b, PAR] * (1.0 if k & 1 else -1.0)
-        ly = body[b, PAR + 1] * (1.0 if k & 2 else -1.0)
-        lz = body[b, PAR + 2] * (1.0 if k & 4 else -1.0)
-        ox, oy, oz = rotate(qx, qy, qz, qw, lx, ly, lz)
-        cx, cy, cz = body[b, 0] + ox, body[b, 1] + oy, body[b, 2] + oz
-        gap = nx * cx + ny * cy + nz * cz - off
+        s0 = 1.0 if k & 1 else -1.0
+        s1 = 1.0 if k & 2 else -1.0
+        s2 = 1.0 if k & 4 else -1.0
+        gap = height + s0 * e0 + s1 * e1 + s2 * e2
         if gap < margin:
-            m = add_candidate(sp, sf, m, cx, cy, cz, -gap, k)
+            px = cx + s0 * hx * r00 + s1 * hy * r01 + s2 * hz * r02
+            py = cy + s0 * hx * r10 + s1 * hy * r11 + s2 * hz * r12
+            pz = cz + s0 * hx * r20 + s1 * hy * r21 + s2 * hz * r22
+            m = add_candidate(sp, sf, m, px, py, pz, -gap, k)
     flush_manifold(sp, sf, m, p, b, nx, ny, nz, ci, cf, count)
 
 
