@@ -159,6 +159,18 @@ def test_small_box_on_a_large_box_gives_its_four_bottom_corners(yaw):
     _check_surfaces(c2, cb, qb, hb, [0, 0, 0], I, ha)
 
 
+def test_a_gap_below_the_margin_gives_the_face_points_with_negative_depth():
+    h = np.array([0.5, 0.5, 0.5])
+    cb = np.array([0.2, 0.1, 1.01])
+    assert len(_box_pair(h, I, [0, 0, 0], h, I, cb)["depth"]) == 0
+    c = _box_pair(h, I, [0, 0, 0], h, I, cb, margin=0.02)
+    assert len(c["depth"]) == 4
+    np.testing.assert_allclose(c["depth"], -0.01, atol=1e-12)
+    np.testing.assert_allclose(c["normal"], np.tile(Z, (4, 1)), atol=1e-12)
+    # the overlap of the two squares seen from above: x ∈ [−0.3, 0.5], y ∈ [−0.4, 0.5]
+    assert {tuple(np.round(p[:2], 12)) for p in c["point"]} == {(-0.3, -0.4), (0.5, -0.4), (-0.3, 0.5), (0.5, 0.5)}
+
+
 def test_equal_boxes_turned_45_degrees_reduce_the_octagon_to_four_points():
     h, pen = np.array([0.5, 0.5, 0.5]), 0.01
     cb = np.array([0.0, 0.0, 1.0 - pen])

@@ -16,8 +16,8 @@ from numba import njit
 from ..quat import frame_axes
 from .common import JIT, PAR, QUAT, add_candidate, flush_manifold
 
-REL_TOL = 0.95   # an axis replaces a face of a only if its separation is larger by this much
-ABS_TOL = 1e-5   # (m): faces are preferred, and the choice does not flicker (Box2D's rule)
+REL_TOL = 0.05   # an axis replaces a face of a only if its separation is larger by 5 % of |s|
+ABS_TOL = 1e-5   # plus this (m): faces are preferred, and the choice does not flicker (Box2D's rule)
 
 
 @njit(inline="always", **JIT)
@@ -99,9 +99,9 @@ def box_box(body, a, b, margin, sp, sf, poly, tags, F, C, ci, cf, count):
                 ex, ey, ez = lx, ly, lz
     face_sep = sa
     ref = 0
-    if sb > REL_TOL * sa + ABS_TOL:
+    if sb > sa + REL_TOL * abs(sa) + ABS_TOL:
         face_sep, ref = sb, 1
-    if ei >= 0 and se > REL_TOL * face_sep + ABS_TOL:
+    if ei >= 0 and se > face_sep + REL_TOL * abs(face_sep) + ABS_TOL:
         _edge_contact(body, a, b, F, sp, sf, ci, cf, count, ei, ej, ex, ey, ez, se)
         return
     _face_contact(body, a, b, margin, sp, sf, poly, tags, F, ci, cf, count, ref, ia if ref == 0 else ib)
