@@ -1,0 +1,151 @@
+"""Broad phase: world axis-aligned bounding boxes, then sweep-and-prune along the axis of
+largest spread, O(n log n) for the sort plus O(n + pairs) for the sweep; infinite planes are
+tested against every other body's box instead.
+
+Pairs are skipped when both bodies are static or when they are joined (their key
+min·n + max is in the sorted `skip_keys`, see `joined_keys`).
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from ..quat import frame_axes, rotate
+from .common import BOX, CAPSULE, CYLINDER, JIT, PAR, PLANE, QUAT, SPHERE
+
+
+def joined_keys(skip, n):
+    """Sorted unique int64 keys min(a, b)·n + max(a, b) of the (k,2) body pairs that must not
+    collide (bodies joined by a joint); the kernels find a pair by binary search."""
+    skip = np.asarray(skip, dtype=np.int64).reshape(-1, 2)
+    lo, hi = skip.min(axis=1), skip.max(axis=1)
+    return np.unique(lo * n + hi).astype(np.int64)
+
+
+@njit(inline="always", **JIT)
+def is_joined(skip_keys, n, i, j):
+    """Binary search of the pair (i, j) in the sorted keys."""
+    key = min(i, j) * n + max(i, j)
+    lo, hi = 0, skip_keys.shape[0]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if skip_keys[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < skip_keys.shape[0] and skip_keys[lo] == key
+
+
+@njit(**JIT)
+def compute_aabbs(kind, body, margin, aabb):
+    """World AABB of every body into aabb (n,6) (min xyz, max xyz, m), grown by margin/2 on
+    every side so that boxes overlap when the gap is below the margin. Box: half widths
+    Σ_j |R_ij| e_j; capsule: |w_i| h + r (w its axis); cylinder: |w_i| h + r √(1 − w_i²)
+    (the disc's extent); sphere r; planes ±∞."""
+    g = 0.5 * margin
+    for i in range(kind.shape[0]):
+        k = kind[i]
+        cx, cy, cz = body[i, 0], body[i, 1], body[i, 2]
+        if k == PLANE:
+            for c in range(3):
+                aabb[i, c] = -math.inf
+                aabb[i, 3 + c] = math.inf
+            continue
+        p0, p1, p2 = body[i, PAR], body[i, PAR + 1], body[i, PAR + 2]
+        ex = ey = ez = p0
+        if k != SPHERE:
+            r00, r10, r20, r01, r11, r21, r02, r12, r22 = frame_axes(
+                body[i, QUAT], body[i, QUAT + 1], body[i, QUAT + 2], body[i, QUAT + 3])
+            if k == BOX:
+                ex = abs(r00) * p0 + abs(r01) * p1 + abs(r02) * p2
+                ey = abs(r10) * p0 + abs(r11) * p1 + abs(r12) * p2
+                ez = abs(r20) * p0 + abs(r21) * p1 + abs(r22) * p2
+            elif k == CAPSULE:
+                ex, ey, ez = abs(r02) * p1 + p0, abs(r12) * p1 + p0, abs(r22) * p1 + p0
+            elif k == CYLINDER:
+                ex = abs(r02) * p1 + p0 * math.sqrt(max(0.0, 1.0 - r02 * r02))
+                ey = abs(r12) * p1 + p0 * math.sqrt(max(0.0, 1.0 - r12 * r12))
+                ez = abs(r22) * p1 + p0 * math.sqrt(max(0.0, 1.0 - r22 * r22))
+        aabb[i, 0], aabb[i, 1], aabb[i, 2] = cx - ex - g, cy - ey - g, cz - ez - g
+        aabb[i, 3], aabb[i, 4], aabb[i, 5] = cx + ex + g, cy + ey + g, cz + ez + g
+
+
+@njit(inline="always", **JIT)
+def _add_pair(pairs, count, i, j):
+    if count < pairs.shape[0]:
+        pairs[count, 0] = i
+        pairs[count, 1] = j
+    return count + 1
+
+
+@njit(**JIT)
+def broad_phase(kind, body, static, skip_keys, margin, aabb, key, pairs):
+    """Candidate pairs (AABBs overlapping, gap below the margin) into pairs (P,2); returns
+    their number, which may exceed P (then only the first fit: grow the
+    array and call again).
+
+    Sweep and prune: the axis with the largest variance of the box centres; the bodies
+    sorted by their box's lower bound on it (np.argsort, O(n log n)); each body is paired
+    with the following ones until their lower bound passes its upper bound, keeping those
+    whose boxes overlap on the other two axes. Each plane is paired with every non-static
+    body whose box reaches below the plane plus the margin."""
+    n = kind.shape[0]
+    compute_aabbs(kind, body, margin, aabb)
+    # axis of largest spread of the centres (non-planes)
+    m = 0
+    s1x = s1y = s1z = s2x = s2y = s2z = 0.0
+    for i in range(n):
+        if kind[i] != PLANE:
+            x = aabb[i, 0] + aabb[i, 3]
+            y = aabb[i, 1] + aabb[i, 4]
+            z = aabb[i, 2] + aabb[i, 5]
+            s1x += x
+            s1y += y
+            s1z += z
+            s2x += x * x
+            s2y += y * y
+            s2z += z * z
+            m += 1
+    axis = 0
+    if m > 0:
+        vx, vy, vz = s2x - s1x * s1x / m, s2y - s1y * s1y / m, s2z - s1z * s1z / m
+        axis = 0 if (vx >= vy and vx >= vz) else (1 if vy >= vz else 2)
+    # planes sort to the end (key +inf) and are handled apart
+    for i in range(n):
+        key[i] = aabb[i, axis] if kind[i] != PLANE else math.inf
+    order = np.argsort(key)
+    a1, a2 = (axis + 1) % 3, (axis + 2) % 3
+    count = 0
+    for s in range(m):
+        i = order[s]
+        hi = aabb[i, 3 + axis]
+        for t in range(s + 1, m):
+            j = order[t]
+            if aabb[j, axis] > hi:
+                break
+            if (aabb[j, a1] > aabb[i, 3 + a1] or aabb[i, a1] > aabb[j, 3 + a1]
+                    or aabb[j, a2] > aabb[i, 3 + a2] or aabb[i, a2] > aabb[j, 3 + a2]):
+                continue
+            if static[i] and static[j]:
+                continue
+            if skip_keys.shape[0] > 0 and is_joined(skip_keys, n, i, j):
+                continue
+            count = _add_pair(pairs, count, min(i, j), max(i, j))
+    # planes against every non-static body
+    for p in range(m, n):
+        i = order[p]
+        nx, ny, nz = rotate(body[i, QUAT], body[i, QUAT + 1], body[i, QUAT + 2], body[i, QUAT + 3], 0.0, 0.0, 1.0)
+        off = nx * body[i, 0] + ny * body[i, 1] + nz * body[i, 2]
+        for s in range(m):
+            j = order[s]
+            if static[j]:
+                continue
+            # lowest corner of the box along n (the box already holds margin/2 on each side)
+            low = (nx * (aabb[j, 3] if nx < 0.0 else aabb[j, 0]) + ny * (aabb[j, 4] if ny < 0.0 else aabb[j, 1])
+                   + nz * (aabb[j, 5] if nz < 0.0 else aabb[j, 2]))
+            if low - off > margin:
+                continue
+            if skip_keys.shape[0] > 0 and is_joined(skip_keys, n, i, j):
+                continue
+            count = _add_pair(pairs, count, min(i, j), max(i, j))
+    return count

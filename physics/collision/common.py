@@ -1,0 +1,124 @@
+"""Shared pieces of collision detection: the shape kind codes, the named tuples of arrays the
+kernels take, and the contact output (one contact at a time, or a whole manifold reduced to
+four points).
+
+Conventions (every kernel in this package):
+- positions in m, quaternions (x, y, z, w) as in physics/quat.py;
+- `params[i]` holds a body's shape numbers: box (hx, hy, hz) half extents; sphere (r,);
+  capsule and cylinder (r, half_length) with the axis along local z; plane: unused (an
+  infinite static plane through the body's origin, normal along local z);
+- a contact joins bodies a and b; its normal is the unit vector from a to b, its depth
+  (m) is positive when the shapes overlap and negative for a gap, and its point lies on
+  b's surface (b's deepest point into a); the matching point on a's surface is
+  point + depth·normal;
+- a contact's feature id is an integer naming the features (corner, face, edge, clipping
+  plane, segment end) that made it, stable from step to step while the same features touch,
+  so a solver can match it with last step's contact and warm start.
+"""
+from numba import njit
+
+PLANE, SPHERE, CAPSULE, BOX, CYLINDER = 0, 1, 2, 3, 4
+KIND_CODES = {"plane": PLANE, "sphere": SPHERE, "capsule": CAPSULE, "box": BOX, "cylinder": CYLINDER}
+
+# Inside the kernels a body is one row of `body` (n, 11): position 0:3 (m), quaternion 3:7
+# (x y z w), shape numbers 7:11 (`params`). Contacts are built in `ci` (m,3) int64 (a, b,
+# feature id) and `cf` (m,7) float (point 0:3, normal 3:6, depth 6) with `count` (2,) int64
+# (written, did not fit); a manifold's candidate points in `sp` (16,4) (point, depth) and
+# `sf` (16,) (feature id). Plain arrays, not named tuples: every read of a named tuple's
+# field costs a reference-count pair in numba, ten times the arithmetic of a box–plane test.
+POS, QUAT, PAR = 0, 3, 7
+BODY_WIDTH = 11
+
+JIT = dict(cache=True, error_model="numpy")
+
+MAX_CANDIDATES = 16
+
+
+@njit(inline="always", **JIT)
+def emit(ci, cf, count, a, b, px, py, pz, nx, ny, nz, depth, feature):
+    """Append one contact (dropped and counted in count[1] when full)."""
+    k = count[0]
+    if k < ci.shape[0]:
+        ci[k, 0] = a
+        ci[k, 1] = b
+        ci[k, 2] = feature
+        cf[k, 0] = px
+        cf[k, 1] = py
+        cf[k, 2] = pz
+        cf[k, 3] = nx
+        cf[k, 4] = ny
+        cf[k, 5] = nz
+        cf[k, 6] = depth
+        count[0] = k + 1
+    else:
+        count[1] += 1
+
+
+@njit(inline="always", **JIT)
+def add_candidate(sp, sf, m, px, py, pz, depth, feature):
+    """Store a manifold candidate point (on b's surface); returns the new count."""
+    if m < MAX_CANDIDATES:
+        sp[m, 0] = px
+        sp[m, 1] = py
+        sp[m, 2] = pz
+        sp[m, 3] = depth
+        sf[m] = feature
+        return m + 1
+    return m
+
+
+@njit(inline="always", **JIT)
+def _signed_area(sp, i1, i2, j, nx, ny, nz):
+    """((p2 − p1) × (pj − p1)) · n: twice the signed area of the triangle p1 p2 pj seen along n."""
+    ux, uy, uz = sp[i2, 0] - sp[i1, 0], sp[i2, 1] - sp[i1, 1], sp[i2, 2] - sp[i1, 2]
+    vx, vy, vz = sp[j, 0] - sp[i1, 0], sp[j, 1] - sp[i1, 1], sp[j, 2] - sp[i1, 2]
+    return (uy * vz - uz * vy) * nx + (uz * vx - ux * vz) * ny + (ux * vy - uy * vx) * nz
+
+
+@njit(inline="always", **JIT)
+def _emit_candidate(sp, sf, i, a, b, nx, ny, nz, ci, cf, count):
+    emit(ci, cf, count, a, b, sp[i, 0], sp[i, 1], sp[i, 2], nx, ny, nz, sp[i, 3], sf[i])
+
+
+@njit(inline="always", **JIT)
+def flush_manifold(sp, sf, m, a, b, nx, ny, nz, ci, cf, count):
+    """Emit the m candidate points of one manifold (common normal n, from a to b), reduced to
+    at most 4: the deepest point p1; the point farthest from it p2; the point p3 making the
+    largest triangle p1 p2 p3 (seen along n); then the largest triangle on the other side of
+    the line p1 p2 — the four span the largest area the deepest point allows (the reduction
+    of Bullet / Box2D v3)."""
+    if m <= 4:
+        for i in range(m):
+            _emit_candidate(sp, sf, i, a, b, nx, ny, nz, ci, cf, count)
+        return
+    i1 = 0
+    for j in range(1, m):
+        if sp[j, 3] > sp[i1, 3]:
+            i1 = j
+    i2 = -1
+    best = -1.0
+    for j in range(m):
+        if j != i1:
+            dx, dy, dz = sp[j, 0] - sp[i1, 0], sp[j, 1] - sp[i1, 1], sp[j, 2] - sp[i1, 2]
+            d2 = dx * dx + dy * dy + dz * dz
+            if d2 > best:
+                best, i2 = d2, j
+    i3 = -1
+    best = -1.0
+    for j in range(m):
+        if j != i1 and j != i2:
+            area = abs(_signed_area(sp, i1, i2, j, nx, ny, nz))
+            if area > best:
+                best, i3 = area, j
+    side = 1.0 if _signed_area(sp, i1, i2, i3, nx, ny, nz) >= 0.0 else -1.0
+    i4 = -1
+    best = -1e300
+    for j in range(m):
+        if j != i1 and j != i2 and j != i3:
+            area = -side * _signed_area(sp, i1, i2, j, nx, ny, nz)
+            if area > best:
+                best, i4 = area, j
+    _emit_candidate(sp, sf, i1, a, b, nx, ny, nz, ci, cf, count)
+    _emit_candidate(sp, sf, i2, a, b, nx, ny, nz, ci, cf, count)
+    _emit_candidate(sp, sf, i3, a, b, nx, ny, nz, ci, cf, count)
+    _emit_candidate(sp, sf, i4, a, b, nx, ny, nz, ci, cf, count)

@@ -1,0 +1,382 @@
+"""Narrow phase: the contact manifold of each candidate pair, by the shapes' kinds.
+
+| pair | method | points | feature ids |
+|---|---|---|---|
+| plane–sphere | centre's height above the plane − r | 1 | 0 |
+| plane–capsule | each end sphere against the plane | ≤ 2 | end 0 (−z), 1 (+z) |
+| plane–box | each of the 8 corners against the plane, reduced to 4 | ≤ 4 | corner (bit 0 x, 1 y, 2 z: + side) |
+| plane–cylinder | per cap, the deepest rim point and the rim points 90°, 180°, 270° from it (exact for each rim point), reduced to 4 | ≤ 4 | 4·cap + k |
+| sphere–sphere | centre distance − r_a − r_b | 1 | 0 |
+| sphere–capsule | sphere against the closest point of the capsule's segment | 1 | 0 |
+| sphere–box | contact_geometry.box_distance (closest point of the box; inside: nearest face) | 1 | 0 |
+| capsule–capsule | closest points of the segments (Ericson 5.1.9); nearly parallel (sin < 0.02) and overlapping: the two ends of the overlap | 1 or 2 | 0; 1, 2 |
+| capsule–box | closest point of the segment to the box by golden-section search of the convex signed distance along the segment; if it touches a face and the segment is nearly parallel to the face (sin < 0.1) the segment clipped to the face's rectangle, 2 points | 1 or 2 | 0; 1, 2 |
+| box–box | box_box.py: SAT over 15 axes, face clipping or edge–edge | ≤ 4 | box_box.py |
+
+Cylinders against spheres, capsules, boxes and cylinders are APPROXIMATE: the cylinder is
+taken as the capsule of the same radius and half length (its flat caps become hemispheres
+that reach r further along the axis); only cylinder–plane treats the caps exactly.
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from ..contact_geometry import box_distance
+from ..quat import frame_axes, rotate, rotate_inv
+from .box_box import box_box
+from .common import BOX, CAPSULE, CYLINDER, JIT, MAX_CANDIDATES, PAR, PLANE, QUAT, SPHERE, add_candidate, emit, \
+    flush_manifold
+
+PARALLEL_SIN_CAPSULES = 0.02
+PARALLEL_SIN_FACE = 0.1
+GOLDEN_ITERATIONS = 40
+
+
+@njit(inline="always", **JIT)
+def _axis(body, i):
+    """A body's local z axis in world coordinates."""
+    return rotate(body[i, QUAT], body[i, QUAT + 1], body[i, QUAT + 2], body[i, QUAT + 3], 0.0, 0.0, 1.0)
+
+
+@njit(inline="always", **JIT)
+def _plane(body, p):
+    """Normal (local z in world) and offset n·origin of plane body p."""
+    nx, ny, nz = _axis(body, p)
+    return nx, ny, nz, nx * body[p, 0] + ny * body[p, 1] + nz * body[p, 2]
+
+
+@njit(inline="always", **JIT)
+def sphere_pair(ci, cf, count, a, b, ax, ay, az, ra, bx, by, bz, rb, margin, feature):
+    """Contact of sphere (centre A, radius ra) on a and sphere (B, rb) on b: n = (B − A)/|B − A|
+    (+z when the centres coincide), depth = ra + rb − |B − A|, point B − rb n. Used for the
+    spheres swept by capsules at their closest points."""
+    dx, dy, dz = bx - ax, by - ay, bz - az
+    dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+    gap = dist - ra - rb
+    if gap >= margin:
+        return
+    if dist > 1e-12:
+        nx, ny, nz = dx / dist, dy / dist, dz / dist
+    else:
+        nx, ny, nz = 0.0, 0.0, 1.0
+    emit(ci, cf, count, a, b, bx - rb * nx, by - rb * ny, bz - rb * nz, nx, ny, nz, -gap, feature)
+
+
+@njit(inline="always", **JIT)
+def plane_sphere(body, p, b, margin, ci, cf, count):
+    nx, ny, nz, off = _plane(body, p)
+    r = body[b, PAR]
+    cx, cy, cz = body[b, 0], body[b, 1], body[b, 2]
+    gap = nx * cx + ny * cy + nz * cz - off - r
+    if gap < margin:
+        emit(ci, cf, count, p, b, cx - r * nx, cy - r * ny, cz - r * nz, nx, ny, nz, -gap, 0)
+
+
+@njit(inline="always", **JIT)
+def plane_capsule(body, p, b, margin, ci, cf, count):
+    nx, ny, nz, off = _plane(body, p)
+    r, h = body[b, PAR], body[b, PAR + 1]
+    wx, wy, wz = _axis(body, b)
+    for e in range(2):
+        sg = -1.0 if e == 0 else 1.0
+        cx = body[b, 0] + sg * h * wx
+        cy = body[b, 1] + sg * h * wy
+        cz = body[b, 2] + sg * h * wz
+        gap = nx * cx + ny * cy + nz * cz - off - r
+        if gap < margin:
+            emit(ci, cf, count, p, b, cx - r * nx, cy - r * ny, cz - r * nz, nx, ny, nz, -gap, e)
+
+
+@njit(inline="always", **JIT)
+def plane_box(body, p, b, margin, sp, sf, ci, cf, count):
+    """Each corner c ± hx a0 ± hy a1 ± hz a2 at height (c − o)·n ± hx a0·n ± hy a1·n ± hz a2·n
+    (three dot products for all 8); the corners below the margin, reduced to 4."""
+    nx, ny, nz, off = _plane(body, p)
+    r00, r10, r20, r01, r11, r21, r02, r12, r22 = frame_axes(body[b, QUAT], body[b, QUAT + 1], body[b, QUAT + 2],
+                                                             body[b, QUAT + 3])
+    hx, hy, hz = body[b, PAR], body[b, PAR + 1], body[b, PAR + 2]
+    e0 = hx * (r00 * nx + r10 * ny + r20 * nz)
+    e1 = hy * (r01 * nx + r11 * ny + r21 * nz)
+    e2 = hz * (r02 * nx + r12 * ny + r22 * nz)
+    cx, cy, cz = body[b, 0], body[b, 1], body[b, 2]
+    height = cx * nx + cy * ny + cz * nz - off
+    m = 0
+    for k in range(8):
+        s0 = 1.0 if k & 1 else -1.0
+        s1 = 1.0 if k & 2 else -1.0
+        s2 = 1.0 if k & 4 else -1.0
+        gap = height + s0 * e0 + s1 * e1 + s2 * e2
+        if gap < margin:
+            px = cx + s0 * hx * r00 + s1 * hy * r01 + s2 * hz * r02
+            py = cy + s0 * hx * r10 + s1 * hy * r11 + s2 * hz * r12
+            pz = cz + s0 * hx * r20 + s1 * hy * r21 + s2 * hz * r22
+            m = add_candidate(sp, sf, m, px, py, pz, -gap, k)
+    flush_manifold(sp, sf, m, p, b, nx, ny, nz, ci, cf, count)
+
+
+@njit(inline="always", **JIT)
+def plane_cylinder(body, p, b, margin, sp, sf, ci, cf, count):
+    nx, ny, nz, off = _plane(body, p)
+    r, h = body[b, PAR], body[b, PAR + 1]
+    wx, wy, wz = _axis(body, b)
+    # u: the rim direction deepest along −n (−n's part perpendicular to the axis); v = w × u
+    c = nx * wx + ny * wy + nz * wz
+    ux, uy, uz = -(nx - c * wx), -(ny - c * wy), -(nz - c * wz)
+    lu = math.sqrt(ux * ux + uy * uy + uz * uz)
+    if lu > 1e-9:
+        ux, uy, uz = ux / lu, uy / lu, uz / lu
+    else:
+        q0, q1, q2, q3 = body[b, QUAT], body[b, QUAT + 1], body[b, QUAT + 2], body[b, QUAT + 3]
+        ux, uy, uz = rotate(q0, q1, q2, q3, 1.0, 0.0, 0.0)
+    vx, vy, vz = wy * uz - wz * uy, wz * ux - wx * uz, wx * uy - wy * ux
+    m = 0
+    for cap in range(2):
+        sg = -1.0 if cap == 0 else 1.0
+        ccx = body[b, 0] + sg * h * wx
+        ccy = body[b, 1] + sg * h * wy
+        ccz = body[b, 2] + sg * h * wz
+        for k in range(4):
+            cu = 1.0 if k == 0 else (-1.0 if k == 2 else 0.0)
+            cv = 1.0 if k == 1 else (-1.0 if k == 3 else 0.0)
+            px = ccx + r * (cu * ux + cv * vx)
+            py = ccy + r * (cu * uy + cv * vy)
+            pz = ccz + r * (cu * uz + cv * vz)
+            gap = nx * px + ny * py + nz * pz - off
+            if gap < margin:
+                m = add_candidate(sp, sf, m, px, py, pz, -gap, 4 * cap + k)
+    flush_manifold(sp, sf, m, p, b, nx, ny, nz, ci, cf, count)
+
+
+@njit(inline="always", **JIT)
+def sphere_capsule(body, a, b, margin, ci, cf, count):
+    """Sphere a against the point of capsule b's segment closest to its centre."""
+    h = body[b, PAR + 1]
+    wx, wy, wz = _axis(body, b)
+    cx, cy, cz = body[a, 0], body[a, 1], body[a, 2]
+    bx, by, bz = body[b, 0], body[b, 1], body[b, 2]
+    t = min(max((cx - bx) * wx + (cy - by) * wy + (cz - bz) * wz, -h), h)
+    sphere_pair(ci, cf, count, a, b, cx, cy, cz, body[a, PAR], bx + t * wx, by + t * wy, bz + t * wz,
+                body[b, PAR], margin, 0)
+
+
+@njit(inline="always", **JIT)
+def sphere_box(body, a, b, margin, ci, cf, count):
+    """Sphere a against box b by contact_geometry.box_distance: n_box points from the box to
+    the centre, the contact normal (a to b) is −n_box, the point the box's closest point."""
+    r = body[a, PAR]
+    cx, cy, cz = body[a, 0], body[a, 1], body[a, 2]
+    q0, q1, q2, q3 = body[b, QUAT], body[b, QUAT + 1], body[b, QUAT + 2], body[b, QUAT + 3]
+    gap, nx, ny, nz = box_distance(cx, cy, cz, r, body[b, 0], body[b, 1],
+                                   body[b, 2], q0, q1, q2, q3,
+                                   body[b, PAR], body[b, PAR + 1], body[b, PAR + 2])
+    if gap < margin:
+        emit(ci, cf, count, a, b, cx - (gap + r) * nx, cy - (gap + r) * ny, cz - (gap + r) * nz, -nx, -ny, -nz, -gap, 0)
+
+
+@njit(**JIT)
+def capsule_capsule(body, a, b, margin, ci, cf, count):
+    """Segments P(s) = P0 + s d1, Q(t) = Q0 + t d2 (s, t ∈ [0, 1]); their closest points by
+    Ericson's ClosestPtSegmentSegment; the contact is that of the spheres of radius ra, rb
+    there. When sin∠(d1, d2) < 0.02 and b's segment projects onto a's with overlap, the two
+    ends of the overlap give 2 points (a line contact)."""
+    ra, ha = body[a, PAR], body[a, PAR + 1]
+    rb, hb = body[b, PAR], body[b, PAR + 1]
+    ux, uy, uz = _axis(body, a)
+    vx, vy, vz = _axis(body, b)
+    p0x, p0y, p0z = body[a, 0] - ha * ux, body[a, 1] - ha * uy, body[a, 2] - ha * uz
+    q0x, q0y, q0z = body[b, 0] - hb * vx, body[b, 1] - hb * vy, body[b, 2] - hb * vz
+    d1x, d1y, d1z = 2.0 * ha * ux, 2.0 * ha * uy, 2.0 * ha * uz
+    d2x, d2y, d2z = 2.0 * hb * vx, 2.0 * hb * vy, 2.0 * hb * vz
+    rx, ry, rz = p0x - q0x, p0y - q0y, p0z - q0z
+    A = d1x * d1x + d1y * d1y + d1z * d1z
+    Ecoef = d2x * d2x + d2y * d2y + d2z * d2z
+    f = d2x * rx + d2y * ry + d2z * rz
+    cdot = ux * vx + uy * vy + uz * vz
+    if A > 1e-18 and Ecoef > 1e-18 and 1.0 - cdot * cdot < PARALLEL_SIN_CAPSULES ** 2:
+        # nearly parallel: the overlap of b's segment projected on a's
+        s0 = ((q0x - p0x) * d1x + (q0y - p0y) * d1y + (q0z - p0z) * d1z) / A
+        s1 = s0 + (d2x * d1x + d2y * d1y + d2z * d1z) / A
+        lo, hi = max(min(s0, s1), 0.0), min(max(s0, s1), 1.0)
+        if hi - lo > 1e-9:
+            for e in range(2):
+                sv = lo if e == 0 else hi
+                px, py, pz = p0x + sv * d1x, p0y + sv * d1y, p0z + sv * d1z
+                t = ((px - q0x) * d2x + (py - q0y) * d2y + (pz - q0z) * d2z) / Ecoef
+                t = min(max(t, 0.0), 1.0)
+                sphere_pair(ci, cf, count, a, b, px, py, pz, ra, q0x + t * d2x, q0y + t * d2y, q0z + t * d2z, rb, margin, 1 + e)
+            return
+    # general case (Ericson 5.1.9)
+    if A <= 1e-18 and Ecoef <= 1e-18:
+        sv = t = 0.0
+    elif A <= 1e-18:
+        sv = 0.0
+        t = min(max(f / Ecoef, 0.0), 1.0)
+    else:
+        c = d1x * rx + d1y * ry + d1z * rz
+        if Ecoef <= 1e-18:
+            t = 0.0
+            sv = min(max(-c / A, 0.0), 1.0)
+        else:
+            bb = d1x * d2x + d1y * d2y + d1z * d2z
+            den = A * Ecoef - bb * bb
+            sv = min(max((bb * f - c * Ecoef) / den, 0.0), 1.0) if den > 1e-18 else 0.0
+            t = (bb * sv + f) / Ecoef
+            if t < 0.0:
+                t = 0.0
+                sv = min(max(-c / A, 0.0), 1.0)
+            elif t > 1.0:
+                t = 1.0
+                sv = min(max((bb - c) / A, 0.0), 1.0)
+    sphere_pair(ci, cf, count, a, b, p0x + sv * d1x, p0y + sv * d1y, p0z + sv * d1z, ra,
+                q0x + t * d2x, q0y + t * d2y, q0z + t * d2z, rb, margin, 0)
+
+
+@njit(inline="always", **JIT)
+def _box_sdf(px, py, pz, hx, hy, hz):
+    """Signed distance (m) of a point to a box centred at the origin (its own frame)."""
+    qx, qy, qz = abs(px) - hx, abs(py) - hy, abs(pz) - hz
+    ox, oy, oz = max(qx, 0.0), max(qy, 0.0), max(qz, 0.0)
+    return math.sqrt(ox * ox + oy * oy + oz * oz) + min(max(qx, max(qy, qz)), 0.0)
+
+
+@njit(**JIT)
+def capsule_box(body, a, b, margin, ci, cf, count):
+    """Capsule (or cylinder, as a capsule) a against box b: see the module table. The signed
+    distance of a point to a box is convex, so along the segment it has one minimum, found by
+    golden-section search (40 iterations, t to ~1e-8 of the length) in the box's frame."""
+    r, h = body[a, PAR], body[a, PAR + 1]
+    hx, hy, hz = body[b, PAR], body[b, PAR + 1], body[b, PAR + 2]
+    q0, q1, q2, q3 = body[b, QUAT], body[b, QUAT + 1], body[b, QUAT + 2], body[b, QUAT + 3]
+    bx, by, bz = body[b, 0], body[b, 1], body[b, 2]
+    wx, wy, wz = _axis(body, a)
+    # the segment in the box's frame: P0 + t D, t ∈ [0, 1]
+    p0x, p0y, p0z = rotate_inv(q0, q1, q2, q3, body[a, 0] - h * wx - bx,
+                               body[a, 1] - h * wy - by, body[a, 2] - h * wz - bz)
+    Dx, Dy, Dz = rotate_inv(q0, q1, q2, q3, 2.0 * h * wx, 2.0 * h * wy, 2.0 * h * wz)
+    lo, hi = 0.0, 1.0
+    g = 0.5 * (math.sqrt(5.0) - 1.0)
+    t1, t2 = hi - g * (hi - lo), lo + g * (hi - lo)
+    f1 = _box_sdf(p0x + t1 * Dx, p0y + t1 * Dy, p0z + t1 * Dz, hx, hy, hz)
+    f2 = _box_sdf(p0x + t2 * Dx, p0y + t2 * Dy, p0z + t2 * Dz, hx, hy, hz)
+    for _ in range(GOLDEN_ITERATIONS):
+        if f1 <= f2:
+            hi, t2, f2 = t2, t1, f1
+            t1 = hi - g * (hi - lo)
+            f1 = _box_sdf(p0x + t1 * Dx, p0y + t1 * Dy, p0z + t1 * Dz, hx, hy, hz)
+        else:
+            lo, t1, f1 = t1, t2, f2
+            t2 = lo + g * (hi - lo)
+            f2 = _box_sdf(p0x + t2 * Dx, p0y + t2 * Dy, p0z + t2 * Dz, hx, hy, hz)
+    t = 0.5 * (lo + hi)
+    ft = _box_sdf(p0x + t * Dx, p0y + t * Dy, p0z + t * Dz, hx, hy, hz)
+    for te in (0.0, 1.0):
+        fe = _box_sdf(p0x + te * Dx, p0y + te * Dy, p0z + te * Dz, hx, hy, hz)
+        if fe <= ft:
+            t, ft = te, fe
+    if ft - r >= margin:
+        return
+    cx = body[a, 0] + (2.0 * t - 1.0) * h * wx
+    cy = body[a, 1] + (2.0 * t - 1.0) * h * wy
+    cz = body[a, 2] + (2.0 * t - 1.0) * h * wz
+    gap, nx, ny, nz = box_distance(cx, cy, cz, r, bx, by, bz, q0, q1, q2, q3, hx, hy, hz)
+    # a face normal (in the box frame one component is ±1) and the segment along the face?
+    lnx, lny, lnz = rotate_inv(q0, q1, q2, q3, nx, ny, nz)
+    k = -1
+    if abs(lnx) > 1.0 - 1e-9:
+        k = 0
+    elif abs(lny) > 1.0 - 1e-9:
+        k = 1
+    elif abs(lnz) > 1.0 - 1e-9:
+        k = 2
+    dl = 2.0 * h
+    if k >= 0 and dl > 1e-12:
+        along = (Dx * lnx + Dy * lny + Dz * lnz) / dl
+        if abs(along) < PARALLEL_SIN_FACE:
+            # clip t ∈ [0, 1] to the face's rectangle (Liang–Barsky on the two tangent axes)
+            t0, t1c = 0.0, 1.0
+            for c in range(3):
+                if c == k:
+                    continue
+                pc = p0x if c == 0 else (p0y if c == 1 else p0z)
+                dc = Dx if c == 0 else (Dy if c == 1 else Dz)
+                hc = hx if c == 0 else (hy if c == 1 else hz)
+                if abs(dc) < 1e-15:
+                    if abs(pc) > hc:
+                        t1c = -1.0
+                    continue
+                ta, tb = (-hc - pc) / dc, (hc - pc) / dc
+                t0 = max(t0, min(ta, tb))
+                t1c = min(t1c, max(ta, tb))
+            if t1c - t0 > 1e-9:
+                hk = hx if k == 0 else (hy if k == 1 else hz)
+                for e in range(2):
+                    te = t0 if e == 0 else t1c
+                    pk = (p0x + te * Dx) * lnx + (p0y + te * Dy) * lny + (p0z + te * Dz) * lnz
+                    gap_e = pk - hk - r                # pk: the coordinate along the face normal
+                    if gap_e < margin:
+                        sx = body[a, 0] + (2.0 * te - 1.0) * h * wx
+                        sy = body[a, 1] + (2.0 * te - 1.0) * h * wy
+                        sz = body[a, 2] + (2.0 * te - 1.0) * h * wz
+                        d_face = gap_e + r                 # segment point's height above the face
+                        emit(ci, cf, count, a, b, sx - d_face * nx, sy - d_face * ny, sz - d_face * nz, -nx, -ny, -nz,
+                             -gap_e, 1 + e)
+                return
+    if gap < margin:
+        emit(ci, cf, count, a, b, cx - (gap + r) * nx, cy - (gap + r) * ny, cz - (gap + r) * nz, -nx, -ny, -nz, -gap, 0)
+
+
+@njit(inline="always", **JIT)
+def collide_pair(kind, body, a, b, margin, sp, sf, poly, tags, boxes, rot, ci, cf, count):
+    """The manifold of one pair, by kind (ordered plane < sphere < capsule < box < cylinder;
+    a cylinder off a plane counts as a capsule). The output pair is the ordered one."""
+    ka, kb = kind[a], kind[b]
+    if ka > kb:
+        a, b, ka, kb = b, a, kb, ka
+    if ka == PLANE:
+        if kb == SPHERE:
+            plane_sphere(body, a, b, margin, ci, cf, count)
+        elif kb == CAPSULE:
+            plane_capsule(body, a, b, margin, ci, cf, count)
+        elif kb == BOX:
+            plane_box(body, a, b, margin, sp, sf, ci, cf, count)
+        elif kb == CYLINDER:
+            plane_cylinder(body, a, b, margin, sp, sf, ci, cf, count)
+        return
+    if ka == CYLINDER:
+        ka = CAPSULE
+    if kb == CYLINDER:
+        kb = CAPSULE
+        if ka == BOX:
+            a, b, ka, kb = b, a, CAPSULE, BOX
+    if ka == SPHERE:
+        if kb == SPHERE:
+            sphere_pair(ci, cf, count, a, b, body[a, 0], body[a, 1], body[a, 2], body[a, PAR],
+                        body[b, 0], body[b, 1], body[b, 2], body[b, PAR], margin, 0)
+        elif kb == CAPSULE:
+            sphere_capsule(body, a, b, margin, ci, cf, count)
+        elif kb == BOX:
+            sphere_box(body, a, b, margin, ci, cf, count)
+    elif ka == CAPSULE:
+        if kb == CAPSULE:
+            capsule_capsule(body, a, b, margin, ci, cf, count)
+        elif kb == BOX:
+            capsule_box(body, a, b, margin, ci, cf, count)
+    elif ka == BOX and kb == BOX:
+        box_box(body, a, b, margin, sp, sf, poly, tags, boxes, rot, ci, cf, count)
+
+
+@njit(**JIT)
+def narrow_phase(kind, body, pairs, n_pairs, margin, ci, cf, count):
+    """Contacts of the first n_pairs candidate pairs into ci, cf (common.py's layout; count
+    reset first). Allocates its small workspaces once per call."""
+    count[0] = 0
+    count[1] = 0
+    sp = np.empty((MAX_CANDIDATES, 4))
+    sf = np.empty(MAX_CANDIDATES, np.int64)
+    poly = np.empty((2, 16, 3))
+    tags = np.empty((2, 16, 2), np.int64)
+    boxes = np.empty((2, 3, 4))
+    rot = np.empty((3, 3))
+    for p in range(n_pairs):
+        collide_pair(kind, body, pairs[p, 0], pairs[p, 1], margin, sp, sf, poly, tags, boxes, rot, ci, cf, count)
