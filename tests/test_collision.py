@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from physics.collision import candidate_pairs, detect, joined_keys, make_shapes
-from physics.quat import q_from_axis_angle, q_mul, q_to_matrix
+from physics.quat import q_from_axis_angle, q_to_matrix
 
 I = (0.0, 0.0, 0.0, 1.0)
 Z = (0.0, 0.0, 1.0)

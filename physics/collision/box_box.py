@@ -107,6 +107,26 @@ def box_box(body, a, b, margin, sp, sf, poly, tags, F, C, ci, cf, count):
     _face_contact(body, a, b, margin, sp, sf, poly, tags, F, ci, cf, count, ref, ia if ref == 0 else ib)
 
 
+@njit(inline="always", **JIT)
+def _edge_point(F, slot, skip, toward, lx, ly, lz, px, py, pz):
+    """The centre of the box's edge along axis `skip` that lies furthest along toward·L
+    (the box's centre px, py, pz moved by ±half extent along the two other axes), and the
+    corner-sign code of that edge (bit set where the sign is +)."""
+    code = 0
+    bit = 0
+    for k in range(3):
+        if k == skip:
+            continue
+        sg = toward if _dot_axis(F, slot, k, lx, ly, lz) >= 0.0 else -toward
+        if sg > 0.0:
+            code += 1 << bit
+        px += sg * F[slot, k, 3] * F[slot, k, 0]
+        py += sg * F[slot, k, 3] * F[slot, k, 1]
+        pz += sg * F[slot, k, 3] * F[slot, k, 2]
+        bit += 1
+    return px, py, pz, code
+
+
 @njit(**JIT)
 def _edge_contact(body, a, b, F, sp, sf, ci, cf, count, i, j, lx, ly, lz, sep):
     """One point: the closest points of a's edge along a_i and b's edge along b_j that are
@@ -117,31 +137,8 @@ def _edge_contact(body, a, b, F, sp, sf, ci, cf, count, i, j, lx, ly, lz, sep):
     if dx * lx + dy * ly + dz * lz < 0.0:
         lx, ly, lz = -lx, -ly, -lz
     # a's edge: the corner signs towards b; b's edge: towards a
-    pax, pay, paz = body[a, 0], body[a, 1], body[a, 2]
-    pbx, pby, pbz = body[b, 0], body[b, 1], body[b, 2]
-    code_a = code_b = 0
-    bit = 0
-    for k in range(3):
-        if k == i:
-            continue
-        sg = 1.0 if _dot_axis(F, 0, k, lx, ly, lz) >= 0.0 else -1.0
-        if sg > 0.0:
-            code_a += 1 << bit
-        pax += sg * F[0, k, 3] * F[0, k, 0]
-        pay += sg * F[0, k, 3] * F[0, k, 1]
-        paz += sg * F[0, k, 3] * F[0, k, 2]
-        bit += 1
-    bit = 0
-    for k in range(3):
-        if k == j:
-            continue
-        sg = -1.0 if _dot_axis(F, 1, k, lx, ly, lz) >= 0.0 else 1.0
-        if sg > 0.0:
-            code_b += 1 << bit
-        pbx += sg * F[1, k, 3] * F[1, k, 0]
-        pby += sg * F[1, k, 3] * F[1, k, 1]
-        pbz += sg * F[1, k, 3] * F[1, k, 2]
-        bit += 1
+    pax, pay, paz, code_a = _edge_point(F, 0, i, 1.0, lx, ly, lz, body[a, 0], body[a, 1], body[a, 2])
+    pbx, pby, pbz, code_b = _edge_point(F, 1, j, -1.0, lx, ly, lz, body[b, 0], body[b, 1], body[b, 2])
     ux, uy, uz = F[0, i, 0], F[0, i, 1], F[0, i, 2]
     vx, vy, vz = F[1, j, 0], F[1, j, 1], F[1, j, 2]
     rx, ry, rz = pax - pbx, pay - pby, paz - pbz
