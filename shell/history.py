@@ -24,6 +24,8 @@ from bisect import bisect_right
 
 import numpy as np
 
+from ui.sliced import SlicedWorld
+
 RECORD_PERIOD = 1.0 / 60.0      # s of simulated time between recorded states
 DEFAULT_SECONDS = 30.0
 
@@ -338,29 +340,16 @@ class Timeline:
         return world.time
 
 
-class RecordingWorld:
+class RecordingWorld(SlicedWorld):
     """The world as the frame driver sees it, recording into a Timeline: advance_steps
     runs in slices that end where a state is due and captures after each."""
 
     def __init__(self, world, timeline):
-        self.world = world
+        super().__init__(world)
         self.timeline = timeline
 
-    def __getattr__(self, name):
-        return getattr(self.world, name)
+    def slice_steps(self):
+        return self.timeline.steps_until_due(self.world)
 
-    def advance_steps(self, n):
-        while n > 0:
-            k = min(n, self.timeline.steps_until_due(self.world))
-            self.world.advance_steps(k)
-            self.timeline.capture(self.world)
-            n -= k
-
-    def step(self):
-        self.advance_steps(1)
-
-    def advance(self, duration):
-        """Like World.advance, recording."""
-        n = int(round(float(duration) / self.world.dt))
-        self.advance_steps(n)
-        return n
+    def after_slice(self):
+        self.timeline.capture(self.world)

@@ -14,33 +14,25 @@ import numpy as np
 from imgui_bundle import imgui, implot
 
 from physics.world import Joint
+from .sliced import SlicedWorld
 
 SAMPLE_PERIOD = 1.0 / 120.0      # s of simulated time between samples (at least one step)
 
 
-class SampledWorld:
+class SampledWorld(SlicedWorld):
     """The world as the frame driver sees it: `advance_steps(n)` runs in slices of
-    about SAMPLE_PERIOD and calls `sample()` after each; everything else is the world's."""
+    about SAMPLE_PERIOD and calls `sample()` after each (also after a blow-up)."""
+    AFTER_ON_ERROR = True
 
     def __init__(self, world, sample):
-        self.world = world
+        super().__init__(world)
         self.sample = sample
 
-    def __getattr__(self, name):
-        return getattr(self.world, name)
+    def slice_steps(self):
+        return max(1, int(round(SAMPLE_PERIOD / self.world.dt)))
 
-    def advance_steps(self, n):
-        every = max(1, int(round(SAMPLE_PERIOD / self.world.dt)))
-        while n > 0:
-            k = min(n, every)
-            try:
-                self.world.advance_steps(k)
-            finally:
-                self.sample()
-            n -= k
-
-    def step(self):
-        self.advance_steps(1)
+    def after_slice(self):
+        self.sample()
 
 
 # name, header in the CSV, what it is
