@@ -12,6 +12,8 @@ def make_chain(world, name="chain", links=10, joint="revolute", link_length=0.1,
     Link i is the body f"{name}_{i}" (mass kg, centre-to-centre length m); joint i,
     f"{name}_j{i}", joins link i−1 (or `parent`) to link i at their shared end, a
     revolute about `axis` or a spherical joint. Returns the list of link bodies.
+    Built with World.add_bodies / add_joints: O(links) numpy work, the same arrays as
+    adding the links one by one.
     """
     if joint not in ("revolute", "spherical"):
         raise ValueError(f"chain joint must be revolute or spherical, got {joint!r}")
@@ -31,12 +33,11 @@ def make_chain(world, name="chain", links=10, joint="revolute", link_length=0.1,
         ang = np.arctan2(s, c)
         quat = np.concatenate([v / s * np.sin(ang / 2), [np.cos(ang / 2)]])
     half = max(0.5 * link_length - radius, 1e-6)
-    bodies, prev = [], parent
-    for i in range(links):
-        centre = origin + d * link_length * (i + 0.5)
-        b = world.add_body(f"{name}_{i}", Capsule(radius, half), mass=mass, position=centre,
-                           orientation=quat, color=color)
-        world.add_joint(f"{name}_j{i}", joint, prev, b.name, anchor=origin + d * link_length * i, axis=axis)
-        bodies.append(b)
-        prev = b.name
+    step = d * link_length
+    names = [f"{name}_{i}" for i in range(links)]
+    bodies = world.add_bodies(names, Capsule(radius, half), mass=mass,
+                              position=origin + step * (np.arange(links) + 0.5)[:, None], orientation=quat,
+                              color=color)
+    world.add_joints([f"{name}_j{i}" for i in range(links)], joint, [parent] + names[:-1], names,
+                     anchors=origin + step * np.arange(links)[:, None], axis=axis)
     return bodies

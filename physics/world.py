@@ -17,7 +17,7 @@ from .joint_rows import MOTOR_MODES, MOTOR_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT, com
 from .joint_types import BY_CODE, JOINT_TYPES, SPHERICAL, UNIVERSAL
 from .integrate import body_energy, body_summary, gather_forces, integrate_velocities
 from .model import Control, Model, State, Work, bundles
-from .quat import frame_from_axes, q_conj, q_from_matrix, q_mul, q_rotate, q_to_matrix
+from .quat import frame_from_axes, q_conj, q_from_matrix, q_mul, q_rotate, q_to_matrix, qmul, rotate
 from .settings import DT, GYROSCOPIC
 from .shapes import Plane, check_shape
 from .solvers import FAMILIES
@@ -59,6 +59,44 @@ def _vec3(value, what):
     if arr.shape != (3,) or not np.all(np.isfinite(arr)):
         raise ValueError(f"{what} must be 3 finite numbers, got {value!r}")
     return arr
+
+
+def _vecs3(value, k, what, names=None):
+    """One 3-vector for all k entries, or k of them: a checked (k, 3) array, a broadcast
+    view for one (_vec3's error; `what` may name the entry as "{name}", from `names`)."""
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim == 2 and arr.shape == (k, 3) and k > 1:
+        bad = ~np.isfinite(arr).all(axis=1)
+        if bad.any():
+            j = int(np.argmax(bad))
+            raise ValueError(f"{what.format(name=names[j] if names else '')} must be 3 finite numbers, "
+                             f"got {value[j]!r}")
+        return arr
+    return np.broadcast_to(_vec3(value, what.format(name=names[0] if names else '')), (k, 3))
+
+
+def _per_body(value, k, names, what):
+    """One number for all k bodies, or k numbers: a (k,) float array."""
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim == 0:
+        return np.full(k, float(arr))
+    if arr.shape != (k,):
+        raise ValueError(f"body {names[0]!r}: {what} must be one number or {k}, got {value!r}")
+    return arr
+
+
+def _unit_quats(value, k, names):
+    """One quaternion (x, y, z, w) for all k bodies, or k of them, each divided by its norm
+    (np.linalg.norm of the 4-vector, as for one body, so both round alike): (k, 4)."""
+    arr = np.asarray(value, dtype=float)
+    rows = [arr] if arr.reshape(-1).shape == (4,) else (list(arr) if arr.shape == (k, 4) else [arr])
+    out = []
+    for j, q in enumerate(rows):
+        q = q.reshape(-1)
+        if q.shape != (4,) or not np.all(np.isfinite(q)) or np.linalg.norm(q) == 0:
+            raise ValueError(f"body {names[j]!r}: orientation must be a quaternion (x, y, z, w)")
+        out.append(q / np.linalg.norm(q))
+    return np.broadcast_to(out[0], (k, 4)) if len(out) == 1 else np.array(out)
 
 
 class Body:
@@ -338,7 +376,7 @@ class World:
         self._rows_stale = False            # joints added since the rows were last written
         self._body_index, self._joint_index = {}, {}
         self._rows_indexed = False          # body_row_ptr/idx match the rows
-        self._add_body_arrays("world", Plane(), (0.5, 0.5, 0.5), math.inf, np.zeros(3),
+        self._add_body_arrays(["world"], Plane(), (0.5, 0.5, 0.5), None, np.zeros(3),
                               np.array([0.0, 0.0, 0.0, 1.0]), np.zeros(3), np.zeros(3), True, None)
         self._initial_state = None
         self.ropes = {}                     # name → physics.rope.Rope, stepped with the bodies
@@ -449,26 +487,31 @@ class World:
         for solver in self.solvers.values():
             solver.model_changed(self)
 
-    def _add_body_arrays(self, name, shape, color, mass, pos, quat, vel, omega, static, visual_mesh):
-        i = self.model.bodies.add()
-        self.state.bodies.add()
-        self.control.bodies.add()
-        self.work.bodies.add()
-        sb, mb = self.state.bodies, self.model.bodies
-        sb.pos[i] = pos
-        sb.quat[i] = quat / np.linalg.norm(quat)
-        sb.vel[i] = vel
-        sb.omega[i] = omega
+    def _add_body_arrays(self, names, shape, color, mass, pos, quat, vel, omega, static, visual_mesh):
+        """Append k bodies (checked arrays: mass (k,), pos, vel, omega (k, 3), quat (k, 4)
+        unit; one shape, color (3,) or (k, 3)); returns the first index."""
+        k = len(names)
+        i = self.model.bodies.add(k)
+        self.state.bodies.add(k)
+        self.control.bodies.add(k)
+        self.work.bodies.add(k)
+        sb, mb, new = self.state.bodies, self.model.bodies, slice(i, i + k)
+        sb.pos[new], sb.quat[new], sb.vel[new], sb.omega[new] = pos, quat, vel, omega
         if static:
-            mb.inertia[i] = np.inf
+            mb.inertia[new] = np.inf
         else:
-            inertia = shape.principal_inertia(mass)
-            mb.inv_mass[i] = 1.0 / mass
-            mb.inertia[i] = inertia
-            mb.inv_inertia[i] = 1.0 / inertia
-        self.model.body_info.append(BodyInfo(name, shape, tuple(color), mass if not static else math.inf,
-                                             visual_mesh))
-        self._body_index[name] = i
+            first = float(mass[0])
+            if np.all(mass == first):               # one mass: one inertia (a chain)
+                inertia = shape.principal_inertia(first)
+            else:
+                inertia = np.array([shape.principal_inertia(float(m)) for m in mass])
+            mb.inv_mass[new] = 1.0 / mass
+            mb.inertia[new] = inertia
+            mb.inv_inertia[new] = 1.0 / inertia
+        colors = [tuple(color)] * k if np.ndim(color) == 1 else [tuple(c) for c in color]
+        masses = [math.inf] * k if static else mass.tolist()
+        self.model.body_info.extend(BodyInfo(n, shape, c, m, visual_mesh) for n, c, m in zip(names, colors, masses))
+        self._body_index.update(zip(names, range(i, i + k)))
         self._model_changed()
         return i
 
@@ -477,32 +520,53 @@ class World:
                  static=False, color=(0.7, 0.7, 0.7), visual_mesh=None):
         """Add a rigid body. Give `mass` (kg) or `density` (kg/m³), unless `static`.
         Inertia is the exact tensor of the shape about its centre (shapes.py)."""
-        if not isinstance(name, str) or not name or name in self._body_index:
-            raise ValueError(f"body name must be a new non-empty string, got {name!r}")
+        return self.add_bodies([name], shape, mass, density, position, orientation, velocity, angular_velocity,
+                               static, color, visual_mesh)[0]
+
+    def add_bodies(self, names, shape, mass=None, density=None, position=(0, 0, 0),
+                   orientation=(0, 0, 0, 1), velocity=(0, 0, 0), angular_velocity=(0, 0, 0),
+                   static=False, color=(0.7, 0.7, 0.7), visual_mesh=None):
+        """Add k bodies of one shape at once, as k calls of add_body would (same checks,
+        same errors naming the first offending body, the same arrays bit for bit) in
+        O(k) numpy work: `names` k new names; `mass`, `density` one value or k;
+        `position`, `velocity`, `angular_velocity` one (3,) or (k, 3); `orientation` one
+        (4,) or (k, 4); `color` one rgb or k. Returns the k Body views."""
+        names = list(names)
+        k = len(names)
+        seen = set()
+        for name in names:
+            if not isinstance(name, str) or not name or name in self._body_index or name in seen:
+                raise ValueError(f"body name must be a new non-empty string, got {name!r}")
+            seen.add(name)
+        if k == 0:
+            return []
+        first = names[0]
         try:
             check_shape(shape)
         except ValueError as e:
-            raise ValueError(f"body {name!r}: {e}") from None
+            raise ValueError(f"body {first!r}: {e}") from None
         if shape.kind == "plane" and not static:
-            raise ValueError(f"body {name!r}: a plane can only be static")
+            raise ValueError(f"body {first!r}: a plane can only be static")
         if not static:
             if (mass is None) == (density is None):
-                raise ValueError(f"body {name!r}: give exactly one of mass and density")
+                raise ValueError(f"body {first!r}: give exactly one of mass and density")
             if mass is None:
-                mass = float(density) * shape.volume()
-            mass = float(mass)
-            if not (math.isfinite(mass) and mass > 0.0):
-                raise ValueError(f"body {name!r}: mass must be positive and finite, got {mass!r}")
-        quat = np.asarray(orientation, float).reshape(-1)
-        if quat.shape != (4,) or not np.all(np.isfinite(quat)) or np.linalg.norm(quat) == 0:
-            raise ValueError(f"body {name!r}: orientation must be a quaternion (x, y, z, w)")
-        i = self._add_body_arrays(name, shape, color, mass, _vec3(position, "position"), quat,
-                                  _vec3(velocity, "velocity"), _vec3(angular_velocity, "angular_velocity"),
-                                  static, visual_mesh)
+                mass = _per_body(density, k, names, "density") * shape.volume()
+            mass = _per_body(mass, k, names, "mass")
+            bad = ~(np.isfinite(mass) & (mass > 0.0))
+            if bad.any():
+                j = int(np.argmax(bad))
+                raise ValueError(f"body {names[j]!r}: mass must be positive and finite, got {float(mass[j])!r}")
+        quat = _unit_quats(orientation, k, names)
+        pos = _vecs3(position, k, "position")
+        vel = _vecs3(velocity, k, "velocity")
+        omega = _vecs3(angular_velocity, k, "angular_velocity")
+        i = self._add_body_arrays(names, shape, color, mass, pos, quat, vel, omega, static, visual_mesh)
         if static and getattr(shape, "kind", None) == "box":
-            for rope in self.ropes.values():
-                rope.add_box(self.state.bodies.pos[i], shape.half_extents, self.state.bodies.quat[i])
-        return Body(self, i)
+            for b in range(i, i + k):
+                for rope in self.ropes.values():
+                    rope.add_box(self.state.bodies.pos[b], shape.half_extents, self.state.bodies.quat[b])
+        return [Body(self, b) for b in range(i, i + k)]
 
     def add_joint(self, name, kind, parent, child, anchor, axis=(1.0, 0.0, 0.0), axis2=None,
                   limits=None, limits2=None, swing=None, twist=None, friction=0.0):
@@ -514,89 +578,153 @@ class World:
         limits: (lo, hi) of the first free DOF (rad, or m for prismatic); limits2 of the
                 universal's second; swing: spherical cone half-angle (rad); twist: (lo, hi).
         """
-        if not isinstance(name, str) or not name or name in self._joint_index:
-            raise ValueError(f"joint name must be a new non-empty string, got {name!r}")
+        return self.add_joints([name], kind, [parent], [child], anchor, axis, axis2, limits, limits2, swing, twist,
+                               friction)[0]
+
+    def add_joints(self, names, kind, parents, children, anchors, axis=(1.0, 0.0, 0.0), axis2=None,
+                   limits=None, limits2=None, swing=None, twist=None, friction=0.0):
+        """Add k joints of one type at once, as k calls of add_joint would (same checks,
+        same errors naming the first offending joint, the same arrays bit for bit) in O(k)
+        numpy work: `names`, `parents`, `children` k names each (a parent may be one name
+        for all); `anchors`, `axis`, `axis2` one (3,) or (k, 3) (world coordinates);
+        limits, limits2, swing, twist and friction shared. Returns the k Joint views."""
+        names = list(names)
+        k = len(names)
+        parents = [parents] * k if isinstance(parents, str) else list(parents)
+        children = list(children)
+        seen = set()
+        for name in names:
+            if not isinstance(name, str) or not name or name in self._joint_index or name in seen:
+                raise ValueError(f"joint name must be a new non-empty string, got {name!r}")
+            seen.add(name)
+        if k == 0:
+            return []
+        if len(parents) != k or len(children) != k:
+            raise ValueError(f"add_joints: {k} names need {k} parents and {k} children, "
+                             f"got {len(parents)} and {len(children)}")
+        first = names[0]
         if kind not in JOINT_TYPES:
-            raise ValueError(f"joint {name!r}: type must be one of {', '.join(JOINT_TYPES)}, got {kind!r}")
-        for role, b in (("parent", parent), ("child", child)):
-            if not isinstance(b, str) or b not in self._body_index:
-                raise ValueError(f"joint {name!r}: {role} {b!r} is not a body")
-        a, b = self._body_index[parent], self._body_index[child]
-        if a == b:
-            raise ValueError(f"joint {name!r}: parent and child are the same body")
+            raise ValueError(f"joint {first!r}: type must be one of {', '.join(JOINT_TYPES)}, got {kind!r}")
+        index = self._body_index
+        ab = np.empty((k, 2), np.int64)
+        for j, (name, parent, child) in enumerate(zip(names, parents, children)):
+            for role, b in (("parent", parent), ("child", child)):
+                if not isinstance(b, str) or b not in index:
+                    raise ValueError(f"joint {name!r}: {role} {b!r} is not a body")
+            ab[j] = index[parent], index[child]
+        same = ab[:, 0] == ab[:, 1]
+        if same.any():
+            raise ValueError(f"joint {names[int(np.argmax(same))]!r}: parent and child are the same body")
         jt = JOINT_TYPES[kind]
         t = jt.code
-        anchor = _vec3(anchor, f"joint {name!r} anchor")
-        axis = _vec3(axis, f"joint {name!r} axis")
-        if np.linalg.norm(axis) < 1e-12:
-            raise ValueError(f"joint {name!r}: axis must not be zero")
+        anchors = _vecs3(anchors, k, "joint {name!r} anchor", names)
+        axes = _vecs3(axis, k, "joint {name!r} axis", names)
+        zero = np.linalg.norm(axes[:1] if axes.strides[0] == 0 else axes, axis=1) < 1e-12
+        if zero.any():
+            raise ValueError(f"joint {names[int(np.argmax(zero))]!r}: axis must not be zero")
         if t == UNIVERSAL:
             if axis2 is None:
-                raise ValueError(f"joint {name!r}: a universal joint needs axis2")
-            axis2 = _vec3(axis2, f"joint {name!r} axis2")
-            n0, n1 = axis / np.linalg.norm(axis), axis2 / np.linalg.norm(axis2)
-            if abs(np.dot(n0, n1)) > 1e-6:
-                raise ValueError(f"joint {name!r}: axis and axis2 must be perpendicular")
-            frame = frame_from_axes(n0, n1)
-        else:
-            frame = frame_from_axes(axis)
+                raise ValueError(f"joint {first!r}: a universal joint needs axis2")
+            axes2 = _vecs3(axis2, k, "joint {name!r} axis2", names)
         if (swing is not None or twist is not None) and t != SPHERICAL:
-            raise ValueError(f"joint {name!r}: swing and twist limits are only for spherical joints")
+            raise ValueError(f"joint {first!r}: swing and twist limits are only for spherical joints")
         if limits2 is not None and t != UNIVERSAL:
-            raise ValueError(f"joint {name!r}: limits2 is only for universal joints")
+            raise ValueError(f"joint {first!r}: limits2 is only for universal joints")
         friction = float(friction)
         if not (math.isfinite(friction) and friction >= 0.0):
-            raise ValueError(f"joint {name!r}: friction must be finite and >= 0, got {friction!r}")
-        q_frame = q_from_matrix(frame)
+            raise ValueError(f"joint {first!r}: friction must be finite and >= 0, got {friction!r}")
+        # the joint frame (world) of each distinct axis (pair), computed once
+        frames = {}
+        keyed = zip(axes.tolist(), axes2.tolist()) if t == UNIVERSAL else ((a, None) for a in axes.tolist())
+        q_frames = np.empty((k, 4))
+        for j, key in enumerate(keyed):
+            key = (tuple(key[0]), None if key[1] is None else tuple(key[1]))
+            if key not in frames:
+                if t == UNIVERSAL:
+                    n0, n1 = np.array(key[0]), np.array(key[1])
+                    n0, n1 = n0 / np.linalg.norm(n0), n1 / np.linalg.norm(n1)
+                    if abs(np.dot(n0, n1)) > 1e-6:
+                        raise ValueError(f"joint {names[j]!r}: axis and axis2 must be perpendicular")
+                    frames[key] = q_from_matrix(frame_from_axes(n0, n1))
+                else:
+                    frames[key] = q_from_matrix(frame_from_axes(np.array(key[0])))
+            q_frames[j] = frames[key]
+        lims = self._check_limits(jt, first, swing, twist, limits, limits2)
+        # the anchor and frame in each body's coordinates: the builder's scalar quaternion
+        # helpers (quat.py), one call per joint and side, so every path rounds alike
+        sb = self.state.bodies
+        local_anchor, local_frame = np.empty((2, k, 3)), np.empty((2, k, 4))
+        anchor_l, frame_l = anchors.tolist(), q_frames.tolist()
+        for side in (0, 1):
+            bq, bp = sb.quat[ab[:, side]].tolist(), sb.pos[ab[:, side]].tolist()
+            la, lf = local_anchor[side], local_frame[side]
+            for j in range(k):
+                qx, qy, qz, qw = bq[j]
+                px, py, pz = bp[j]
+                ax, ay, az = anchor_l[j]
+                la[j] = rotate(-qx, -qy, -qz, qw, ax - px, ay - py, az - pz)
+                lf[j] = qmul(-qx, -qy, -qz, qw, *frame_l[j])
         nrows = jt.n_rows
-        j = self.model.joints.add()
-        self.state.joints.add()
-        self.control.joints.add()
-        r0 = self.model.rows.add(nrows)
-        self.state.rows.add(nrows)
-        self.work.rows.add(nrows)
-        m = self.model.joints
-        m.type[j] = t
-        m.body[j] = (a, b)
-        for side, body in ((0, a), (1, b)):
-            qc = q_conj(self.state.bodies.quat[body])
-            local_anchor = q_rotate(qc, anchor - self.state.bodies.pos[body])
-            local_frame = q_mul(qc, q_frame)
-            if side == 0:
-                m.anchor_a[j], m.frame_a[j] = local_anchor, local_frame
-            else:
-                m.anchor_b[j], m.frame_b[j] = local_anchor, local_frame
-        m.row_start[j] = r0
-        m.row_count[j] = nrows
-        m.friction[j] = friction
-        block = self.model.blocks.add()
-        self.model.blocks.row_start[block], self.model.blocks.row_count[block] = r0, nrows
-        rows = self.model.rows
-        rows.joint[r0:r0 + nrows] = j
-        rows.body[r0:r0 + nrows] = (a, b)
-        rows.kind[r0:r0 + jt.n_eq] = ROW_EQ
-        rows.kind[r0 + jt.n_eq:r0 + jt.n_eq + jt.n_limit] = ROW_LIMIT
-        rows.kind[r0 + jt.n_eq + jt.n_limit:r0 + nrows] = ROW_FREE
-        rows.rot[r0:r0 + nrows] = 1
-        rows.rot[r0:r0 + jt.translational_eq] = 0
+        j0 = self.model.joints.add(k)
+        self.state.joints.add(k)
+        self.control.joints.add(k)
+        r0 = self.model.rows.add(k * nrows)
+        self.state.rows.add(k * nrows)
+        self.work.rows.add(k * nrows)
+        m, new = self.model.joints, slice(j0, j0 + k)
+        m.type[new] = t
+        m.body[new] = ab
+        m.anchor_a[new], m.anchor_b[new] = local_anchor
+        m.frame_a[new], m.frame_b[new] = local_frame
+        m.row_start[new] = r0 + nrows * np.arange(k)
+        m.row_count[new] = nrows
+        m.friction[new] = friction
+        for dof, (lo, hi) in lims.items():
+            m.limit_lo[new, dof], m.limit_hi[new, dof], m.limit_on[new, dof] = lo, hi, 1
+        b0 = self.model.blocks.add(k)
+        self.model.blocks.row_start[b0:b0 + k], self.model.blocks.row_count[b0:b0 + k] = m.row_start[new], nrows
+        # the row pattern of one joint of this type, repeated k times
+        kind_of_row = np.array([ROW_EQ] * jt.n_eq + [ROW_LIMIT] * jt.n_limit + [ROW_FREE] * jt.n_free, np.int64)
+        rot = np.ones(nrows, np.int64)
+        rot[:jt.translational_eq] = 0
         if jt.linear_free:
-            rows.rot[r0 + jt.n_eq:r0 + nrows] = 0
-        self.model.joint_info.append(JointInfo(name, kind, parent, child, tuple(anchor), tuple(axis),
-                                               None if axis2 is None else tuple(axis2)))
-        self._joint_index[name] = j
+            rot[jt.n_eq:] = 0
+        rows, new_rows = self.model.rows, slice(r0, r0 + k * nrows)
+        rows.joint[new_rows] = np.repeat(np.arange(j0, j0 + k), nrows)
+        rows.body[new_rows] = np.repeat(ab, nrows, axis=0)
+        rows.kind[new_rows] = np.tile(kind_of_row, k)
+        rows.rot[new_rows] = np.tile(rot, k)
+        self.model.joint_info.extend(
+            JointInfo(name, kind, parent, child, tuple(anchor), tuple(ax), None if t != UNIVERSAL else tuple(ax2))
+            for name, parent, child, anchor, ax, ax2 in zip(names, parents, children, anchors, axes,
+                                                            axes2 if t == UNIVERSAL else axes))
+        self._joint_index.update(zip(names, range(j0, j0 + k)))
         self._model_changed()
-        if t == SPHERICAL:
-            if swing is not None:
-                self._set_limit(j, 0, 0.0, swing, refresh=False)
-            if twist is not None:
-                self._set_limit(j, 1, *twist, refresh=False)
-        else:
-            if limits is not None:
-                self._set_limit(j, 0, *limits, refresh=False)
-            if limits2 is not None:
-                self._set_limit(j, 1, *limits2, refresh=False)
         self._rows_stale = True          # written on first use: building stays O(1) per joint
-        return Joint(self, j)
+        return [Joint(self, j) for j in range(j0, j0 + k)]
+
+    @staticmethod
+    def _check_limits(jt, name, swing, twist, limits, limits2):
+        """{limit slot: (lo, hi)} of add_joint's limit arguments, checked as _set_limit does."""
+        if jt.code == SPHERICAL:
+            given = {0: None if swing is None else (0.0, swing), 1: twist}
+        else:
+            given = {0: limits, 1: limits2}
+        out = {}
+        for dof, value in given.items():
+            if value is None:
+                continue
+            if dof >= jt.n_limit:
+                raise ValueError(f"joint {name!r} ({jt.name}) has no limit #{dof}")
+            if len(value) != 2:
+                raise TypeError(f"joint {name!r}: limits are (lo, hi), got {value!r}")
+            lo, hi = float(value[0]), float(value[1])
+            if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+                raise ValueError(f"joint {name!r}: limits need finite lo <= hi, got ({lo}, {hi})")
+            if jt.code == SPHERICAL and dof == 0 and not (0.0 < hi <= math.pi):
+                raise ValueError(f"joint {name!r}: swing cone must be in (0, π] rad, got {hi}")
+            out[dof] = (lo, hi)
+        return out
 
     def _index_body_rows(self):
         """work.body_row_ptr/body_row_idx: for each body, the (row, side) pairs of the
