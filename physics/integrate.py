@@ -48,7 +48,7 @@ def gyroscopic_implicit(qx, qy, qz, qw, ix, iy, iz, wx, wy, wz, h):
     return rotate(qx, qy, qz, qw, bx - dx, by - dy, bz - dz)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def integrate_velocities(bodies, body_force, body_torque, gravity, gyroscopic, h):
     """v += h (g + F/m), ω += h I⁻¹τ (world frame), then the gyroscopic term if enabled."""
     body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega
@@ -75,7 +75,7 @@ def integrate_velocities(bodies, body_force, body_torque, gravity, gyroscopic, h
         body_omega[i, 2] = wz
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def integrate_positions(bodies, h):
     """x += h v; q += h/2 (ω, 0) ⊗ q, normalized."""
     body_pos, body_quat, body_vel, body_omega = bodies.pos, bodies.quat, bodies.vel, bodies.omega
@@ -94,7 +94,7 @@ def integrate_positions(bodies, h):
         body_quat[i, 3] = qw
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def blown_up(bodies, max_speed, max_spin):
     """True if any velocity is NaN/inf or beyond the runaway bounds (m/s, rad/s)."""
     body_vel, body_omega = bodies.vel, bodies.omega
@@ -106,15 +106,17 @@ def blown_up(bodies, max_speed, max_spin):
     return False
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def gather_forces(t, bodies, loads, force_acc, torque_acc):
     """force_acc/torque_acc = the bodies' own force and torque plus every scripted load
     active at time t (t0 ≤ t < t1); a load at a body-local point adds r × F."""
     body_quat, body_force, body_torque = bodies.quat, loads.body_force, loads.body_torque
     load_body, load_force, load_torque = loads.body, loads.force, loads.torque
     load_point, load_at_point, load_window = loads.point, loads.at_point, loads.window
-    force_acc[:, :] = body_force
-    torque_acc[:, :] = body_torque
+    for i in range(force_acc.shape[0]):     # a loop, not `force_acc[:, :] = body_force`: an array
+        for c in range(3):                  # copy compiles numba's shape-mismatch message (~5 s)
+            force_acc[i, c] = body_force[i, c]
+            torque_acc[i, c] = body_torque[i, c]
     for k in range(load_body.shape[0]):
         if not (load_window[k, 0] <= t < load_window[k, 1]):
             continue

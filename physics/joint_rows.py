@@ -24,6 +24,7 @@ over full turns; for a spherical joint q = (swing, twist, 0).
 """
 import math
 
+import numpy as np
 from numba import njit
 
 from .joint_types import FIXED, N_EQ, N_FREE, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
@@ -41,7 +42,11 @@ def wrap_angle(a):
     return a - 2.0 * math.pi * math.floor((a + math.pi) / (2.0 * math.pi))
 
 
-@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
+# The row helpers below are plain njit functions, each compiled once and called (LLVM
+# inlines what pays), not inline="always": numba inlined their IR at each of the ~40 call
+# sites of compute_joint_rows, which took 13 s to compile instead of 6 s and ran a third
+# slower (python -m shell.compile_times; docs/architecture.md, compile time).
+@njit(cache=True, error_model="numpy", fastmath=True)
 def write_row(row_J, row_C, row_active, r, lin_a, ang_a, lin_b, ang_b, C, active):
     """Row r: J = [lin_a, ang_a, lin_b, ang_b] (3-tuples), value C, activity. (The row
     arrays come in one by one: taken from the Rows bundle inside a loop, numba would
@@ -54,24 +59,25 @@ def write_row(row_J, row_C, row_active, r, lin_a, ang_a, lin_b, ang_b, C, active
     row_active[r] = active
 
 
-@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True)
 def point_row(row_J, row_C, row_active, r, ex, ey, ez, rax, ray, raz, rbx, rby, rbz, C):
     """Point-to-point row along world direction e (eq. 11-12, seed 000):
     C = e·(p_b − p_a), Ċ = e·(v_b + ω_b×r_b − v_a − ω_a×r_a)."""
     cax, cay, caz = cross(rax, ray, raz, ex, ey, ez)
     cbx, cby, cbz = cross(rbx, rby, rbz, ex, ey, ez)
-    write_row(row_J, row_C, row_active, r, (-ex, -ey, -ez), (-cax, -cay, -caz), (ex, ey, ez), (cbx, cby, cbz), C, 1)
+    write_row(row_J, row_C, row_active, r, (-ex, -ey, -ez), (-cax, -cay, -caz), (ex, ey, ez), (cbx, cby, cbz), C, np.int64(1))
 
 
-@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True)
 def perpendicular_row(row_J, row_C, row_active, r, ux, uy, uz, wx, wy, wz):
     """Angular row keeping axis u (on a) perpendicular to axis w (on b) (eq. 14, 15, 18,
     seed 000): C = u·w, Ċ = (u×w)·ω_a − (u×w)·ω_b."""
     cx, cy, cz = cross(ux, uy, uz, wx, wy, wz)
-    write_row(row_J, row_C, row_active, r, (0.0, 0.0, 0.0), (cx, cy, cz), (0.0, 0.0, 0.0), (-cx, -cy, -cz), ux * wx + uy * wy + uz * wz, 1)
+    write_row(row_J, row_C, row_active, r, (0.0, 0.0, 0.0), (cx, cy, cz), (0.0, 0.0, 0.0), (-cx, -cy, -cz),
+              ux * wx + uy * wy + uz * wz, np.int64(1))
 
 
-@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True)
 def slide_row(row_J, row_C, row_active, r, n, pba, rb, C, active):
     """Row along axis n fixed in body a through the anchor gap d = p_b − p_a
     (eq. 16-17, seed 000): Ċ = n·(v_b − v_a) + (r_b×n)·ω_b − ((p_b − x_a)×n)·ω_a."""
@@ -81,7 +87,7 @@ def slide_row(row_J, row_C, row_active, r, n, pba, rb, C, active):
     write_row(row_J, row_C, row_active, r, (-nx, -ny, -nz), (-cax, -cay, -caz), (nx, ny, nz), (cbx, cby, cbz), C, active)
 
 
-@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True)
 def twist_row(row_J, row_C, row_active, r, nx, ny, nz, C, active):
     """Angular row about axis n: Ċ = n·(ω_b − ω_a) (limits and free rotational DOFs)."""
     write_row(row_J, row_C, row_active, r, (0.0, 0.0, 0.0), (-nx, -ny, -nz), (0.0, 0.0, 0.0), (nx, ny, nz), C, active)
@@ -115,6 +121,9 @@ def compute_joint_rows(bodies, joints, rows, readout):
     joint_limit_lo, joint_limit_hi, joint_limit_on = joints.limit_lo, joints.limit_hi, joints.limit_on
     joint_row_start, joint_free_used = joints.row_start, joints.free_used
     row_J, row_C, row_active = rows.J, rows.C, rows.active
+    # activities as int64 variables, not constants: the row helpers then compile once,
+    # not once more per literal value (numba specializes on Literal[int] arguments)
+    on, off = np.int64(1), np.int64(FREE_OFF)
     for j in range(joint_type.shape[0]):
         a = joint_body[j, 0]
         b = joint_body[j, 1]
@@ -148,8 +157,8 @@ def compute_joint_rows(bodies, joints, rows, readout):
             c2 = dx * a2x + dy * a2y + dz * a2z
             pba = (pbx - body_pos[a, 0], pby - body_pos[a, 1], pbz - body_pos[a, 2])
             rb = (rbx, rby, rbz)
-            slide_row(row_J, row_C, row_active, r, (a1x, a1y, a1z), pba, rb, c1, 1)
-            slide_row(row_J, row_C, row_active, r + 1, (a2x, a2y, a2z), pba, rb, c2, 1)
+            slide_row(row_J, row_C, row_active, r, (a1x, a1y, a1z), pba, rb, c1, on)
+            slide_row(row_J, row_C, row_active, r + 1, (a2x, a2y, a2z), pba, rb, c2, on)
             perpendicular_row(row_J, row_C, row_active, r + 2, a1x, a1y, a1z, b0x, b0y, b0z)
             perpendicular_row(row_J, row_C, row_active, r + 3, a2x, a2y, a2z, b0x, b0y, b0z)
             perpendicular_row(row_J, row_C, row_active, r + 4, a1x, a1y, a1z, b2x, b2y, b2z)
@@ -159,7 +168,7 @@ def compute_joint_rows(bodies, joints, rows, readout):
             C, act = limit_value(s, joint_limit_lo[j, 0], joint_limit_hi[j, 0], joint_limit_on[j, 0])
             slide_row(row_J, row_C, row_active, r + 5, (a0x, a0y, a0z), pba, rb, C, act)
             err = max(err, abs(C))
-            slide_row(row_J, row_C, row_active, r + 6, (a0x, a0y, a0z), pba, rb, 0.0, FREE_OFF)
+            slide_row(row_J, row_C, row_active, r + 6, (a0x, a0y, a0z), pba, rb, 0.0, off)
         else:
             # three point rows along the world axes (eq. 11, seed 000)
             point_row(row_J, row_C, row_active, r, 1.0, 0.0, 0.0, rax, ray, raz, rbx, rby, rbz, dx)
@@ -182,7 +191,7 @@ def compute_joint_rows(bodies, joints, rows, readout):
                 C, act = limit_value(phi, joint_limit_lo[j, 0], joint_limit_hi[j, 0], joint_limit_on[j, 0])
                 twist_row(row_J, row_C, row_active, r + 5, a0x, a0y, a0z, C, act)
                 err = max(err, abs(C))
-                twist_row(row_J, row_C, row_active, r + 6, a0x, a0y, a0z, 0.0, FREE_OFF)
+                twist_row(row_J, row_C, row_active, r + 6, a0x, a0y, a0z, 0.0, off)
             elif t == UNIVERSAL:
                 # n_a0 ⟂ n_b1 (eq. 15); φ1 about n_a0, φ2 about n_b1
                 perpendicular_row(row_J, row_C, row_active, r + 3, a0x, a0y, a0z, b1x, b1y, b1z)
@@ -199,8 +208,8 @@ def compute_joint_rows(bodies, joints, rows, readout):
                 C, act = limit_value(phi2, joint_limit_lo[j, 1], joint_limit_hi[j, 1], joint_limit_on[j, 1])
                 twist_row(row_J, row_C, row_active, r + 5, b1x, b1y, b1z, C, act)
                 err = max(err, abs(C))
-                twist_row(row_J, row_C, row_active, r + 6, a0x, a0y, a0z, 0.0, FREE_OFF)
-                twist_row(row_J, row_C, row_active, r + 7, b1x, b1y, b1z, 0.0, FREE_OFF)
+                twist_row(row_J, row_C, row_active, r + 6, a0x, a0y, a0z, 0.0, off)
+                twist_row(row_J, row_C, row_active, r + 7, b1x, b1y, b1z, 0.0, off)
             else:  # SPHERICAL: swing cone about n_a0 and twist about it
                 n_eq = 3
                 if readout or joint_limit_on[j, 0] != 0 or joint_limit_on[j, 1] != 0:
@@ -233,9 +242,9 @@ def compute_joint_rows(bodies, joints, rows, readout):
                 else:
                     row_active[r + 3] = 0
                     row_active[r + 4] = 0
-                twist_row(row_J, row_C, row_active, r + 5, a0x, a0y, a0z, 0.0, FREE_OFF)
-                twist_row(row_J, row_C, row_active, r + 6, a1x, a1y, a1z, 0.0, FREE_OFF)
-                twist_row(row_J, row_C, row_active, r + 7, a2x, a2y, a2z, 0.0, FREE_OFF)
+                twist_row(row_J, row_C, row_active, r + 5, a0x, a0y, a0z, 0.0, off)
+                twist_row(row_J, row_C, row_active, r + 6, a1x, a1y, a1z, 0.0, off)
+                twist_row(row_J, row_C, row_active, r + 7, a2x, a2y, a2z, 0.0, off)
         for k in range(n_eq):
             err = max(err, abs(row_C[r + k]))
         joint_err[j] = err

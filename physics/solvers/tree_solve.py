@@ -692,8 +692,15 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
         _cholesky(root_L, t, 6)
 
 
-@njit(cache=True, fastmath=_FAST)
+@njit(cache=True, inline="always")
 def articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, body_z2, vel2, omega2):
+    """_articulated_solve with `two` as a plain bool: called with a constant (True or
+    False) numba would compile the 600-line solve once more per constant."""
+    _articulated_solve(tree, joint_body, rate, body_z, vel, omega, bool(two), rate2, body_z2, vel2, omega2)
+
+
+@njit(cache=True, fastmath=_FAST)
+def _articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, body_z2, vel2, omega2):
     """Velocities of the tree's bodies from their momenta, with J V = −rate·C on the
     equality rows (factor of articulated_factor, with `targets` if a rate is not 0).
 
@@ -905,8 +912,14 @@ def articulated_lambda(tree, row_J, body_z, vel, omega, lam):
     return worst
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def select_rows(tree, joint_type, joint_row_start, row_active, with_limits, row_direct):
+    """_select_rows with `with_limits` as a plain bool (one compile, not one per constant)."""
+    _select_rows(tree, joint_type, joint_row_start, row_active, bool(with_limits), row_direct)
+
+
+@njit(cache=True)
+def _select_rows(tree, joint_type, joint_row_start, row_active, with_limits, row_direct):
     """The rows each tree joint hands to the direct solve: its equality rows and, with
     `with_limits`, its active limit rows unless row_direct marks them −1 (left to the
     iterations this step); the rows with a linear part first (point or slide rows, a
