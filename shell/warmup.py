@@ -2,15 +2,21 @@
 
 The physics kernels are numba functions cached on disk (`cache=True`). On a fresh
 clone (or after an edit of a physics file) the first process that steps a world
-compiles them: about 95 s on 2 cores, during which a window would show nothing. So
-the window opens first and runs the warm-up below in subprocesses, which load the
-shipped scenes and step each one with both solvers (bodies and joints, ropes, the
-mouse spring: every kernel the app calls) through physics' public API. That fills
-numba's on-disk cache; the window shows "Compiling physics kernels (first run only)…"
-with a progress bar meanwhile, then loads its scene from the cache in about 3 s.
-On two cores or more the warm-up is two processes, `python -m shell.warmup impulse`
-and `… penalty` (numba compiles on one core per process), which cuts the wait by about
-a quarter; `python -m shell.warmup` runs it all in one.
+compiles them: about 190 s of CPU in all (`python -m shell.compile_times` measures it
+per kernel), during which a window would show nothing. So the window opens first and
+runs the warm-up below in subprocesses, which load the shipped scenes and step each one
+with both solvers (bodies and joints, ropes, the mouse spring: every kernel the app
+calls) through physics' public API. That fills numba's on-disk cache; the window shows
+"Compiling physics kernels (first run only)…" with a progress bar meanwhile.
+
+On two cores or more the warm-up is two processes, `python -m shell.warmup impulse` and
+`… penalty` (numba compiles on one core per process). The window waits only for what
+its scene needs (`scene_needs`: its solver, and the rope kernels if it has ropes): each
+process compiles that first, the penalty process starts with the impulse solver's tree
+kernels (TREE) so that the impulse process loads them from the cache instead of
+compiling them itself, and once the scene's kernels are cached the window loads it
+while the rest compiles in the background at a lower priority. `python -m shell.warmup`
+runs it all in one process.
 
 Whether the cache is cold is decided cheaply: a successful warm-up leaves a marker
 beside numba's cache that records the physics sources' sizes and modification times
@@ -41,15 +47,18 @@ TITLE = "Compiling physics kernels (first run only)…"
 NOTICE = ("Compiling physics kernels (first run only; a few minutes on 2 cores, "
           "later runs start in seconds)…")
 SHOW_AFTER = 0.5          # s: a warm-up quicker than this shows no message
-# A cold warm-up's CPU seconds per step, measured here (2 cores; the kernels are compiled
-# by the first step that calls them: the penalty solver by chain, the ropes by
-# rope_swing, the impulse solver by chain; the other steps load them). Other steps: SMALL.
-WEIGHTS = {("chain", "penalty"): 30.0, ("rope_swing", "penalty"): 90.0, ("chain", "impulse"): 140.0}
-SMALL = 0.3
+SOLVERS = ("penalty", "impulse")
+# CPU seconds (2 cores, measured with shell/compile_times.py) of the kernels a process
+# compiles the first time it needs them: the ones every world uses (joint rows, energy),
+# each solver's, the ropes', the impulse solver's tree kernels (TREE; part of "impulse"
+# unless another process compiled them first). A step weighs what it compiles first.
+GROUP_WEIGHTS = {"common": 9.0, "penalty": 11.0, "impulse": 66.0, "tree": 24.0, "ropes": 70.0}
+SMALL = 0.3               # a step that compiles nothing new (loads from the cache)
+TREE = Path("tree kernels")   # the step compiling tree_solve's kernels (not a scene)
 # The warm-up runs as two processes on two cores: the impulse solver (the longest
-# compile) beside the penalty solver and the ropes; the impulse steps with ropes come
-# last, when the other process has cached the rope kernels.
+# compile) beside the penalty solver, the ropes and the tree kernels.
 PARTS = ("impulse", "penalty")
+DEFAULT_NEEDS = ("impulse", False)    # the default scene's (gallery): impulse, no ropes
 
 
 # ---------------------------------------------------------------------------- is the cache warm?
@@ -110,22 +119,98 @@ def mark_warm():
 
 
 # ---------------------------------------------------------------------------- the warm-up
-def steps(scenes=SCENES, part=None):
+def steps(scenes=SCENES, part=None, needs=None):
     """(scene path, solver) pairs: every shipped scene with each solver, or with the one
-    solver `part` names; scenes without ropes first."""
-    paths = sorted(Path(scenes).glob("*.toml"), key=lambda p: ("rope" in p.stem, p.stem))
-    return [(path, solver) for solver in ("penalty", "impulse") if part in (None, solver) for path in paths]
+    solver `part` names; what `needs` ((solver, has ropes): the window's scene, default
+    DEFAULT_NEEDS) asks for comes first. The penalty part also runs (TREE, "impulse"):
+    first when the scene needs the impulse solver and no ropes (it is then compiled
+    beside the impulse part, which loads it), else last."""
+    solver, ropes = needs or DEFAULT_NEEDS
+    paths = sorted(Path(scenes).glob("*.toml"), key=lambda p: p.stem)
+    joints = {s: [(p, s) for p in paths if "rope" not in p.stem] for s in SOLVERS}
+    with_ropes = {s: [(p, s) for p in paths if "rope" in p.stem] for s in SOLVERS}
+    if part == "impulse":
+        return joints["impulse"] + with_ropes["impulse"]
+    if part == "penalty":
+        if ropes:
+            return with_ropes["penalty"] + joints["penalty"] + [(TREE, "impulse")]
+        if solver == "penalty":
+            return joints["penalty"] + with_ropes["penalty"] + [(TREE, "impulse")]
+        return [(TREE, "impulse")] + joints["penalty"] + with_ropes["penalty"]
+    other = next(s for s in SOLVERS if s != solver)
+    first = with_ropes[solver] + joints[solver] if ropes else joints[solver] + with_ropes[solver]
+    return first + joints[other] + with_ropes[other]
 
 
-def weight(path, solver):
-    return WEIGHTS.get((Path(path).stem, solver), SMALL)
+def label(path, solver):
+    return f"{Path(path).stem} ({solver})"
+
+
+def plan(todo, elsewhere=()):
+    """[(label, weight)] of a process's steps: each weighs the kernel groups it is the
+    first of its process to need (GROUP_WEIGHTS), or SMALL; the groups `elsewhere` are
+    compiled by the other process before this one needs them (it loads them)."""
+    seen, out = set(elsewhere), []
+    for path, solver in todo:
+        if path == TREE:
+            groups = ["tree"]
+        else:
+            groups = ["common", solver] + (["ropes"] if "rope" in Path(path).stem else [])
+            groups += ["tree"] if solver == "impulse" else []
+        new = [g for g in groups if g not in seen]
+        seen.update(groups)
+        out.append((label(path, solver), sum(GROUP_WEIGHTS[g] for g in new) or SMALL))
+    return out
+
+
+def part_plan(part=None, needs=None, scenes=SCENES):
+    """(steps, plan) of one part (or of all in one process): on two processes the impulse
+    part's rope scenes come after the penalty part's, and the tree kernels are compiled
+    by whichever part starts with them."""
+    todo = steps(scenes, part, needs)
+    elsewhere = set()
+    if part == "impulse":
+        elsewhere.add("ropes")
+        if steps(scenes, "penalty", needs)[0][0] == TREE:
+            elsewhere.add("tree")
+    elif part == "penalty" and todo[0][0] != TREE:
+        elsewhere.add("tree")
+    return todo, plan(todo, elsewhere)
+
+
+def provides(step_label):
+    """What a step leaves compiled: {"solver:NAME"} and "ropes" for a rope scene."""
+    stem, _, solver = step_label.rpartition(" (")
+    if stem == TREE.stem:
+        return set()
+    return {f"solver:{solver.rstrip(')')}"} | ({"ropes"} if "rope" in stem else set())
+
+
+def scene_needs(path, overrides=None):
+    """(solver, has ropes) of a scene file after `overrides` ({"solver.kind": …}), read
+    with tomllib only (nothing compiled); DEFAULT_NEEDS' solver if the file names none,
+    None if it cannot be read (then the window waits for the whole warm-up)."""
+    import tomllib
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+        solver = (overrides or {}).get("solver.kind") or (data.get("solver") or {}).get("kind") or "penalty"
+        solver = str(solver).strip().strip("\"'")             # an override may be TOML: "\"penalty\""
+        if solver not in SOLVERS:
+            return None
+        return str(solver), bool(data.get("ropes"))
+    except (OSError, ValueError, AttributeError, TypeError):
+        return None
 
 
 def exercise(path, solver, n=3):
     """Load a scene, switch to `solver`, step it, pull a body and a rope with the mouse
     spring, reset: through physics' public API only. A blow-up (a scene that needs its
-    own solver) is fine: the kernels it ran are compiled all the same."""
+    own solver) is fine: the kernels it ran are compiled all the same. (TREE: the tree
+    kernels of the impulse solver's direct path, through tree_solve's Python entry.)"""
     import physics
+    if path == TREE:
+        return exercise_tree()
     world = physics.load_scene(path)
     world.solver = solver
     grabs = [(b.name, b.position) for b in world.bodies if not b.is_static][:1]
@@ -143,33 +228,54 @@ def exercise(path, solver, n=3):
         world.reset()
 
 
-def warm_up(out=None, scenes=SCENES, part=None):
-    """Run the steps (of one `part`, or all) in this process, printing
-    `PLAN steps total_weight` first, `STEP i n weight label` before each step and
+def exercise_tree():
+    """Solve the equality rows of a 3-link chain by the articulated form
+    (tree_solve.solve_joint_rows: the kernels the impulse solver's direct path calls, with
+    the argument types it passes), so they are in the cache when the impulse solver
+    compiles."""
+    import numpy as np
+    import physics
+    from physics.builders import make_chain
+    from physics.solvers.tree_solve import solve_joint_rows, static_bodies
+    world = physics.World(solver="impulse")
+    make_chain(world, links=3)
+    world.max_constraint_error()             # writes the rows
+    m, rows = world.model, world.rows
+    body_I = np.zeros((m.bodies.count, 9))
+    body_I[:, [0, 4, 8]] = m.bodies.inertia
+    body_I[0] = 0.0
+    solve_joint_rows(m.joints.type, m.joints.body, m.joints.row_start, rows.J, world.state.bodies.pos,
+                     m.bodies.inv_mass, body_I, static_bodies(m.bodies.inv_mass, m.bodies.inv_inertia),
+                     np.zeros(len(rows.J)))
+
+
+def warm_up(out=None, scenes=SCENES, part=None, needs=None):
+    """Run the steps (of one `part`, or all; ordered for `needs`) in this process,
+    printing `PLAN steps total_weight` first, `STEP i n weight label` before each step and
     `OK seconds` at the end on `out` (the window reads them). A step that fails (a scene
     someone just broke) is reported and skipped. Returns the number of failed steps;
     a whole warm-up without failures leaves the marker."""
     out = sys.stdout if out is None else out
-    todo = steps(scenes, part)
-    print(f"PLAN {len(todo)} {sum(weight(p, s) for p, s in todo):g}", file=out, flush=True)
+    todo, weights = part_plan(part, needs, scenes)
+    print(f"PLAN {len(todo)} {sum(w for _, w in weights):g}", file=out, flush=True)
     t0 = time.perf_counter()
     failed = 0
-    for i, (path, solver) in enumerate(todo):
-        print(f"STEP {i} {len(todo)} {weight(path, solver):g} {path.stem} ({solver})", file=out, flush=True)
+    for i, ((path, solver), (name, w)) in enumerate(zip(todo, weights)):
+        print(f"STEP {i} {len(todo)} {w:g} {name}", file=out, flush=True)
         try:
             exercise(path, solver)
         except Exception as e:       # a bad scene must not stop the warm-up of the others
             failed += 1
-            print(f"FAILED {path.name} ({solver}): {type(e).__name__}: {e}", file=out, flush=True)
+            print(f"FAILED {Path(path).name} ({solver}): {type(e).__name__}: {e}", file=out, flush=True)
     print(f"OK {time.perf_counter() - t0:.1f}", file=out, flush=True)
     if not failed and part is None:
         mark_warm()
     return failed
 
 
-def main(part=None):
+def main(part=None, needs=None):
     """`python -m shell.warmup [impulse|penalty]`: exit status 1 if a step failed."""
-    return 1 if warm_up(part=part) else 0
+    return 1 if warm_up(part=part, needs=needs) else 0
 
 
 # ---------------------------------------------------------------------------- for the CLI
@@ -208,16 +314,19 @@ class Progress:
     elapsed: float           # s since the warm-up started
 
 
-def command(part=None):
-    """The command line of a warm-up subprocess (of one part, or all)."""
+def command(part=None, needs=None):
+    """The command line of a warm-up subprocess (of one part, or all; ordered for `needs`)."""
     return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
-                                  f"from shell.warmup import main; sys.exit(main({part!r}))"]
+                                  f"from shell.warmup import main; sys.exit(main({part!r}, {needs!r}))"]
 
 
 class _Proc:
-    """One warm-up subprocess, its output read by a thread, its steps' weights."""
+    """One warm-up subprocess, its output read by a thread, its steps' weights.
+    `plan`: its [(label, weight)] when known in advance (the window's own warm-up)."""
 
-    def __init__(self, cmd, env=None):
+    def __init__(self, cmd, env=None, plan=None, on_exit=None):
+        self.plan = plan
+        self.on_exit = on_exit
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL, text=True, bufsize=1, cwd=str(ROOT), env=env)
         self.lines = []
@@ -225,6 +334,7 @@ class _Proc:
         self.step_started = time.perf_counter()
         self.done_weight = 0.0
         self.total_weight = None
+        self.completed = 0        # steps finished
         self.finished = None
         self.lock = threading.Lock()
         threading.Thread(target=self._read, daemon=True).start()
@@ -242,6 +352,7 @@ class _Proc:
                     elif words[0] == "STEP":
                         if self.step is not None:
                             self.done_weight += self.step[2]
+                            self.completed += 1
                         i, n, w = int(words[1]), int(words[2]), float(words[3])
                         if self.total_weight is None:          # no PLAN line: every step alike
                             self.total_weight = float(n)
@@ -254,44 +365,106 @@ class _Proc:
             if self.step is not None:
                 self.done_weight += self.step[2]
                 self.step = None
+            self.completed = max(self.completed, len(self.plan or ()))
             self.finished = time.perf_counter()
+        if self.on_exit is not None:
+            self.on_exit()
 
-    def progress(self, now):
-        """(weight done, of total (None before PLAN), running step's label or None)."""
+    def progress(self, now, upto=None):
+        """(weight done, of total (None before PLAN), running step's label or None); with
+        `upto`, of the first `upto` steps of the plan only."""
         with self.lock:
-            done = self.done_weight
-            if self.step is not None:
+            if upto is not None and self.plan is not None:
+                weights = [w for _, w in self.plan[:upto]]
+                total, done = sum(weights), sum(weights[:min(self.completed, upto)])
+            else:
+                total, done = self.total_weight, self.done_weight
+            if self.step is not None and (upto is None or self.step[0] < upto):
                 i, n, w, label = self.step
                 running = now - self.step_started
                 # the running step's share approaches its weight, never reaching it before it ends
                 done += w * (1.0 - 1.0 / (1.0 + running / max(w, 1.0)))
-                return done, self.total_weight, f"{label}, step {i + 1} of {n}"
-            return done, self.total_weight, None
+                return done, total, f"{label}, step {i + 1} of {n}"
+            return done, total, None
+
+
+def _needed(plans, needs):
+    """Per process, how many of its first steps must finish before a scene with `needs`
+    ((solver, has ropes)) finds its kernels in the cache: for the solver and for the
+    ropes, the step that provides it earliest (by the weights before it)."""
+    if needs is None:
+        return [len(p) for p in plans]
+    solver, ropes = needs
+    needed = [0] * len(plans)
+    for want in [f"solver:{solver}"] + (["ropes"] if ropes else []):
+        best = None
+        for k, steps_k in enumerate(plans):
+            before = 0.0
+            for i, (name, w) in enumerate(steps_k):
+                before += w
+                if want in provides(name):
+                    if best is None or before < best[0]:
+                        best = (before, k, i)
+                    break
+        if best is None:
+            return [len(p) for p in plans]
+        needed[best[1]] = max(needed[best[1]], best[2] + 1)
+    return needed
 
 
 class WarmupJob:
     """The warm-up subprocesses (`commands`: one per part by default, in parallel) and
-    their joint progress. `mark`: leave the cache-warm marker when all succeed."""
+    their joint progress. `mark`: leave the cache-warm marker when all succeed. `needs`:
+    the window's scene's (solver, has ropes): each part compiles that first and `ready`
+    turns true once it is cached, before the rest is done (default parts, or given
+    commands with their `plans`: per command [(label, weight)] of its steps)."""
 
-    def __init__(self, commands=None, env=None, mark=None):
+    def __init__(self, commands=None, env=None, mark=None, needs=None, plans=None):
         if commands is None:
             parts = PARTS if (os.cpu_count() or 1) > 1 else (None,)
-            commands = [command(p) for p in parts]
+            plans = [part_plan(p, needs)[1] for p in parts]
+            commands = [command(p, needs) for p in parts]
             mark = True if mark is None else mark
         elif commands and isinstance(commands[0], str):
             commands = [commands]                      # one command line
         self.mark = bool(mark)
-        self.started = time.perf_counter()
-        self.procs = [_Proc(cmd, env) for cmd in commands]
         self._marked = False
+        self._lock = threading.Lock()
+        self.started = time.perf_counter()
+        self.needed = _needed(plans, needs) if plans is not None else None
+        self.procs = [_Proc(cmd, env, plan=plans[k] if plans else None, on_exit=self._maybe_mark)
+                      for k, cmd in enumerate(commands)]
+
+    def _maybe_mark(self):
+        """Leave the marker once every process has succeeded (from their reader threads:
+        the window may have stopped watching, the background keeps going)."""
+        with self._lock:
+            if self.mark and not self._marked and self.ok:
+                self._marked = True
+                mark_warm()
 
     @property
     def done(self):
         done = all(p.finished is not None for p in self.procs)
-        if done and self.mark and not self._marked and self.ok:
-            self._marked = True
-            mark_warm()
+        if done:
+            self._maybe_mark()
         return done
+
+    @property
+    def ready(self):
+        """The window's scene can load: its kernels are cached (or everything is done)."""
+        if self.needed is None:
+            return self.done
+        return self.done or all(p.finished is not None or p.completed >= n for p, n in zip(self.procs, self.needed))
+
+    def background(self):
+        """The window goes on: the processes still compiling get a lower priority."""
+        for p in self.procs:
+            if p.proc.poll() is None and hasattr(os, "setpriority"):
+                try:
+                    os.setpriority(os.PRIO_PROCESS, p.proc.pid, 10)
+                except OSError:
+                    pass
 
     @property
     def returncode(self):
@@ -319,11 +492,12 @@ class WarmupJob:
 
     def progress(self):
         """A Progress for the window: the finished steps' weights, and the running steps'
-        shares growing with their time."""
-        if self.done:
+        shares growing with their time — of the steps the window waits for."""
+        if self.ready:
             return Progress(TITLE, "done", 1.0, self.elapsed())
         now = time.perf_counter()
-        parts = [p.progress(now) for p in self.procs]
+        upto = self.needed or [None] * len(self.procs)
+        parts = [p.progress(now, n) for p, n in zip(self.procs, upto)]
         if any(total is None for _, total, _ in parts):
             return Progress(TITLE, "starting Python and numba", 0.0, self.elapsed())
         done = sum(d for d, _, _ in parts)
@@ -339,12 +513,12 @@ class WarmupJob:
                 p.proc.wait()
 
 
-def start(commands=None, force=False):
+def start(commands=None, force=False, needs=None):
     """Start the warm-up subprocesses unless the cache is warm (or `force`); returns the
-    WarmupJob or None."""
+    WarmupJob or None. `needs`: the scene's (solver, has ropes), see WarmupJob."""
     if not force and is_warm():
         return None
-    return WarmupJob(commands)
+    return WarmupJob(commands, needs=needs)
 
 
 if __name__ == "__main__":

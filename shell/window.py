@@ -751,8 +751,10 @@ def run_viewer(scene_path, overrides=None, frames=None, screenshot=None, warmup=
     simulation blew up; a bad scene raises physics' SceneError (after the window closed).
 
     The window opens before anything is compiled. If the physics kernels are not in
-    numba's disk cache yet (first launch), the warm-up subprocess (shell/warmup.py)
-    compiles them while the window shows a progress message; then the scene loads.
+    numba's disk cache yet (first launch), the warm-up subprocesses (shell/warmup.py)
+    compile them while the window shows a progress message; the scene loads as soon as
+    the kernels it needs (its solver's, the ropes') are cached, and the rest goes on
+    compiling in the background at a lower priority.
     `warmup`: a started WarmupJob to wait for instead (tests), or False for none;
     `on_frame(win)` is called after every frame drawn (tests); `render`: "light" or "full"
     rendering instead of the automatic choice (render/quality.py); `record_video`: an MP4
@@ -768,12 +770,13 @@ def run_viewer(scene_path, overrides=None, frames=None, screenshot=None, warmup=
     job = None
     try:
         _show(win, on_frame)                   # the window is up before anything compiles
-        job = wu.start() if warmup is None else (warmup or None)
+        job = wu.start(needs=wu.scene_needs(scene_path, overrides)) if warmup is None else (warmup or None)
         if job is not None:
             wait_for_warmup(win, job, on_frame=on_frame)
             if win.closed:
                 return 0
-            if not job.ok:
+            job.background()
+            if job.done and not job.ok:
                 import sys
                 print(f"warning: the kernel warm-up failed (exit {job.returncode}); compiling in the window:\n"
                       f"{job.output_tail()}", file=sys.stderr)
@@ -813,11 +816,12 @@ LOADING_FRAME_S = 0.25     # the compiling message is redrawn 4 times a second: 
 
 def wait_for_warmup(win, job, show_after=None, on_frame=None, frame_s=LOADING_FRAME_S):
     """Draw the window (the compiling message once the job has run `show_after` s) until
-    the warm-up job ends or the window is closed; events are read every 50 ms."""
+    the warm-up job is ready (the scene's kernels cached) or the window is closed; events
+    are read every 50 ms."""
     from shell.warmup import SHOW_AFTER
     show_after = SHOW_AFTER if show_after is None else show_after
     drawn = -1e9
-    while not job.done and not win.closed:
+    while not job.ready and not win.closed:
         now = time.perf_counter()
         if now - drawn >= frame_s:
             win.loading = job.progress() if job.elapsed() >= show_after else None

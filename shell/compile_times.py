@@ -1,0 +1,142 @@
+"""Cold compile time of the physics kernels, per kernel: `python -m shell.compile_times
+[--part impulse|penalty] [--json FILE]`.
+
+Runs the first-launch warm-up (shell/warmup.py: every shipped scene with each solver, or
+the one solver `--part` names) in a fresh interpreter with an empty numba cache, and
+reports from numba's "numba:compile" events, in the order they compiled: each kernel
+specialization's exclusive CPU time (its own typing, lowering and LLVM work, without the
+njit functions it calls that compile as separate dispatchers) and inclusive time, then
+kernels compiled more than once (one line per signature: int vs float, readonly vs
+writable, C vs A layout arrays each compile again), per warm-up step the CPU seconds, and
+the total (process CPU time). Timings are CPU time of the one process, so the other
+processes on the machine change them little.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _cpu_listener():
+    """A numba event listener: numba:compile events → [name, signature, exclusive s,
+    inclusive s, depth] in start order (`.done`)."""
+    from numba.core.event import Listener
+
+    class CpuListener(Listener):
+        def __init__(self):
+            self.stack, self.done = [], []
+
+        def on_start(self, event):
+            d = event.data["dispatcher"]
+            name = f"{d.py_func.__module__}.{d.py_func.__qualname__}"
+            sig = ", ".join(str(a) for a in event.data["args"])
+            entry = [name, sig, 0.0, 0.0, len(self.stack)]
+            self.done.append(entry)
+            self.stack.append([entry, time.process_time(), 0.0])
+
+        def on_end(self, event):
+            entry, t0, nested = self.stack.pop()
+            total = time.process_time() - t0
+            entry[2], entry[3] = total - nested, total
+            if self.stack:
+                self.stack[-1][2] += total
+
+    return CpuListener()
+
+
+def measure(part=None):
+    """In this process (its NUMBA_CACHE_DIR should be empty): run the warm-up with a compile
+    listener; returns a dict (steps, compiles, signatures, total_cpu_s)."""
+    from numba.core.event import install_listener
+    from shell import warmup
+    listener = _cpu_listener()
+    t_start = time.process_time()
+    steps = []
+    with install_listener("numba:compile", listener):
+        import physics          # noqa: F401  (imports count as part of the first step)
+        for path, solver in warmup.steps(part=part):
+            t0 = time.process_time()
+            n0 = len(listener.done)
+            warmup.exercise(path, solver)
+            steps.append({"step": f"{path.stem} ({solver})", "cpu_s": round(time.process_time() - t0, 2),
+                          "compiles": len(listener.done) - n0})
+    total = time.process_time() - t_start
+    return {"part": part, "total_cpu_s": round(total, 1), "steps": steps,
+            "compiles": [{"kernel": n, "signature": s, "exclusive_s": round(e, 2), "inclusive_s": round(i, 2),
+                          "depth": d} for n, s, e, i, d in listener.done],
+            "signatures": _signatures()}
+
+
+def _signatures():
+    """{kernel: [signatures]} of every physics dispatcher with more than one."""
+    from numba.core.registry import CPUDispatcher
+    out = {}
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith("physics"):
+            continue
+        for attr, obj in vars(mod).items():
+            if isinstance(obj, CPUDispatcher) and obj.__module__ == name and len(obj.signatures) > 1:
+                out[f"{name}.{attr}"] = [", ".join(str(t) for t in sig) for sig in obj.signatures]
+    return out
+
+
+def report(result, out=sys.stdout):
+    p = lambda *a: print(*a, file=out)  # noqa: E731
+    p(f"cold compile, warm-up part {result['part'] or 'all'}: {result['total_cpu_s']:.1f} s CPU")
+    p("\nper step (CPU s, kernels compiled):")
+    for s in result["steps"]:
+        p(f"  {s['cpu_s']:7.1f}  {s['compiles']:3d}  {s['step']}")
+    p("\nper kernel, in compile order (exclusive / inclusive CPU s; indented: compiled inside its caller):")
+    for c in result["compiles"]:
+        p(f"  {c['exclusive_s']:6.2f} {c['inclusive_s']:6.2f}  {'  ' * c['depth']}{c['kernel']}")
+    by_kernel = {}
+    for c in result["compiles"]:
+        by_kernel.setdefault(c["kernel"], []).append(c)
+    p("\nlargest exclusive totals per kernel (CPU s, specializations):")
+    tops = sorted(by_kernel.items(), key=lambda kv: -sum(c["exclusive_s"] for c in kv[1]))[:25]
+    for k, cs in tops:
+        p(f"  {sum(c['exclusive_s'] for c in cs):7.2f}  {len(cs)}  {k}")
+    if result["signatures"]:
+        p("\nkernels with more than one specialization:")
+        for k, sigs in result["signatures"].items():
+            p(f"  {k}:")
+            for s in sigs:
+                p(f"      ({s})")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--part", choices=("impulse", "penalty"), default=None)
+    ap.add_argument("--json", help="also write the measurement to this file")
+    ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)   # the measuring child
+    args = ap.parse_args(argv)
+    if args.inside:
+        result = measure(args.part)
+        print(json.dumps(result))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="sharnir-cold-") as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
+        cmd = [sys.executable, "-m", "shell.compile_times", "--inside"] + (["--part", args.part] if args.part else [])
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, env=env, cwd=str(ROOT), capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr)
+        return proc.returncode
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["wall_s"] = round(wall, 1)
+    report(result)
+    print(f"\nwall clock of the whole process: {wall:.1f} s")
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
