@@ -18,54 +18,78 @@ Three presets of α, β and of how they are integrated:
   (≥ the row sum, by the triangle inequality), from a static list of the rows on each
   body. Explicit penalty cannot be both stiff and stable where a row's effective mass
   is dominated by a small inertia on a long lever: there the row is soft.
-* ``stiff`` (the default) — the same law, linearly implicit (backward Euler on the
-  penalty forces), so the springs can be far stiffer than 1/Δt allows explicitly:
-  α_r = m_r ω², β_r = 2ζ_s m_r ω with ω = κ_s/Δt and m_r = 1/(J_r M⁻¹ J_rᵀ) the row's
-  own effective mass (inertia included); κ_s = 20, ζ_s = 1 by default, so a row under
-  a steady load F opens by F/α_r = F Δt²/(400 m_r).
+* ``stiff`` (the default) — the same law integrated by backward Euler (below), so the
+  springs can be far stiffer than explicit integration allows: α = m ω², β = 2ζ_s m ω,
+  ω = κ_s/Δt, κ_s = 100, ζ_s = 1. m is seed 000's m_eff = 1/(1/m_i + 1/m_j) for a
+  translational row and its rotational counterpart 1/(J M⁻¹ Jᵀ) (the two inertias about
+  the row's axis) for a rotational row — not the translational row's J M⁻¹ Jᵀ, which
+  a small inertia on a long lever makes tiny although the rest of the system holds
+  that lever still (a carriage far out on its rail). A steady load F opens a row by
+  F/α = F Δt²/(10⁴ m). Why implicit: explicit penalty is stable only for ωΔt < 2 on
+  every mode of the coupled rows, and those modes' stiffness is set by the lightest
+  part on the longest lever; backward Euler is stable for any α, β ≥ 0 (a linear
+  spring-damper under it only loses energy), so the stiffness is chosen for the gap.
 
-Implicit step. With the row values linearized over the step, G(t+Δt) ≈ G + Δt J V⁺,
-backward Euler on every implicit row is one linear system in the bodies' velocities:
+Implicit step. With the rows linearized over the step, G(t+Δt) ≈ G + Δt J V⁺, backward
+Euler on every implicit row is one linear system in the bodies' velocities,
 
-    (M̃ + Σ_r w_r J_rᵀ J_r) V⁺ = M V + Δt F_ext + Σ_r g_r J_rᵀ,
+    (M̃ + Σ_r w_r J_rᵀ J_r) V⁺ = M̃ V + Δt F_ext + Σ_r g_r J_rᵀ,
     w_r = Δt² α_r + Δt β_r,   g_r = −Δt α_r G_r,   row force f_r = (g_r − w_r J_r V⁺)/Δt
 
-(the penalty eq. 9 evaluated at the end of the step). It is unconditionally stable for
-any α, β ≥ 0 (a linear spring-damper under backward Euler only loses energy), which a
-few Jacobi/Gauss–Seidel sweeps over blocks are not on long stiff chains (they converge
-in ~depth² sweeps, and an unconverged sweep is an explicit step again). So it is solved
-exactly: the matrix is block-sparse with one 6×6 block per dynamic body and one per
-pair of jointed bodies, and it is factored by block Cholesky in an elimination order
-found once per layout (minimum degree: leaves first on a tree, so a tree — every scene,
-every chain — has no fill and costs O(N); a loop of joints adds a few fill blocks).
-M̃ adds to each body's inertia the positive bound of the rotational geometric
-stiffness of its joints' last forces (as the impulse solver's direct path does: the
-turning of a lever under a joint force is the one stiffness the linearization above
-leaves explicit; Tournier et al. 2015, Andrews et al. 2017), which keeps long hanging
-chains stable at large steps. `paper` and `critical` keep seed 000's explicit forces
-(their behaviour is the paper's), with only the free rows below in the system.
+(eq. 9 evaluated at the end of the step), the "(M + Δt B + Δt² K) ΔV = …" of implicit
+springs with K = Jᵀ α J, B = Jᵀ β J. Why not Gauss–Seidel or Jacobi sweeps over the
+joint blocks: on a long stiff chain they need ~depth² sweeps, and an unconverged sweep
+is an explicit step again (it is how the explicit presets fail). So it is solved
+exactly: the matrix is block-sparse, one 6×6 block per dynamic body and one per pair of
+jointed bodies, factored by block Cholesky in an elimination order found once per
+layout (minimum degree: leaves first on a tree, so a tree — every scene, every chain —
+has no fill and costs O(N); a loop of joints adds fill blocks, still exact).
+Two nonlinearities the linearization leaves out are handled in the step:
+* the turning of a lever under a joint force (rotational geometric stiffness, as in
+  the impulse solver's direct path; Tournier et al. 2015, Andrews et al. 2017): M̃ adds
+  its positive bound, from the joints' last point-row forces, to each body's inertia on
+  both sides (added inertia: it changes nothing that does not accelerate), which keeps
+  long hanging chains stable at large steps;
+* fast rotation (a whip's tip: ωΔt ≈ 1) and limits reached within the step: when the
+  poses the step reached miss the linearized rows by more than NEWTON_TOL, the same
+  backward Euler step is solved again from its start, linearized at those poses (a
+  Newton iteration, at most NEWTON_ITERATIONS). A limit is eq. 21/25's dead zone taken
+  at the end of the step: a limit row binding at any iterate stays in for the step, on
+  its signed value q − bound.
+`paper` and `critical` keep seed 000's explicit forces (their behaviour is the
+paper's); only the free rows below are in their system (with M: so a joint's friction
+acts there on the bodies' own inertia, the joint springs passing it on).
 
-Joint friction and motors (the free rows of joint_rows.py; same meaning as the impulse
-solver's write_drive_rows) are rows of the same implicit system with a bound:
+Joint friction and motors (the free rows of joint_rows.py; the meaning of the impulse
+solver's write_drive_rows) are rows of the same system with a bound:
 
-* friction — the regularized Coulomb law f = −F_max ġ/max(|ġ|, v_ε) on the vector of
-  the joint's free-row rates (the ball of seed 001 eq. 8, 16), implicit in ġ⁺: a damper
-  c = m_b S/Δt (S = STICK = 10⁴, m_b the block's effective mass) whose force is clamped
-  to the ball ‖f‖ ≤ F_max. The two are the same law with v_ε = F_max/c = F_max Δt/(S m_b)
-  (10⁻⁵ rad/s for the door): a sticking joint creeps at most at v_ε, a sliding one feels
-  exactly F_max against its motion, and the step where it stops is found within the
-  step (the bound switches the row between damper and constant force: an active set,
-  at most PASSES solves per step, warm-started from the last step's forces).
-* motors — a servo on the 1-DOF joint's free row with the impulse motors' targets and
-  limits: position mode a spring-damper on q − target with k = m_r ω², c = 2ζ m_r ω,
-  ω = 2π·frequency, ζ = damping (Box2D's soft constraint is this spring under the same
-  backward Euler); velocity mode a damper c = m_r S/Δt on q̇ − target (as stiff as the
-  impulse solver's hard velocity row). The force is clamped to ±max_force, the same
-  active set as friction.
+* friction — the regularized Coulomb law f = −F_max ġ/max(|ġ|, v_ε) on the vector ġ of
+  the joint's free-row rates (the ball ‖f‖ ≤ F_max of seed 001 eq. 8, 16), implicit in
+  ġ⁺: a damper c = S m_b/Δt (S = STICK = 10⁴, m_b = n/Σ_rows 1/m the block's mass as
+  above) whose force is clamped to the ball. The two are the same law with
+  v_ε = F_max/c = F_max Δt/(S m_b): a sticking joint creeps at most at v_ε (the door:
+  1.1·10⁻⁵ rad/s), a sliding one feels exactly F_max against its motion, and a joint
+  stops within the step where the exact solution stops. The bound makes it an active
+  set (damper, or constant force F_max along the last solve's force) of at most PASSES
+  solves per step, started from the last step's forces. The door coasting from 2 rad/s
+  against 20 N·m (I = 7.13 kg·m² about the hinge) stops at I ω0/τ = 0.7132 s exactly;
+  here |ω| < 10⁻³ rad/s from the end of that step on, 0.72 s at Δt = 10 ms (error < Δt;
+  the deceleration is exact to 0.1 %), and seed 001's pushed door stops at 0.87 s.
+* motors — a servo on a 1-DOF joint's free row with the impulse motors' targets,
+  modes and limits: position mode a spring-damper on q − target, k = m ω², c = 2ζ m ω
+  (ω = 2π·frequency, ζ = damping: Box2D's soft constraint, which is this spring under
+  the same backward Euler), velocity mode a damper c = S m/Δt on q̇ − target (as stiff
+  as the impulse solver's hard velocity row); the force is clamped to ±max_force by
+  the same active set. The servo's m is the inertia it drives: 1/(J A₀⁻¹ Jᵀ) with A₀
+  the step's matrix without the drives (the other joints hold, the other drives are
+  free; one solve per servo), so that ω is the servo's frequency on the arm it moves.
+  (The impulse solver's soft row uses the row's own J M⁻¹ Jᵀ, the two bodies about their
+  centres: on the robot arm its shoulder then sags 2.4° instead of 0.07°.)
 
 The free rows' forces of the last step are kept as impulses (force·Δt) in the rows'
-`impulse` (state: the Joint's friction_torque and sliding readouts read them; the next
-step starts its active set from them, so a restored state replays bit for bit).
+`impulse` (state: the Joint's friction_torque and sliding readouts read them, and the
+next step starts its active set from them, so a restored state replays bit for bit);
+the stiff preset keeps its joint rows' forces there too (the geometric stiffness).
 """
 import heapq
 import time
@@ -74,9 +98,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..integrate import (blown_up, gather_forces, gyroscopic_implicit, integrate_positions, integrate_velocities,
-                         is_static)
-from ..joint_rows import (MOTOR_OFF, MOTOR_POSITION, MOTOR_VELOCITY, ROW_FREE, ROW_LIMIT, compute_joint_rates,
+from ..integrate import blown_up, gather_forces, gyroscopic_implicit, integrate_positions, integrate_velocities
+from ..joint_rows import (MOTOR_OFF, MOTOR_POSITION, ROW_FREE, ROW_LIMIT, compute_joint_rates,
                           compute_joint_rows, row_velocity)
 from ..joint_types import N_EQ, N_FREE, PRISMATIC
 from ..quat import rotated_diagonal, world_inv_inertia_times
@@ -90,7 +113,8 @@ COEFFICIENTS = ("alpha_lin", "beta_lin", "alpha_rot", "beta_rot", "kappa", "zeta
                 "stiff_zeta")                                                       # params[1:9]
 P_NEWTON = 9
 N_PARAMS = 10
-NEWTON_TOL = 1e-3      # m or rad: a linearization that missed by more is iterated (stiff_step)
+NEWTON_ITERATIONS = 2   # most extra solves of a stiff step (stiff_step)
+NEWTON_TOL = 1e-3       # m or rad: a linearization that missed the reached poses by more is iterated
 STICK = 1.0e4           # friction and velocity-motor dampers: c = S·m/Δt (v_ε = F_max Δt/(S m))
 PASSES = 4              # most solves per step of the friction / motor-limit active set
 DRIVE_NONE, DRIVE_FRICTION, DRIVE_POSITION, DRIVE_VELOCITY = 0, 1, 2, 3
@@ -113,7 +137,7 @@ SETTINGS = (
             help="Critical preset: ωΔt of every row (dimensionless); below 2 for semi-implicit Euler, "
                  "0.7 by default."),
     Setting("zeta", "float", 1.0, 0.0, 100.0, label="ζ", help="Critical preset: damping ratio of every row (1 = critical)."),
-    Setting("stiff_kappa", "float", 20.0, 0.0, 1000.0, label="κ stiff",
+    Setting("stiff_kappa", "float", 100.0, 0.0, 1000.0, label="κ stiff",
             help="Stiff preset: ωΔt of every row on its own effective mass (dimensionless, any size: implicit); "
                  "a steady load opens a row by F Δt²/(κ² m)."),
     Setting("stiff_zeta", "float", 1.0, 0.0, 100.0, label="ζ stiff",
@@ -458,15 +482,16 @@ def inv_inertia_quad(inv_inertia_world, i, x, y, z):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def row_inv_mass(row_J, r, a, b, body_inv_mass, inv_inertia_world):
-    """J_r M⁻¹ J_rᵀ (world inverse inertia, 9 numbers per body)."""
-    k = 0.0
-    for side in range(2):
-        i = a if side == 0 else b
-        o = 6 * side
-        k += body_inv_mass[i] * (row_J[r, o] ** 2 + row_J[r, o + 1] ** 2 + row_J[r, o + 2] ** 2)
-        k += inv_inertia_quad(inv_inertia_world, i, row_J[r, o + 3], row_J[r, o + 4], row_J[r, o + 5])
-    return k
+def row_inv_mass(row_J, r, a, b, body_inv_mass, inv_inertia_world, rot):
+    """The inverse of the mass a row's spring is scaled by: a rotational row's J_r M⁻¹ J_rᵀ
+    (the two inertias about its axis; world inverse inertia, 9 numbers per body), a
+    translational row's 1/m_a + 1/m_b (seed 000's m_eff: a lever between a body's centre
+    and the joint must not soften the row — on a long one, J M⁻¹ Jᵀ is dominated by a
+    small inertia that the rest of the system holds still)."""
+    if not rot:
+        return body_inv_mass[a] + body_inv_mass[b]
+    return (inv_inertia_quad(inv_inertia_world, a, row_J[r, 3], row_J[r, 4], row_J[r, 5])
+            + inv_inertia_quad(inv_inertia_world, b, row_J[r, 9], row_J[r, 10], row_J[r, 11]))
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -479,7 +504,7 @@ def point_arm(row_J, r0, side):
 
 
 # ---------------------------------------------------------------------------- implicit step
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=True)
 def body_blocks(h, geometric, gravity, bodies, joints, rows, force_acc, torque_acc, plan):
     """Per dynamic body: world inertia and its inverse, the diagonal block M̃ and the right
     side M̃ V + Δt (F + m g). M̃ is the mass and world inertia, plus (`geometric`) the
@@ -560,14 +585,14 @@ def limit_raw(joint_q, joint_limit_lo, joint_limit_hi, j, k, side):
     return joint_q[j, k] - (joint_limit_lo[j, k] if side > 0 else joint_limit_hi[j, k])
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=True)
 def stiff_rows(params, h, bodies, joints, rows, plan):
     """The stiff preset's equality and active limit rows into the step's matrix, linearized
     at the poses the rows were written at, X_k = X + Δt V_k (plan.vel_k, omega_k; zero on
     the first pass): G(X + Δt V⁺) ≈ G_k + Δt J_k (V⁺ − V_k). α = m ω², β = 2ζ m ω,
-    ω = κ_s/Δt; w = Δt²α + Δtβ, g = −Δt α (G_k − Δt J_k V_k). A joint's three point rows
-    share one weight (m: the mean effective mass 3/tr(J M⁻¹ Jᵀ) of the three, so the
-    spring is isotropic); every other row has its own."""
+    ω = κ_s/Δt (m: row_inv_mass); w = Δt²α + Δtβ, g = −Δt α (G_k − Δt J_k V_k). A joint's
+    three point rows share their weight (the spring is isotropic) and are added as one
+    block (add_point_side, add_point_coupling). Limit rows: see limit_raw."""
     joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
     row_J, row_C, row_active, row_rot = rows.J, rows.C, rows.active, rows.rot
     body_inv_mass = bodies.inv_mass
@@ -590,17 +615,11 @@ def stiff_rows(params, h, bodies, joints, rows, plan):
         if t != PRISMATIC:
             ra = point_arm(row_J, start, 0)
             rb = point_arm(row_J, start, 1)
-            kk = 3.0 * (body_inv_mass[a] + body_inv_mass[b])
-            for side in range(2):
-                i = a if side == 0 else b
-                rx, ry, rz = ra if side == 0 else rb
-                kk += ((rx * rx + ry * ry + rz * rz) * (inv_inertia_world[i, 0] + inv_inertia_world[i, 4]
-                                                         + inv_inertia_world[i, 8])
-                       - inv_inertia_quad(inv_inertia_world, i, rx, ry, rz))
+            kk = row_inv_mass(row_J, start, a, b, body_inv_mass, inv_inertia_world, False)
             w = 0.0
             alpha = 0.0
             if kk > 0.0:
-                m = 3.0 / kk
+                m = 1.0 / kk
                 alpha = m * omega * omega
                 w = h * h * alpha + h * 2.0 * zeta * m * omega
             for q in range(3):
@@ -629,7 +648,7 @@ def stiff_rows(params, h, bodies, joints, rows, plan):
                 C = limit_raw(joint_q, joint_limit_lo, joint_limit_hi, j, rr - n_eq, engaged[rr])
             elif row_active[rr] == 0:
                 continue
-            kk = row_inv_mass(row_J, rr, a, b, body_inv_mass, inv_inertia_world)
+            kk = row_inv_mass(row_J, rr, a, b, body_inv_mass, inv_inertia_world, row_rot[rr])
             if kk <= 0.0:
                 continue
             m = 1.0 / kk
@@ -708,7 +727,7 @@ def setup_drives(h, bodies, joints, drives, rows, plan):
     joint_body = joints.body
     friction, motor_mode, motor_target = drives.friction, drives.motor_mode, drives.motor_target
     motor_max, motor_freq, motor_damping = drives.motor_max, drives.motor_freq, drives.motor_damping
-    row_J, row_impulse = rows.J, rows.impulse
+    row_J, row_impulse, row_rot = rows.J, rows.impulse, rows.rot
     body_vel, body_omega, body_inv_mass = bodies.vel, bodies.omega, bodies.inv_mass
     inv_inertia_world, row_w, row_g = plan.inv_inertia_world, plan.row_w, plan.row_g
     vel_k, omega_k = plan.vel_k, plan.omega_k
@@ -743,7 +762,7 @@ def setup_drives(h, bodies, joints, drives, rows, plan):
         if kind == DRIVE_FRICTION:
             ksum = 0.0
             for r in range(f0, end):
-                ksum += row_inv_mass(row_J, r, a, b, body_inv_mass, inv_inertia_world)
+                ksum += row_inv_mass(row_J, r, a, b, body_inv_mass, inv_inertia_world, row_rot[r])
             if ksum <= 0.0:
                 drive_kind[j] = DRIVE_NONE
                 continue
@@ -760,7 +779,7 @@ def setup_drives(h, bodies, joints, drives, rows, plan):
                 for c in range(3):
                     drive_dir[j, c] = -row_velocity(row_J, f0 + c, a, b, body_vel, body_omega) / vn if c < nf else 0.0
             continue
-        kk = row_inv_mass(row_J, f0, a, b, body_inv_mass, inv_inertia_world)
+        kk = row_inv_mass(row_J, f0, a, b, body_inv_mass, inv_inertia_world, row_rot[f0])
         if kk <= 0.0:
             drive_kind[j] = DRIVE_NONE
             continue
@@ -1120,7 +1139,7 @@ class PenaltySolver:
     def _pack(self):
         self.params[0] = PRESETS[self.settings["penalty_preset"]]
         self.params[1:9] = [self.settings[k] for k in COEFFICIENTS]
-        self.params[P_NEWTON] = 2
+        self.params[P_NEWTON] = NEWTON_ITERATIONS
 
     def model_changed(self, world):
         self.plan = None
