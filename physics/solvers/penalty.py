@@ -65,10 +65,10 @@ solver's write_drive_rows) are rows of the same system with a bound:
 
 * friction — the regularized Coulomb law f = −F_max ġ/max(|ġ|, v_ε) on the vector ġ of
   the joint's free-row rates (the ball ‖f‖ ≤ F_max of seed 001 eq. 8, 16), implicit in
-  ġ⁺: a damper c = S m_b/Δt (S = STICK = 10⁴, m_b = n/Σ_rows 1/m the block's mass as
+  ġ⁺: a damper c = S m_b/Δt (S = STICK = 10⁶, m_b = n/Σ_rows 1/m the block's mass as
   above) whose force is clamped to the ball. The two are the same law with
   v_ε = F_max/c = F_max Δt/(S m_b): a sticking joint creeps at most at v_ε (the door:
-  1.1·10⁻⁵ rad/s), a sliding one feels exactly F_max against its motion, and a joint
+  1.1·10⁻⁷ rad/s), a sliding one feels exactly F_max against its motion, and a joint
   stops within the step where the exact solution stops. The bound makes it an active
   set (damper, or constant force F_max along the last solve's force) of at most PASSES
   solves per step, started from the last step's forces. The door coasting from 2 rad/s
@@ -115,7 +115,7 @@ P_NEWTON = 9
 N_PARAMS = 10
 NEWTON_ITERATIONS = 2   # most extra solves of a stiff step (stiff_step)
 NEWTON_TOL = 1e-3       # m or rad: a linearization that missed the reached poses by more is iterated
-STICK = 1.0e4           # friction and velocity-motor dampers: c = S·m/Δt (v_ε = F_max Δt/(S m))
+STICK = 1.0e6           # friction and velocity-motor dampers: c = S·m/Δt (v_ε = F_max Δt/(S m))
 PASSES = 4              # most solves per step of the friction / motor-limit active set
 DRIVE_NONE, DRIVE_FRICTION, DRIVE_POSITION, DRIVE_VELOCITY = 0, 1, 2, 3
 
