@@ -360,3 +360,17 @@ def test_a_hundred_link_hinge_chain_at_3_ms_stays_together_for_ten_seconds():
         w.advance_steps(3)
         worst = max(worst, w.max_constraint_error())
     assert worst <= 0.01
+
+
+@pytest.mark.parametrize("scene", ["robot_arm", "rope_tow"])
+def test_a_restored_state_replays_bit_for_bit_with_friction_motors_and_limits(scene):
+    # the active set of friction and motor bounds starts from the last step's forces,
+    # which are state (rows' impulses): a rewind replays exactly
+    world = physics.load_scene(SCENES[[p.stem for p in SCENES].index(scene)], {"solver.kind": "penalty"})
+    world.advance(0.5)
+    saved = world.save_state()
+    world.advance(0.5)
+    first = world.state.bodies.pos.copy(), world.state.bodies.vel.copy()
+    world.restore_state(saved)
+    world.advance(0.5)
+    assert np.array_equal(world.state.bodies.pos, first[0]) and np.array_equal(world.state.bodies.vel, first[1])
