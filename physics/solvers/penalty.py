@@ -342,10 +342,11 @@ def solve(diag, offd, up_ptr, up_node, x):
             x[k, j] = t * diag[k, 7 * j]
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def add_row(row_J, r, na, nb, slot, b_late, w, g, diag, offd, rhs):
     """w J_rᵀJ_r into the blocks of the row's bodies (nodes na, nb; −1 static) and g J_rᵀ
-    into their right sides."""
+    into their right sides. (Not inlined: it serves the few translational rows that are
+    not point rows, and inlined it slows its callers' loops by a third.)"""
     if na >= 0:
         for i in range(6):
             ji = row_J[r, i]
@@ -586,7 +587,7 @@ def limit_raw(joint_q, joint_limit_lo, joint_limit_hi, j, k, side):
 
 
 @njit(cache=True, error_model="numpy", fastmath=True)
-def stiff_rows(params, h, bodies, joints, rows, plan):
+def stiff_rows(params, h, relin, bodies, joints, rows, plan):
     """The stiff preset's equality and active limit rows into the step's matrix, linearized
     at the poses the rows were written at, X_k = X + Δt V_k (plan.vel_k, omega_k; zero on
     the first pass): G(X + Δt V⁺) ≈ G_k + Δt J_k (V⁺ − V_k). α = m ω², β = 2ζ m ω,
@@ -624,7 +625,9 @@ def stiff_rows(params, h, bodies, joints, rows, plan):
                 w = h * h * alpha + h * 2.0 * zeta * m * omega
             for q in range(3):
                 row_w[start + q] = w
-                c_lin[start + q] = row_C[start + q] - h * row_velocity(row_J, start + q, a, b, vel_k, omega_k)
+                c_lin[start + q] = row_C[start + q]
+                if relin:
+                    c_lin[start + q] -= h * row_velocity(row_J, start + q, a, b, vel_k, omega_k)
                 row_g[start + q] = -h * alpha * c_lin[start + q]
             if w > 0.0:
                 g = (row_g[start], row_g[start + 1], row_g[start + 2])
@@ -654,7 +657,7 @@ def stiff_rows(params, h, bodies, joints, rows, plan):
             m = 1.0 / kk
             alpha = m * omega * omega
             w = h * h * alpha + h * 2.0 * zeta * m * omega
-            c_lin[rr] = C - h * row_velocity(row_J, rr, a, b, vel_k, omega_k)
+            c_lin[rr] = C - h * row_velocity(row_J, rr, a, b, vel_k, omega_k) if relin else C
             g = -h * alpha * c_lin[rr]
             row_w[rr] = w
             row_g[rr] = g
@@ -904,10 +907,11 @@ def store_impulses(h, stiff, bodies, joints, rows, plan):
 
 
 @njit(cache=True, error_model="numpy")
-def implicit_velocities(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan):
+def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, drives, rows, work, plan):
     """V⁺ from the implicit system of the module docstring: the stiff preset's equality and
     limit rows and every drive (friction, motors) as rows of one block-sparse system,
-    solved exactly; the drives' bounds by an active set of at most PASSES solves."""
+    solved exactly; the drives' bounds by an active set of at most PASSES solves. `relin`:
+    the rows were written at X + Δt V_k, not at X (a Newton iteration of stiff_step)."""
     body_vel, body_omega, body_quat, body_inertia = bodies.vel, bodies.omega, bodies.quat, bodies.inertia
     node_body, up_ptr, up_node = plan.node_body, plan.up_ptr, plan.up_node
     pair_ptr, pair_lo, pair_hi, pair_target = plan.pair_ptr, plan.pair_lo, plan.pair_hi, plan.pair_target
@@ -915,7 +919,7 @@ def implicit_velocities(params, h, gravity, gyroscopic, bodies, joints, drives, 
     stiff = params[0] == STIFF
     body_blocks(h, stiff, gravity, bodies, joints, rows, work.force_acc, work.torque_acc, plan)
     if stiff:
-        stiff_rows(params, h, bodies, joints, rows, plan)
+        stiff_rows(params, h, relin, bodies, joints, rows, plan)
     n_drives = setup_drives(h, bodies, joints, drives, rows, plan)
     if stiff and n_drives > 0:
         servo_masses(h, joints, drives, rows, plan)
@@ -986,7 +990,7 @@ def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, wor
     omega_k[:, :] = 0.0
     plan.engaged[:] = 0
     for it in range(newton + 1):
-        implicit_velocities(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan)
+        implicit_velocities(params, h, it > 0, gravity, gyroscopic, bodies, joints, drives, rows, work, plan)
         integrate_positions(bodies, h)
         compute_joint_rows(bodies, joints, rows, readout)
         if it == newton or nonlinearity(joints, rows, plan) <= NEWTON_TOL:
@@ -1030,7 +1034,7 @@ def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows
         else:
             penalty_forces(params, h, bodies, rows, work)
             if implicit:
-                implicit_velocities(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan)
+                implicit_velocities(params, h, False, gravity, gyroscopic, bodies, joints, drives, rows, work, plan)
             else:
                 integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
             integrate_positions(bodies, h)
