@@ -233,7 +233,7 @@ class Joint:
     def set_motor(self, mode="off", target=0.0, max_force=0.0, frequency=20.0, damping=1.0):
         """Motor on a 1-DOF joint (revolute, prismatic): mode "off", "velocity" (target
         rad/s or m/s) or "position" (target rad or m; a soft servo of `frequency` Hz and
-        damping ratio `damping`), limited to `max_force` N·m or N. Impulse solver only."""
+        damping ratio `damping`), limited to `max_force` N·m or N. Both solver families act on it."""
         w, j = self._w, self.index
         if mode not in MOTOR_MODES:
             raise ValueError(f"motor mode must be one of {', '.join(MOTOR_MODES)}, got {mode!r}")
@@ -362,13 +362,14 @@ class World:
     """
 
     def __init__(self, dt=DT.default, gravity=(0.0, 0.0, -9.81), solver="penalty", gyroscopic=False,
-                 penalty_preset="paper", max_speed=1.0e3, max_spin=1.0e4):
+                 penalty_preset=None, max_speed=1.0e3, max_spin=1.0e4):
         self.model = Model(DT.check(dt), _vec3(gravity, "gravity"), GYROSCOPIC.check(gyroscopic),
                            float(max_speed), float(max_spin))
         self.state, self.control, self.work = State(), Control(), Work()
         self.body_info, self.joint_info = self.model.body_info, self.model.joint_info   # names, shapes, colours
         self.solvers = {name: family() for name, family in FAMILIES.items()}
-        self.solvers["penalty"].configure(penalty_preset=penalty_preset)
+        if penalty_preset is not None:      # None: the family's default (physics/solvers/penalty.py)
+            self.solvers["penalty"].configure(penalty_preset=penalty_preset)
         self._solver = None
         self.solver = solver
         self.blown_up = None                # SimulationBlowUp once it happened

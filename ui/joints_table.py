@@ -2,8 +2,9 @@
 editor for everything of the selected joint.
 
 Angles show in degrees (the engine's radians converted at the Param), slides in
-metres. Friction and motors act with the impulse solver (seed 001); the penalty
-solver (seed 000) has neither, which the table says.
+metres. Friction and motors act with both solver families (impulse: seed 001's
+sequential impulses; penalty: bounded implicit rows); a family whose HONOURS lacks
+them would be named in the table.
 """
 import math
 
@@ -70,7 +71,7 @@ def friction_param(joint):
         joint.friction = v
     return Param(f"joint.{joint.name}.friction", "friction",
                  f"Maximum dry-friction {what} on the free axes ({funit}); the joint sticks while the "
-                 f"{what} needed to hold it is below this (Coulomb, seed 001 eq. 15-16). Impulse solver only.",
+                 f"{what} needed to hold it is below this (Coulomb, seed 001 eq. 15-16).",
                  lambda: joint.friction, set_, 0.0, 1e6, fmt="%.4g", unit=funit)
 
 
@@ -130,10 +131,10 @@ COLUMN_TIPS = {
     "q'": "Rate of the first free axis (°/s or m/s).",
     "lower": "Lower limit of the first free axis (° or m); empty when unlimited.",
     "upper": "Upper limit of the first free axis (° or m); spherical: the swing cone half-angle (°).",
-    "friction": "Maximum friction torque (N·m) or force (N, prismatic). Impulse solver only.",
+    "friction": "Maximum friction torque (N·m) or force (N, prismatic).",
     "state": "stick / slide under friction, free without friction, motor when driven.",
     "τ_f": "Friction (or motor) torque (N·m) or force (N) applied in the last step.",
-    "motor": "Motor mode (revolute and prismatic joints, impulse solver).",
+    "motor": "Motor mode (revolute and prismatic joints).",
     "target": "Motor target: °/s or m/s (velocity mode), ° or m (position mode).",
 }
 
@@ -277,7 +278,7 @@ class JointsTable:
         if dofs == 1:
             changed, mode = self.w.combo(f"joint.{joint.name}.motor.mode.details", "motor", joint.motor["mode"],
                                          MOTOR_MODES, "Motor mode: off, velocity (drive at a speed) or position "
-                                                      "(a soft servo to an angle or slide). Impulse solver only.",
+                                                      "(a soft servo to an angle or slide).",
                                          width=110)
             if changed:
                 guarded(self.notices, f"{joint.name} motor", set_motor_mode, joint, mode)

@@ -114,7 +114,7 @@ def draw_blowup(error, scene_width, height):
     imgui.begin("The simulation blew up", None, flags)
     imgui.text(str(error))
     imgui.text("It is paused. Reset, then try a smaller Δt, more substeps or iterations,")
-    imgui.text("the critical penalty preset, or the impulse solver.")
+    imgui.text("the stiff penalty preset, or the impulse solver.")
     action = "reset" if imgui.button("Reset (Backspace)") else None
     pos, size = imgui.get_window_pos(), imgui.get_window_size()
     imgui.end()

@@ -453,8 +453,10 @@ class Panel:
             if world.penalty_preset == "paper":
                 self._pair(params["solver.alpha_lin"], params["solver.beta_lin"])
                 self._pair(params["solver.alpha_rot"], params["solver.beta_rot"])
-            else:
+            elif world.penalty_preset == "critical":
                 self._pair(params["solver.kappa"], params["solver.zeta"])
+            else:
+                self._pair(params["solver.stiff_kappa"], params["solver.stiff_zeta"])
         self._readouts()
 
     def _choice(self, key, family, name):

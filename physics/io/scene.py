@@ -24,8 +24,8 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
     [solver]
     kind = "penalty"               # "penalty" | "impulse"  (physics/solvers FAMILIES)
     # penalty (seed 000)
-    penalty_preset = "paper"       # "paper" | "critical"
-    alpha_lin, beta_lin, alpha_rot, beta_rot, kappa, zeta     # numbers >= 0
+    penalty_preset = "stiff"       # "stiff" (implicit) | "paper" | "critical" (explicit)
+    alpha_lin, beta_lin, alpha_rot, beta_rot, kappa, zeta, stiff_kappa, stiff_zeta   # numbers >= 0
     # impulse (seed 001)
     iterations, substeps, position_iterations                  # integers
     epsilon, time_cap_ms, erp                                  # numbers

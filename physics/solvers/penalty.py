@@ -2,44 +2,128 @@
 
     F_pen = −Jᵀ(α G + β Ġ)                                  (eq. 9, seed 000)
 
-Two scalings of α and β, chosen per world:
+Three presets of α, β and of how they are integrated:
 
 * ``paper`` — exactly seed 000 §5: α = m_eff α*, β = m_eff β* with
   m_eff = 1/(1/m_i + 1/m_j) (masses only), α* = 5000, β* = 25 for translational
-  rows and α* = 10000, β* = 10 for rotational rows, tuned for Δt ≈ 3 ms.
-* ``critical`` — stiffness from each row's effective mass *and inertia* and the
-  step, so that every mode of the coupled rows stays stable and critically damped:
-  α_r = ω²/D_r, β_r = 2ζω/D_r with ω = κ/Δt, where D_r bounds the r-th Gershgorin
-  row sum of A = J M⁻¹ Jᵀ (over the rows sharing a body with r). Then every
-  eigenvalue λ of diag(α)A is ≤ ω², the damping diag(β)A = (2ζ/ω) diag(α)A acts on
-  the same modes, and semi-implicit Euler is stable when κ² + 4ζκ < 4 (κ < 0.83 at
+  rows and α* = 10000, β* = 10 for rotational rows, tuned for Δt ≈ 3 ms; explicit
+  forces, semi-implicit Euler (eq. 27).
+* ``critical`` — explicit as ``paper``, stiffness from each row's effective mass *and
+  inertia* and the step, so that every mode of the coupled rows stays stable and
+  critically damped: α_r = ω²/D_r, β_r = 2ζω/D_r with ω = κ/Δt, where D_r bounds the
+  r-th Gershgorin row sum of A = J M⁻¹ Jᵀ (over the rows sharing a body with r). Then
+  every eigenvalue λ of diag(α)A is ≤ ω², the damping diag(β)A = (2ζ/ω) diag(α)A acts
+  on the same modes, and semi-implicit Euler is stable when κ² + 4ζκ < 4 (κ < 0.83 at
   ζ = 1); κ = 0.7 by default. D_r = Σ_{bodies b of r} Σ_{rows r' on b} |J_rb M_b⁻¹ J_r'bᵀ|
   (≥ the row sum, by the triangle inequality), from a static list of the rows on each
-  body: O(rows × rows per body) per step.
-  Explicit penalty cannot be both stiff and stable where a row's effective mass is
-  dominated by a small inertia on a long lever (a small bob on a long arm): there
-  the row is soft. Use a smaller Δt, or the impulse solver.
+  body. Explicit penalty cannot be both stiff and stable where a row's effective mass
+  is dominated by a small inertia on a long lever: there the row is soft.
+* ``stiff`` (the default) — the same law integrated by backward Euler (below), so the
+  springs can be far stiffer than explicit integration allows: α = m ω², β = 2ζ_s m ω,
+  ω = κ_s/Δt, κ_s = 100, ζ_s = 1. m is seed 000's m_eff = 1/(1/m_i + 1/m_j) for a
+  translational row and its rotational counterpart 1/(J M⁻¹ Jᵀ) (the two inertias about
+  the row's axis) for a rotational row — not the translational row's J M⁻¹ Jᵀ, which
+  a small inertia on a long lever makes tiny although the rest of the system holds
+  that lever still (a carriage far out on its rail). A steady load F opens a row by
+  F/α = F Δt²/(10⁴ m). Why implicit: explicit penalty is stable only for ωΔt < 2 on
+  every mode of the coupled rows, and those modes' stiffness is set by the lightest
+  part on the longest lever; backward Euler is stable for any α, β ≥ 0 (a linear
+  spring-damper under it only loses energy), so the stiffness is chosen for the gap.
+
+Implicit step. With the rows linearized over the step, G(t+Δt) ≈ G + Δt J V⁺, backward
+Euler on every implicit row is one linear system in the bodies' velocities,
+
+    (M̃ + Σ_r w_r J_rᵀ J_r) V⁺ = M̃ V + Δt F_ext + Σ_r g_r J_rᵀ,
+    w_r = Δt² α_r + Δt β_r,   g_r = −Δt α_r G_r,   row force f_r = (g_r − w_r J_r V⁺)/Δt
+
+(eq. 9 evaluated at the end of the step), the "(M + Δt B + Δt² K) ΔV = …" of implicit
+springs with K = Jᵀ α J, B = Jᵀ β J. Why not Gauss–Seidel or Jacobi sweeps over the
+joint blocks: on a long stiff chain they need ~depth² sweeps, and an unconverged sweep
+is an explicit step again (it is how the explicit presets fail). So it is solved
+exactly: the matrix is block-sparse, one 6×6 block per dynamic body and one per pair of
+jointed bodies, factored by block Cholesky in an elimination order found once per
+layout (minimum degree: leaves first on a tree, so a tree — every scene, every chain —
+has no fill and costs O(N); a loop of joints adds fill blocks, still exact).
+Two nonlinearities the linearization leaves out are handled in the step:
+* the turning of a lever under a joint force (rotational geometric stiffness, as in
+  the impulse solver's direct path; Tournier et al. 2015, Andrews et al. 2017): M̃ adds
+  its positive bound, from the joints' last point-row forces, to each body's inertia on
+  both sides (added inertia: it changes nothing that does not accelerate), which keeps
+  long hanging chains stable at large steps;
+* fast rotation (a whip's tip: ωΔt ≈ 1) and limits reached within the step: when the
+  poses the step reached miss the linearized rows by more than NEWTON_TOL, the same
+  backward Euler step is solved again from its start, linearized at those poses (a
+  Newton iteration, at most NEWTON_ITERATIONS). A limit is eq. 21/25's dead zone taken
+  at the end of the step: a limit row binding at any iterate stays in for the step, on
+  its signed value q − bound.
+`paper` and `critical` keep seed 000's explicit forces (their behaviour is the
+paper's); only the free rows below are in their system (with M: so a joint's friction
+acts there on the bodies' own inertia, the joint springs passing it on).
+
+Joint friction and motors (the free rows of joint_rows.py; the meaning of the impulse
+solver's write_drive_rows) are rows of the same system with a bound:
+
+* friction — the regularized Coulomb law f = −F_max ġ/max(|ġ|, v_ε) on the vector ġ of
+  the joint's free-row rates (the ball ‖f‖ ≤ F_max of seed 001 eq. 8, 16), implicit in
+  ġ⁺: a damper c = S m_b/Δt (S = STICK = 10⁶, m_b = n/Σ_rows 1/m the block's mass as
+  above) whose force is clamped to the ball. The two are the same law with
+  v_ε = F_max/c = F_max Δt/(S m_b): a sticking joint creeps at most at v_ε (the door:
+  1.1·10⁻⁷ rad/s), a sliding one feels exactly F_max against its motion, and a joint
+  stops within the step where the exact solution stops. The bound makes it an active
+  set (damper, or constant force F_max along the last solve's force) of at most PASSES
+  solves per step, started from the last step's forces. The door coasting from 2 rad/s
+  against 20 N·m (I = 7.13 kg·m² about the hinge) stops at I ω0/τ = 0.7132 s exactly;
+  here |ω| < 10⁻³ rad/s from the end of that step on, 0.72 s at Δt = 10 ms (error < Δt;
+  the deceleration is exact to 0.1 %), and seed 001's pushed door stops at 0.87 s.
+* motors — a servo on a 1-DOF joint's free row with the impulse motors' targets,
+  modes and limits: position mode a spring-damper on q − target, k = m ω², c = 2ζ m ω
+  (ω = 2π·frequency, ζ = damping: Box2D's soft constraint, which is this spring under
+  the same backward Euler), velocity mode a damper c = S m/Δt on q̇ − target (as stiff
+  as the impulse solver's hard velocity row); the force is clamped to ±max_force by
+  the same active set. The servo's m is the inertia it drives: 1/(J A₀⁻¹ Jᵀ) with A₀
+  the step's matrix without the drives (the other joints hold, the other drives are
+  free; one solve per servo), so that ω is the servo's frequency on the arm it moves.
+  (The impulse solver's soft row uses the row's own J M⁻¹ Jᵀ, the two bodies about their
+  centres: on the robot arm its shoulder then sags 2.4° instead of 0.07°.)
+
+The free rows' forces of the last step are kept as impulses (force·Δt) in the rows'
+`impulse` (state: the Joint's friction_torque and sliding readouts read them, and the
+next step starts its active set from them, so a restored state replays bit for bit);
+the stiff preset keeps its joint rows' forces there too (the geometric stiffness).
 """
+import heapq
+import time
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
-import time
-
-from ..integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
-from ..joint_rows import ROW_FREE, compute_joint_rates, compute_joint_rows, row_velocity
-from ..quat import world_inv_inertia_times
+from ..integrate import blown_up, gather_forces, gyroscopic_implicit, integrate_positions, integrate_velocities
+from ..joint_rows import (MOTOR_OFF, MOTOR_POSITION, ROW_FREE, ROW_LIMIT, compute_joint_rates,
+                          compute_joint_rows, row_velocity)
+from ..joint_types import N_EQ, N_FREE, PRISMATIC
+from ..quat import rotated_diagonal, world_inv_inertia_times
 from ..settings import Setting, checked, defaults
 from .row_ops import scatter_row
 from .stats import SolverStats
 
-PAPER, CRITICAL = 0, 1
-PRESETS = {"paper": PAPER, "critical": CRITICAL}
-COEFFICIENTS = ("alpha_lin", "beta_lin", "alpha_rot", "beta_rot", "kappa", "zeta")   # params[1:7]
+PAPER, CRITICAL, STIFF = 0, 1, 2
+PRESETS = {"paper": PAPER, "critical": CRITICAL, "stiff": STIFF}
+COEFFICIENTS = ("alpha_lin", "beta_lin", "alpha_rot", "beta_rot", "kappa", "zeta", "stiff_kappa",
+                "stiff_zeta")                                                       # params[1:9]
+P_NEWTON = 9
+N_PARAMS = 10
+NEWTON_ITERATIONS = 2   # most extra solves of a stiff step (stiff_step)
+NEWTON_TOL = 1e-3       # m or rad: a linearization that missed the reached poses by more is iterated
+STICK = 1.0e6           # friction and velocity-motor dampers: c = S·m/Δt (v_ε = F_max Δt/(S m))
+PASSES = 4              # most solves per step of the friction / motor-limit active set
+DRIVE_NONE, DRIVE_FRICTION, DRIVE_POSITION, DRIVE_VELOCITY = 0, 1, 2, 3
 
 SETTINGS = (
-    Setting("penalty_preset", "choice", "paper", choices=tuple(PRESETS), label="preset",
-            help="paper: α, β from the effective mass and α*, β* (seed 000); critical: every row critically "
-                 "damped from its effective mass and Δt."),
+    Setting("penalty_preset", "choice", "stiff", choices=tuple(PRESETS), label="preset",
+            help="stiff: stiff springs from each row's effective mass, integrated implicitly (stable at any Δt); "
+                 "paper: α, β from the effective mass and α*, β* (seed 000), explicit; critical: every row "
+                 "critically damped from its effective mass and Δt, explicit."),
     Setting("alpha_lin", "float", 5000.0, 0.0, 1e9, unit="1/s²", label="α* lin",
             help="Paper preset: stiffness per unit effective mass of translational rows (1/s²); "
                  "α = m_eff α* (seed 000 eq. 9)."),
@@ -53,9 +137,32 @@ SETTINGS = (
             help="Critical preset: ωΔt of every row (dimensionless); below 2 for semi-implicit Euler, "
                  "0.7 by default."),
     Setting("zeta", "float", 1.0, 0.0, 100.0, label="ζ", help="Critical preset: damping ratio of every row (1 = critical)."),
+    Setting("stiff_kappa", "float", 100.0, 0.0, 1000.0, label="κ stiff",
+            help="Stiff preset: ωΔt of every row on its own effective mass (dimensionless, any size: implicit); "
+                 "a steady load opens a row by F Δt²/(κ² m)."),
+    Setting("stiff_zeta", "float", 1.0, 0.0, 100.0, label="ζ stiff",
+            help="Stiff preset: damping ratio of every row (1 = critical)."),
 )
 
+Plan = namedtuple("Plan", "body_node node_body up_ptr up_node pair_ptr pair_lo pair_hi pair_target joint_slot "
+                          "joint_b_late diag0 offd0 rhs0 diag offd rhs inertia_world inv_inertia_world row_w row_g "
+                          "c_lin engaged drive_kind drive_max drive_clamped drive_dir pos0 quat0 vel0 omega0 vel_k omega_k")
+"""The implicit step's layout and scratch (PenaltySolver.plan). Layout, from the joint graph
+(build_plan): body_node (n,) the body's node in elimination order (−1: static), node_body
+(k,); up_ptr (k+1,), up_node (u,): CSR of each node's neighbours eliminated after it (its
+off-diagonal blocks, fill included: slot s is the block A[up_node[s], k]); per node, the
+pairs of its slots whose product updates a later block: pair_ptr (k+1,), pair_lo, pair_hi
+(p,) the slots of the earlier and the later neighbour, pair_target (p,) the slot updated
+(−1 − node: that node's diagonal block); joint_slot (m,) the slot of the joint's two
+bodies (−1: one is static), joint_b_late (m,) 1 if body b is the later node. Scratch:
+diag0, offd0, rhs0 the step's matrix and right side before the bounded rows, diag, offd,
+rhs those of one solve (blocks 6×6 row-major, lower triangle of the diagonal blocks);
+inertia_world, inv_inertia_world (n,9); row_w, row_g (r,) each implicit row's weight and
+right side; per joint: drive_kind, drive_max (N·m or N), drive_clamped, drive_dir (m,3)
+the unit direction of a clamped force over the free rows."""
 
+
+# ---------------------------------------------------------------------------- explicit forces
 @njit(cache=True, error_model="numpy")
 def gershgorin_bounds(bodies, rows, work):
     """row_bound[r] = Σ_{bodies b of r} Σ_{active rows r' on b} |J_rb M_b⁻¹ J_r'bᵀ|.
@@ -110,7 +217,8 @@ def gershgorin_bounds(bodies, rows, work):
 
 @njit(cache=True, error_model="numpy")
 def penalty_forces(params, h, bodies, rows, work):
-    """Add −Jᵀ(αC + βĊ) of every active equality and limit row to the body forces."""
+    """Add −Jᵀ(αC + βĊ) of every active equality and limit row to the body forces
+    (the explicit presets)."""
     preset = params[0]
     if preset == CRITICAL:
         gershgorin_bounds(bodies, rows, work)
@@ -143,37 +251,888 @@ def penalty_forces(params, h, bodies, rows, work):
         scatter_row(row_J, r, a, b, lam, force_acc, torque_acc)
 
 
+# ---------------------------------------------------------------------------- 6×6 block algebra
+# Blocks are 6×6 row-major (36 numbers). A factored diagonal block holds L (lower) with the
+# reciprocals of its pivots on the diagonal, so that no solve divides.
+@njit(cache=True, error_model="numpy", inline="always")
+def cholesky6(D, k):
+    """D[k] (lower triangle read) := its Cholesky factor L, diagonal stored as 1/L_jj."""
+    for j in range(6):
+        s = D[k, 7 * j]
+        for p in range(j):
+            s -= D[k, 6 * j + p] * D[k, 6 * j + p]
+        if not s > 0.0:          # not positive definite (a NaN state): keep going, blown_up catches it
+            s = 1e-300
+        inv = 1.0 / np.sqrt(s)
+        D[k, 7 * j] = inv
+        for i in range(j + 1, 6):
+            t = D[k, 6 * i + j]
+            for p in range(j):
+                t -= D[k, 6 * i + p] * D[k, 6 * j + p]
+            D[k, 6 * i + j] = t * inv
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def right_solve6(D, k, B, s):
+    """B[s] := B[s] L⁻ᵀ with L = D[k] (factored): each row x of B[s] becomes L⁻¹x."""
+    for i in range(6):
+        for j in range(6):
+            t = B[s, 6 * i + j]
+            for p in range(j):
+                t -= D[k, 6 * j + p] * B[s, 6 * i + p]
+            B[s, 6 * i + j] = t * D[k, 7 * j]
+
+
 @njit(cache=True, error_model="numpy")
-def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, rows, work):
+def factor(diag, offd, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target):
+    """Block Cholesky A = L Lᵀ in place, node by node in elimination order: L_kk = chol(A_kk),
+    L_nk = A_nk L_kk⁻ᵀ, then A_n2n1 −= L_n2k L_n1kᵀ for every pair of later neighbours."""
+    for k in range(diag.shape[0]):
+        cholesky6(diag, k)
+        for s in range(up_ptr[k], up_ptr[k + 1]):
+            right_solve6(diag, k, offd, s)
+        for p in range(pair_ptr[k], pair_ptr[k + 1]):
+            lo, hi, t = pair_lo[p], pair_hi[p], pair_target[p]
+            if t < 0:
+                n = -1 - t
+                for i in range(6):
+                    for j in range(i + 1):
+                        acc = 0.0
+                        for q in range(6):
+                            acc += offd[lo, 6 * i + q] * offd[lo, 6 * j + q]
+                        diag[n, 6 * i + j] -= acc
+            else:
+                for i in range(6):
+                    for j in range(6):
+                        acc = 0.0
+                        for q in range(6):
+                            acc += offd[hi, 6 * i + q] * offd[lo, 6 * j + q]
+                        offd[t, 6 * i + j] -= acc
+
+
+@njit(cache=True, error_model="numpy")
+def solve(diag, offd, up_ptr, up_node, x):
+    """x := A⁻¹x with A = L Lᵀ from factor (x: (k, 6), one row per node)."""
+    nn = diag.shape[0]
+    for k in range(nn):
+        for j in range(6):
+            t = x[k, j]
+            for p in range(j):
+                t -= diag[k, 6 * j + p] * x[k, p]
+            x[k, j] = t * diag[k, 7 * j]
+        for s in range(up_ptr[k], up_ptr[k + 1]):
+            n = up_node[s]
+            for i in range(6):
+                acc = 0.0
+                for q in range(6):
+                    acc += offd[s, 6 * i + q] * x[k, q]
+                x[n, i] -= acc
+    for k in range(nn - 1, -1, -1):
+        for s in range(up_ptr[k], up_ptr[k + 1]):
+            n = up_node[s]
+            for q in range(6):
+                acc = 0.0
+                for i in range(6):
+                    acc += offd[s, 6 * i + q] * x[n, i]
+                x[k, q] -= acc
+        for j in range(5, -1, -1):
+            t = x[k, j]
+            for p in range(j + 1, 6):
+                t -= diag[k, 6 * p + j] * x[k, p]
+            x[k, j] = t * diag[k, 7 * j]
+
+
+@njit(cache=True, error_model="numpy")
+def add_row(row_J, r, na, nb, slot, b_late, w, g, diag, offd, rhs):
+    """w J_rᵀJ_r into the blocks of the row's bodies (nodes na, nb; −1 static) and g J_rᵀ
+    into their right sides. (Not inlined: it serves the few translational rows that are
+    not point rows, and inlined it slows its callers' loops by a third.)"""
+    if na >= 0:
+        for i in range(6):
+            ji = row_J[r, i]
+            rhs[na, i] += g * ji
+            wi = w * ji
+            for j in range(i + 1):
+                diag[na, 6 * i + j] += wi * row_J[r, j]
+    if nb >= 0:
+        for i in range(6):
+            ji = row_J[r, 6 + i]
+            rhs[nb, i] += g * ji
+            wi = w * ji
+            for j in range(i + 1):
+                diag[nb, 6 * i + j] += wi * row_J[r, 6 + j]
+    if slot >= 0:
+        ol = 6 if b_late else 0                      # rows of the later node, columns of the earlier
+        oe = 6 - ol
+        for i in range(6):
+            wi = w * row_J[r, ol + i]
+            for j in range(6):
+                offd[slot, 6 * i + j] += wi * row_J[r, oe + j]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def add_angular_row(row_J, r, na, nb, slot, b_late, w, g, diag, offd, rhs):
+    """add_row for a rotational row (no linear part): only the angular blocks."""
+    if na >= 0:
+        for i in range(3):
+            ji = row_J[r, 3 + i]
+            rhs[na, 3 + i] += g * ji
+            wi = w * ji
+            for j in range(i + 1):
+                diag[na, 6 * i + 21 + j] += wi * row_J[r, 3 + j]
+    if nb >= 0:
+        for i in range(3):
+            ji = row_J[r, 9 + i]
+            rhs[nb, 3 + i] += g * ji
+            wi = w * ji
+            for j in range(i + 1):
+                diag[nb, 6 * i + 21 + j] += wi * row_J[r, 9 + j]
+    if slot >= 0:
+        ol = 9 if b_late else 3
+        oe = 12 - ol
+        for i in range(3):
+            wi = w * row_J[r, ol + i]
+            for j in range(3):
+                offd[slot, 6 * i + 21 + j] += wi * row_J[r, oe + j]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def add_point_side(n, sgn, w, ra, g, diag, rhs):
+    """One body's share of a joint's three point rows along the world axes (common weight
+    w, right sides g): J(e) = sgn·P e with P = [E; [r]ₓ], so w P Pᵀ = w [[E, [r]ₓᵀ],
+    [[r]ₓ, |r|²E − r rᵀ]] and Σ g_e J(e) = sgn (g, r × g)."""
+    rx, ry, rz = ra
+    gx, gy, gz = g
+    diag[n, 0] += w
+    diag[n, 7] += w
+    diag[n, 14] += w
+    # [r]ₓ = [[0, −rz, ry], [rz, 0, −rx], [−ry, rx, 0]] in rows 3-5, columns 0-2
+    diag[n, 19] -= w * rz
+    diag[n, 20] += w * ry
+    diag[n, 24] += w * rz
+    diag[n, 26] -= w * rx
+    diag[n, 30] -= w * ry
+    diag[n, 31] += w * rx
+    rr = rx * rx + ry * ry + rz * rz
+    diag[n, 21] += w * (rr - rx * rx)
+    diag[n, 27] -= w * ry * rx
+    diag[n, 28] += w * (rr - ry * ry)
+    diag[n, 33] -= w * rz * rx
+    diag[n, 34] -= w * rz * ry
+    diag[n, 35] += w * (rr - rz * rz)
+    rhs[n, 0] += sgn * gx
+    rhs[n, 1] += sgn * gy
+    rhs[n, 2] += sgn * gz
+    rhs[n, 3] += sgn * (ry * gz - rz * gy)
+    rhs[n, 4] += sgn * (rz * gx - rx * gz)
+    rhs[n, 5] += sgn * (rx * gy - ry * gx)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def add_point_coupling(slot, w, rl, re, offd):
+    """The off-diagonal block A[late, early] of a joint's three point rows:
+    −w P_l P_eᵀ = −w [[E, [r_e]ₓᵀ], [[r_l]ₓ, (r_l·r_e)E − r_e r_lᵀ]]."""
+    lx, ly, lz = rl
+    ex, ey, ez = re
+    offd[slot, 0] -= w
+    offd[slot, 7] -= w
+    offd[slot, 14] -= w
+    # rows 0-2, columns 3-5: [r_e]ₓᵀ = [[0, ez, −ey], [−ez, 0, ex], [ey, −ex, 0]]
+    offd[slot, 4] -= w * ez
+    offd[slot, 5] += w * ey
+    offd[slot, 9] += w * ez
+    offd[slot, 11] -= w * ex
+    offd[slot, 15] -= w * ey
+    offd[slot, 16] += w * ex
+    # rows 3-5, columns 0-2: [r_l]ₓ
+    offd[slot, 19] += w * lz
+    offd[slot, 20] -= w * ly
+    offd[slot, 24] -= w * lz
+    offd[slot, 26] += w * lx
+    offd[slot, 30] += w * ly
+    offd[slot, 31] -= w * lx
+    d = lx * ex + ly * ey + lz * ez
+    offd[slot, 21] -= w * (d - ex * lx)
+    offd[slot, 22] += w * ex * ly
+    offd[slot, 23] += w * ex * lz
+    offd[slot, 27] += w * ey * lx
+    offd[slot, 28] -= w * (d - ey * ly)
+    offd[slot, 29] += w * ey * lz
+    offd[slot, 33] += w * ez * lx
+    offd[slot, 34] += w * ez * ly
+    offd[slot, 35] -= w * (d - ez * lz)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def add_force(row_J, r, na, nb, g, rhs):
+    """g J_rᵀ into the right sides (a constant impulse g along the row)."""
+    if na >= 0:
+        for i in range(6):
+            rhs[na, i] += g * row_J[r, i]
+    if nb >= 0:
+        for i in range(6):
+            rhs[nb, i] += g * row_J[r, 6 + i]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def inv_inertia_quad(inv_inertia_world, i, x, y, z):
+    """uᵀ I_i⁻¹ u (world inverse inertia, 9 numbers)."""
+    return (x * (inv_inertia_world[i, 0] * x + inv_inertia_world[i, 1] * y + inv_inertia_world[i, 2] * z)
+            + y * (inv_inertia_world[i, 3] * x + inv_inertia_world[i, 4] * y + inv_inertia_world[i, 5] * z)
+            + z * (inv_inertia_world[i, 6] * x + inv_inertia_world[i, 7] * y + inv_inertia_world[i, 8] * z))
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def row_inv_mass(row_J, r, a, b, body_inv_mass, inv_inertia_world, rot):
+    """The inverse of the mass a row's spring is scaled by: a rotational row's J_r M⁻¹ J_rᵀ
+    (the two inertias about its axis; world inverse inertia, 9 numbers per body), a
+    translational row's 1/m_a + 1/m_b (seed 000's m_eff: a lever between a body's centre
+    and the joint must not soften the row — on a long one, J M⁻¹ Jᵀ is dominated by a
+    small inertia that the rest of the system holds still)."""
+    if not rot:
+        return body_inv_mass[a] + body_inv_mass[b]
+    return (inv_inertia_quad(inv_inertia_world, a, row_J[r, 3], row_J[r, 4], row_J[r, 5])
+            + inv_inertia_quad(inv_inertia_world, b, row_J[r, 9], row_J[r, 10], row_J[r, 11]))
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def point_arm(row_J, r0, side):
+    """The lever arm r (body centre → anchor, world) of a joint's point rows r0…r0+2 on one
+    side, from their angular parts ±(r × e_x), ±(r × e_y), ±(r × e_z)."""
+    o = 6 * side
+    s = 1.0 if side == 1 else -1.0
+    return s * row_J[r0 + 1, o + 5], s * row_J[r0 + 2, o + 3], s * row_J[r0, o + 4]
+
+
+# ---------------------------------------------------------------------------- implicit step
+@njit(cache=True, error_model="numpy", fastmath=True)
+def body_blocks(h, geometric, gravity, bodies, joints, rows, force_acc, torque_acc, plan):
+    """Per dynamic body: world inertia and its inverse, the diagonal block M̃ and the right
+    side M̃ V + Δt (F + m g). M̃ is the mass and world inertia, plus (`geometric`) the
+    bound of the rotational geometric stiffness of its joints' last point-row forces
+    (module docstring), on both sides: added inertia, which damps nothing that does not
+    change."""
+    body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega
+    body_inv_mass, body_inertia, body_inv_inertia = bodies.inv_mass, bodies.inertia, bodies.inv_inertia
+    joint_type, joint_body, joint_row_start = joints.type, joints.body, joints.row_start
+    row_J, row_impulse = rows.J, rows.impulse
+    body_node, node_body = plan.body_node, plan.node_body
+    diag0, offd0, rhs0 = plan.diag0, plan.offd0, plan.rhs0
+    inertia_world, inv_inertia_world = plan.inertia_world, plan.inv_inertia_world
+    diag0[:, :] = 0.0
+    offd0[:, :] = 0.0
+    for k in range(node_body.shape[0]):
+        i = node_body[k]
+        qx, qy, qz, qw = body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3]
+        I = rotated_diagonal(qx, qy, qz, qw, body_inertia[i, 0], body_inertia[i, 1], body_inertia[i, 2])
+        iI = rotated_diagonal(qx, qy, qz, qw, body_inv_inertia[i, 0], body_inv_inertia[i, 1], body_inv_inertia[i, 2])
+        inertia_world[i, 0], inertia_world[i, 1], inertia_world[i, 2] = I[0], I[1], I[2]
+        inertia_world[i, 3], inertia_world[i, 4], inertia_world[i, 5] = I[1], I[3], I[4]
+        inertia_world[i, 6], inertia_world[i, 7], inertia_world[i, 8] = I[2], I[4], I[5]
+        inv_inertia_world[i, 0], inv_inertia_world[i, 1], inv_inertia_world[i, 2] = iI[0], iI[1], iI[2]
+        inv_inertia_world[i, 3], inv_inertia_world[i, 4], inv_inertia_world[i, 5] = iI[1], iI[3], iI[4]
+        inv_inertia_world[i, 6], inv_inertia_world[i, 7], inv_inertia_world[i, 8] = iI[2], iI[4], iI[5]
+        m = 1.0 / body_inv_mass[i] if body_inv_mass[i] > 0.0 else 0.0
+        diag0[k, 0] = m
+        diag0[k, 7] = m
+        diag0[k, 14] = m
+        diag0[k, 21] = I[0]
+        diag0[k, 27], diag0[k, 28] = I[1], I[3]
+        diag0[k, 33], diag0[k, 34], diag0[k, 35] = I[2], I[4], I[5]
+        for c in range(3):
+            rhs0[k, c] = m * body_vel[i, c] + h * (force_acc[i, c] + m * gravity[c])
+        for c in range(3):
+            rhs0[k, 3 + c] = (inertia_world[i, 3 * c] * body_omega[i, 0] + inertia_world[i, 3 * c + 1] * body_omega[i, 1]
+                              + inertia_world[i, 3 * c + 2] * body_omega[i, 2] + h * torque_acc[i, c])
+    if not geometric:
+        return
+    # h² K of the point rows' forces f = λ/Δt at lever r: h λ ((λ·r) E − ½(λ rᵀ + r λᵀ)),
+    # bounded by its absolute row sums (positive, so M̃ stays positive definite)
+    for j in range(joint_type.shape[0]):
+        if joint_type[j] == PRISMATIC:
+            continue
+        r0 = joint_row_start[j]
+        fx, fy, fz = row_impulse[r0], row_impulse[r0 + 1], row_impulse[r0 + 2]
+        if fx == 0.0 and fy == 0.0 and fz == 0.0:
+            continue
+        for side in range(2):
+            i = joint_body[j, side]
+            k = body_node[i]
+            if k < 0:
+                continue
+            rx, ry, rz = point_arm(row_J, r0, side)
+            s = 1.0 if side == 1 else -1.0
+            sx, sy, sz = s * fx, s * fy, s * fz
+            d = sx * rx + sy * ry + sz * rz
+            k01 = abs(0.5 * (sx * ry + rx * sy))
+            k02 = abs(0.5 * (sx * rz + rx * sz))
+            k12 = abs(0.5 * (sy * rz + ry * sz))
+            e0 = h * (abs(d - sx * rx) + k01 + k02)
+            e1 = h * (abs(d - sy * ry) + k01 + k12)
+            e2 = h * (abs(d - sz * rz) + k02 + k12)
+            diag0[k, 21] += e0
+            diag0[k, 28] += e1
+            diag0[k, 35] += e2
+            rhs0[k, 3] += e0 * body_omega[i, 0]
+            rhs0[k, 4] += e1 * body_omega[i, 1]
+            rhs0[k, 5] += e2 * body_omega[i, 2]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def limit_raw(joint_q, joint_limit_lo, joint_limit_hi, j, k, side):
+    """The signed value of joint j's limit row k on its binding side (+1: the lower bound,
+    −1: the upper), q − bound: negative when violated (then it is the row's C, eq. 21, 25
+    seed 000), positive inside."""
+    return joint_q[j, k] - (joint_limit_lo[j, k] if side > 0 else joint_limit_hi[j, k])
+
+
+@njit(cache=True, error_model="numpy", fastmath=True)
+def stiff_rows(params, h, relin, bodies, joints, rows, plan):
+    """The stiff preset's equality and active limit rows into the step's matrix, linearized
+    at the poses the rows were written at, X_k = X + Δt V_k (plan.vel_k, omega_k; zero on
+    the first pass): G(X + Δt V⁺) ≈ G_k + Δt J_k (V⁺ − V_k). α = m ω², β = 2ζ m ω,
+    ω = κ_s/Δt (m: row_inv_mass); w = Δt²α + Δtβ, g = −Δt α (G_k − Δt J_k V_k). A joint's
+    three point rows share their weight (the spring is isotropic) and are added as one
+    block (add_point_side, add_point_coupling). Limit rows: see limit_raw."""
+    joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
+    row_J, row_C, row_active, row_rot = rows.J, rows.C, rows.active, rows.rot
+    body_inv_mass = bodies.inv_mass
+    body_node, joint_slot, joint_b_late = plan.body_node, plan.joint_slot, plan.joint_b_late
+    diag0, offd0, rhs0 = plan.diag0, plan.offd0, plan.rhs0
+    inv_inertia_world, row_w, row_g = plan.inv_inertia_world, plan.row_w, plan.row_g
+    vel_k, omega_k, engaged, c_lin = plan.vel_k, plan.omega_k, plan.engaged, plan.c_lin
+    joint_q, joint_limit_lo, joint_limit_hi = joints.q, joints.limit_lo, joints.limit_hi
+    omega = params[7] / h
+    zeta = params[8]
+    for j in range(joint_type.shape[0]):
+        t = joint_type[j]
+        start = joint_row_start[j]
+        f0 = start + joint_row_count[j] - N_FREE[t]
+        a = joint_body[j, 0]
+        b = joint_body[j, 1]
+        na, nb = body_node[a], body_node[b]
+        slot, late = joint_slot[j], joint_b_late[j]
+        r = start
+        if t != PRISMATIC:
+            ra = point_arm(row_J, start, 0)
+            rb = point_arm(row_J, start, 1)
+            kk = row_inv_mass(row_J, start, a, b, body_inv_mass, inv_inertia_world, False)
+            w = 0.0
+            alpha = 0.0
+            if kk > 0.0:
+                m = 1.0 / kk
+                alpha = m * omega * omega
+                w = h * h * alpha + h * 2.0 * zeta * m * omega
+            for q in range(3):
+                row_w[start + q] = w
+                c_lin[start + q] = row_C[start + q]
+                if relin:
+                    c_lin[start + q] -= h * row_velocity(row_J, start + q, a, b, vel_k, omega_k)
+                row_g[start + q] = -h * alpha * c_lin[start + q]
+            if w > 0.0:
+                g = (row_g[start], row_g[start + 1], row_g[start + 2])
+                if na >= 0:
+                    add_point_side(na, -1.0, w, ra, g, diag0, rhs0)
+                if nb >= 0:
+                    add_point_side(nb, 1.0, w, rb, g, diag0, rhs0)
+                if slot >= 0:
+                    add_point_coupling(slot, w, rb if late else ra, ra if late else rb, offd0)
+            r = start + 3
+        n_eq = start + N_EQ[t]
+        for rr in range(r, f0):
+            row_w[rr] = 0.0
+            row_g[rr] = 0.0
+            C = row_C[rr]
+            if rr >= n_eq:                          # a limit: binding now, or earlier in this step
+                if row_active[rr] != 0:
+                    engaged[rr] = row_active[rr]
+                if engaged[rr] == 0:
+                    continue
+                C = limit_raw(joint_q, joint_limit_lo, joint_limit_hi, j, rr - n_eq, engaged[rr])
+            elif row_active[rr] == 0:
+                continue
+            kk = row_inv_mass(row_J, rr, a, b, body_inv_mass, inv_inertia_world, row_rot[rr])
+            if kk <= 0.0:
+                continue
+            m = 1.0 / kk
+            alpha = m * omega * omega
+            w = h * h * alpha + h * 2.0 * zeta * m * omega
+            c_lin[rr] = C - h * row_velocity(row_J, rr, a, b, vel_k, omega_k) if relin else C
+            g = -h * alpha * c_lin[rr]
+            row_w[rr] = w
+            row_g[rr] = g
+            if row_rot[rr]:
+                add_angular_row(row_J, rr, na, nb, slot, late, w, g, diag0, offd0, rhs0)
+            else:
+                add_row(row_J, rr, na, nb, slot, late, w, g, diag0, offd0, rhs0)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def servo_row(h, m, freq, damping, err):
+    """(w, g) of a position servo on effective mass m: k = m ω², c = 2ζ m ω, ω = 2π·freq,
+    on the error err (rad or m) linearized at the step's start."""
+    om = 2.0 * np.pi * freq
+    k_spring = m * om * om
+    return h * h * k_spring + h * 2.0 * damping * m * om, -h * k_spring * err
+
+
+@njit(cache=True, error_model="numpy")
+def servo_masses(h, joints, drives, rows, plan):
+    """The position servos' stiffness from the inertia they drive: m = 1/(J A₀⁻¹ Jᵀ) with A₀
+    the step's matrix without the drives (bodies and stiff joint rows: the other joints
+    hold, the other drives are free), one solve per servo with the factor of A₀; then
+    k = m ω², c = 2ζ m ω as in servo_row."""
+    joint_type, joint_row_start, joint_row_count, joint_q = joints.type, joints.row_start, joints.row_count, joints.q
+    joint_body = joints.body
+    motor_target, motor_freq, motor_damping = drives.motor_target, drives.motor_freq, drives.motor_damping
+    row_J = rows.J
+    body_node, up_ptr, up_node = plan.body_node, plan.up_ptr, plan.up_node
+    pair_ptr, pair_lo, pair_hi, pair_target = plan.pair_ptr, plan.pair_lo, plan.pair_hi, plan.pair_target
+    diag0, offd0, diag, offd, x = plan.diag0, plan.offd0, plan.diag, plan.offd, plan.rhs
+    row_w, row_g, drive_kind, vel_k, omega_k = plan.row_w, plan.row_g, plan.drive_kind, plan.vel_k, plan.omega_k
+    diag[:, :] = diag0
+    offd[:, :] = offd0
+    factor(diag, offd, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target)
+    for j in range(joint_type.shape[0]):
+        if drive_kind[j] != DRIVE_POSITION:
+            continue
+        r = joint_row_start[j] + joint_row_count[j] - 1
+        a = joint_body[j, 0]
+        b = joint_body[j, 1]
+        na, nb = body_node[a], body_node[b]
+        x[:, :] = 0.0
+        for c in range(6):
+            if na >= 0:
+                x[na, c] = row_J[r, c]
+            if nb >= 0:
+                x[nb, c] = row_J[r, 6 + c]
+        solve(diag, offd, up_ptr, up_node, x)
+        kk = 0.0
+        for c in range(6):
+            if na >= 0:
+                kk += row_J[r, c] * x[na, c]
+            if nb >= 0:
+                kk += row_J[r, 6 + c] * x[nb, c]
+        if kk <= 0.0:
+            continue
+        err = joint_q[j, 0] - motor_target[j] - h * row_velocity(row_J, r, a, b, vel_k, omega_k)
+        row_w[r], row_g[r] = servo_row(h, 1.0 / kk, motor_freq[j], motor_damping[j], err)
+
+
+@njit(cache=True, error_model="numpy")
+def setup_drives(h, bodies, joints, drives, rows, plan):
+    """Per joint: its drive this step (friction, position or velocity motor, none), each
+    free row's w, g (the damper or servo, linearized as in stiff_rows), the bound, and
+    where the active set starts: clamped when the last step's force was on the bound
+    (and, for friction, the joint is moving: the clamped force opposes its motion now).
+    Returns the number of drives."""
+    joint_type, joint_row_start, joint_row_count, joint_q = joints.type, joints.row_start, joints.row_count, joints.q
+    joint_body = joints.body
+    friction, motor_mode, motor_target = drives.friction, drives.motor_mode, drives.motor_target
+    motor_max, motor_freq, motor_damping = drives.motor_max, drives.motor_freq, drives.motor_damping
+    row_J, row_impulse, row_rot = rows.J, rows.impulse, rows.rot
+    body_vel, body_omega, body_inv_mass = bodies.vel, bodies.omega, bodies.inv_mass
+    inv_inertia_world, row_w, row_g = plan.inv_inertia_world, plan.row_w, plan.row_g
+    vel_k, omega_k = plan.vel_k, plan.omega_k
+    drive_kind, drive_max, drive_clamped, drive_dir = plan.drive_kind, plan.drive_max, plan.drive_clamped, plan.drive_dir
+    count = 0
+    for j in range(joint_type.shape[0]):
+        nf = N_FREE[joint_type[j]]
+        end = joint_row_start[j] + joint_row_count[j]
+        f0 = end - nf
+        a = joint_body[j, 0]
+        b = joint_body[j, 1]
+        for r in range(f0, end):
+            row_w[r] = 0.0
+            row_g[r] = 0.0
+        kind = DRIVE_NONE
+        fmax = 0.0
+        if nf == 1 and motor_mode[j] != MOTOR_OFF:
+            if motor_max[j] > 0.0:
+                kind = DRIVE_POSITION if motor_mode[j] == MOTOR_POSITION else DRIVE_VELOCITY
+                fmax = motor_max[j]
+        elif nf > 0 and friction[j] > 0.0:
+            kind = DRIVE_FRICTION
+            fmax = friction[j]
+        drive_kind[j] = kind
+        drive_max[j] = fmax
+        drive_clamped[j] = 0
+        if kind == DRIVE_NONE:
+            for r in range(f0, end):
+                row_impulse[r] = 0.0
+            continue
+        count += 1
+        if kind == DRIVE_FRICTION:
+            ksum = 0.0
+            for r in range(f0, end):
+                ksum += row_inv_mass(row_J, r, a, b, body_inv_mass, inv_inertia_world, row_rot[r])
+            if ksum <= 0.0:
+                drive_kind[j] = DRIVE_NONE
+                continue
+            w = STICK * nf / ksum                    # c Δt, c = S m_b/Δt, m_b = nf / Σ J M⁻¹ Jᵀ
+            pn = vn = 0.0
+            for r in range(f0, end):
+                row_w[r] = w
+                v = row_velocity(row_J, r, a, b, body_vel, body_omega)
+                pn += row_impulse[r] * row_impulse[r]
+                vn += v * v
+            if np.sqrt(pn) >= fmax * h * (1.0 - 1e-9) and vn > 0.0:
+                drive_clamped[j] = 1
+                vn = np.sqrt(vn)
+                for c in range(3):
+                    drive_dir[j, c] = -row_velocity(row_J, f0 + c, a, b, body_vel, body_omega) / vn if c < nf else 0.0
+            continue
+        kk = row_inv_mass(row_J, f0, a, b, body_inv_mass, inv_inertia_world, row_rot[f0])
+        if kk <= 0.0:
+            drive_kind[j] = DRIVE_NONE
+            continue
+        m = 1.0 / kk
+        if kind == DRIVE_POSITION:
+            err = joint_q[j, 0] - motor_target[j] - h * row_velocity(row_J, f0, a, b, vel_k, omega_k)
+            row_w[f0], row_g[f0] = servo_row(h, m, motor_freq[j], motor_damping[j], err)
+        else:
+            row_w[f0] = STICK * m
+            row_g[f0] = STICK * m * motor_target[j]
+        p = row_impulse[f0]
+        if abs(p) >= fmax * h * (1.0 - 1e-9):
+            drive_clamped[j] = 1
+            drive_dir[j, 0] = 1.0 if p > 0.0 else -1.0
+            drive_dir[j, 1] = 0.0
+            drive_dir[j, 2] = 0.0
+    return count
+
+
+@njit(cache=True, error_model="numpy")
+def add_drives(h, joints, rows, plan):
+    """The drives into the solve's matrix: free rows in their linear range as rows (w, g),
+    clamped ones as a constant force F_max along drive_dir."""
+    joint_type, joint_row_start, joint_row_count, joint_body = joints.type, joints.row_start, joints.row_count, joints.body
+    row_J, row_rot = rows.J, rows.rot
+    body_node, joint_slot, joint_b_late = plan.body_node, plan.joint_slot, plan.joint_b_late
+    diag, offd, rhs, row_w, row_g = plan.diag, plan.offd, plan.rhs, plan.row_w, plan.row_g
+    drive_kind, drive_max, drive_clamped, drive_dir = plan.drive_kind, plan.drive_max, plan.drive_clamped, plan.drive_dir
+    for j in range(joint_type.shape[0]):
+        if drive_kind[j] == DRIVE_NONE:
+            continue
+        end = joint_row_start[j] + joint_row_count[j]
+        f0 = end - N_FREE[joint_type[j]]
+        na = body_node[joint_body[j, 0]]
+        nb = body_node[joint_body[j, 1]]
+        for r in range(f0, end):
+            if drive_clamped[j]:
+                add_force(row_J, r, na, nb, h * drive_max[j] * drive_dir[j, r - f0], rhs)
+            elif row_rot[r]:
+                add_angular_row(row_J, r, na, nb, joint_slot[j], joint_b_late[j], row_w[r], row_g[r], diag, offd, rhs)
+            else:
+                add_row(row_J, r, na, nb, joint_slot[j], joint_b_late[j], row_w[r], row_g[r], diag, offd, rhs)
+
+
+@njit(cache=True, error_model="numpy")
+def check_drives(h, bodies, joints, rows, plan):
+    """The active set after a solve: a linear drive whose force leaves its bound is clamped
+    there (in the direction of that force); a clamped friction whose rate turned along its
+    force (the joint stopped within the step) or a clamped motor that wants less than its
+    bound goes back to linear. Returns whether anything changed."""
+    joint_type, joint_row_start, joint_row_count, joint_body = joints.type, joints.row_start, joints.row_count, joints.body
+    row_J = rows.J
+    body_vel, body_omega = bodies.vel, bodies.omega
+    row_w, row_g = plan.row_w, plan.row_g
+    drive_kind, drive_max, drive_clamped, drive_dir = plan.drive_kind, plan.drive_max, plan.drive_clamped, plan.drive_dir
+    changed = False
+    for j in range(joint_type.shape[0]):
+        kind = drive_kind[j]
+        if kind == DRIVE_NONE:
+            continue
+        end = joint_row_start[j] + joint_row_count[j]
+        f0 = end - N_FREE[joint_type[j]]
+        a = joint_body[j, 0]
+        b = joint_body[j, 1]
+        fn = along = 0.0
+        for r in range(f0, end):
+            v = row_velocity(row_J, r, a, b, body_vel, body_omega)
+            f = (row_g[r] - row_w[r] * v) / h
+            fn += f * f
+            along += drive_dir[j, r - f0] * (v if kind == DRIVE_FRICTION else f)
+        fn = np.sqrt(fn)
+        if drive_clamped[j] == 0:
+            if fn > drive_max[j] * (1.0 + 1e-9):
+                drive_clamped[j] = 1
+                for r in range(f0, end):
+                    v = row_velocity(row_J, r, a, b, body_vel, body_omega)
+                    drive_dir[j, r - f0] = (row_g[r] - row_w[r] * v) / h / fn
+                changed = True
+        elif kind == DRIVE_FRICTION:
+            if along > 0.0:
+                drive_clamped[j] = 0
+                changed = True
+        elif along < drive_max[j]:
+            drive_clamped[j] = 0
+            changed = True
+    return changed
+
+
+@njit(cache=True, error_model="numpy")
+def store_impulses(h, stiff, bodies, joints, rows, plan):
+    """Each implicit row's force of the step as the impulse f Δt = g − w J V⁺ (clamped
+    drives: F_max Δt along drive_dir) into rows.impulse; the stiff preset's rows also
+    their linearized value at the end of the step: c_lin (G_k − Δt J_k V_k, stiff_rows)
+    += Δt J_k V⁺."""
+    joint_type, joint_row_start, joint_row_count = joints.type, joints.row_start, joints.row_count
+    row_J, row_body, row_impulse = rows.J, rows.body, rows.impulse
+    body_vel, body_omega = bodies.vel, bodies.omega
+    row_w, row_g, c_lin = plan.row_w, plan.row_g, plan.c_lin
+    drive_kind, drive_max, drive_clamped, drive_dir = plan.drive_kind, plan.drive_max, plan.drive_clamped, plan.drive_dir
+    for j in range(joint_type.shape[0]):
+        start = joint_row_start[j]
+        end = start + joint_row_count[j]
+        f0 = end - N_FREE[joint_type[j]]
+        for r in range(start, end):
+            if r < f0 and not stiff:
+                continue
+            if r >= f0 and drive_kind[j] == DRIVE_NONE:
+                row_impulse[r] = 0.0
+                continue
+            if r >= f0 and drive_clamped[j]:
+                row_impulse[r] = h * drive_max[j] * drive_dir[j, r - f0]
+                continue
+            if row_w[r] == 0.0 and row_g[r] == 0.0:
+                row_impulse[r] = 0.0
+                continue
+            a = row_body[r, 0]
+            b = row_body[r, 1]
+            v = row_velocity(row_J, r, a, b, body_vel, body_omega)
+            row_impulse[r] = row_g[r] - row_w[r] * v
+            if r < f0:
+                c_lin[r] += h * v
+
+
+@njit(cache=True, error_model="numpy")
+def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, drives, rows, work, plan):
+    """V⁺ from the implicit system of the module docstring: the stiff preset's equality and
+    limit rows and every drive (friction, motors) as rows of one block-sparse system,
+    solved exactly; the drives' bounds by an active set of at most PASSES solves. `relin`:
+    the rows were written at X + Δt V_k, not at X (a Newton iteration of stiff_step)."""
+    body_vel, body_omega, body_quat, body_inertia = bodies.vel, bodies.omega, bodies.quat, bodies.inertia
+    node_body, up_ptr, up_node = plan.node_body, plan.up_ptr, plan.up_node
+    pair_ptr, pair_lo, pair_hi, pair_target = plan.pair_ptr, plan.pair_lo, plan.pair_hi, plan.pair_target
+    diag0, offd0, rhs0, diag, offd, rhs = plan.diag0, plan.offd0, plan.rhs0, plan.diag, plan.offd, plan.rhs
+    stiff = params[0] == STIFF
+    body_blocks(h, stiff, gravity, bodies, joints, rows, work.force_acc, work.torque_acc, plan)
+    if stiff:
+        stiff_rows(params, h, relin, bodies, joints, rows, plan)
+    n_drives = setup_drives(h, bodies, joints, drives, rows, plan)
+    if stiff and n_drives > 0:
+        servo_masses(h, joints, drives, rows, plan)
+    for it in range(PASSES):
+        diag[:, :] = diag0
+        offd[:, :] = offd0
+        rhs[:, :] = rhs0
+        if n_drives > 0:
+            add_drives(h, joints, rows, plan)
+        factor(diag, offd, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target)
+        solve(diag, offd, up_ptr, up_node, rhs)
+        for k in range(node_body.shape[0]):
+            i = node_body[k]
+            body_vel[i, 0], body_vel[i, 1], body_vel[i, 2] = rhs[k, 0], rhs[k, 1], rhs[k, 2]
+            body_omega[i, 0], body_omega[i, 1], body_omega[i, 2] = rhs[k, 3], rhs[k, 4], rhs[k, 5]
+        if n_drives == 0 or it == PASSES - 1 or not check_drives(h, bodies, joints, rows, plan):
+            break
+    store_impulses(h, stiff, bodies, joints, rows, plan)
+    if gyroscopic:
+        for k in range(node_body.shape[0]):
+            i = node_body[k]
+            wx, wy, wz = gyroscopic_implicit(body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
+                                             body_inertia[i, 0], body_inertia[i, 1], body_inertia[i, 2],
+                                             body_omega[i, 0], body_omega[i, 1], body_omega[i, 2], h)
+            body_omega[i, 0], body_omega[i, 1], body_omega[i, 2] = wx, wy, wz
+
+
+@njit(cache=True, error_model="numpy")
+def nonlinearity(joints, rows, plan):
+    """Largest |G(X⁺) − (G_k + Δt J_k (V⁺ − V_k))| over the stiff rows (m or rad): how far
+    the rows' linearization missed the poses the step reached; a limit row that was not
+    in the linearization and binds at X⁺ counts with its whole |G(X⁺)|."""
+    row_C, row_kind, row_active, row_joint = rows.C, rows.kind, rows.active, rows.joint
+    joint_type, joint_row_start, joint_q = joints.type, joints.row_start, joints.q
+    joint_limit_lo, joint_limit_hi = joints.limit_lo, joints.limit_hi
+    row_w, c_lin, engaged = plan.row_w, plan.c_lin, plan.engaged
+    worst = 0.0
+    for r in range(row_C.shape[0]):
+        if row_kind[r] == ROW_FREE:
+            continue
+        if row_w[r] != 0.0:
+            C = row_C[r]
+            if row_kind[r] == ROW_LIMIT:
+                j = row_joint[r]
+                C = limit_raw(joint_q, joint_limit_lo, joint_limit_hi, j, r - joint_row_start[j] - N_EQ[joint_type[j]],
+                              engaged[r])
+            worst = max(worst, abs(C - c_lin[r]))
+        elif row_active[r] != 0:            # a limit reached within the step
+            worst = max(worst, abs(row_C[r]))
+    return worst
+
+
+@njit(cache=True, error_model="numpy")
+def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, readout):
+    """One step of the stiff preset: the implicit velocities linearized at the current poses,
+    then positions; while the rows' linearization missed the reached poses by more than
+    NEWTON_TOL, another Newton iteration of the same backward Euler step, linearized at
+    the poses reached (at most params[P_NEWTON] more)."""
+    body_pos, body_quat, body_vel, body_omega = bodies.pos, bodies.quat, bodies.vel, bodies.omega
+    pos0, quat0, vel0, omega0, vel_k, omega_k = plan.pos0, plan.quat0, plan.vel0, plan.omega0, plan.vel_k, plan.omega_k
+    newton = int(params[P_NEWTON])
+    if newton > 0:
+        pos0[:, :] = body_pos
+        quat0[:, :] = body_quat
+        vel0[:, :] = body_vel
+        omega0[:, :] = body_omega
+    vel_k[:, :] = 0.0
+    omega_k[:, :] = 0.0
+    plan.engaged[:] = 0
+    for it in range(newton + 1):
+        implicit_velocities(params, h, it > 0, gravity, gyroscopic, bodies, joints, drives, rows, work, plan)
+        integrate_positions(bodies, h)
+        compute_joint_rows(bodies, joints, rows, readout)
+        if it == newton or nonlinearity(joints, rows, plan) <= NEWTON_TOL:
+            break
+        # linearize again at the poses reached: X_k = X + Δt V_k, from the step's start
+        vel_k[:, :] = body_vel
+        omega_k[:, :] = body_omega
+        body_pos[:, :] = pos0
+        body_quat[:, :] = quat0
+        body_vel[:, :] = vel0
+        body_omega[:, :] = omega0
+
+
+@njit(cache=True, error_model="numpy")
+def any_drive(joints, drives):
+    """Whether some joint has friction or a motor on (its free rows in use)."""
+    joint_type, motor_mode, friction, motor_max = joints.type, drives.motor_mode, drives.friction, drives.motor_max
+    for j in range(joint_type.shape[0]):
+        nf = N_FREE[joint_type[j]]
+        if nf == 1 and motor_mode[j] != MOTOR_OFF:
+            if motor_max[j] > 0.0:
+                return True
+        elif nf > 0 and friction[j] > 0.0:
+            return True
+    return False
+
+
+@njit(cache=True, error_model="numpy")
+def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows, work, plan):
     """Advance n_steps fixed steps. Rows must hold the current poses on entry; they hold
     the final poses on return. Returns the number of steps done before a blow-up
     (n_steps when none)."""
     force_acc, torque_acc = work.force_acc, work.torque_acc
     gravity, gyroscopic, max_speed, max_spin = env.gravity, env.gyroscopic, env.max_speed, env.max_spin
+    stiff = params[0] == STIFF
+    implicit = stiff or any_drive(joints, drives)
     for step in range(n_steps):
         gather_forces(t0 + step * h, bodies, loads, force_acc, torque_acc)
-        penalty_forces(params, h, bodies, rows, work)
-        integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
-        integrate_positions(bodies, h)
-        compute_joint_rows(bodies, joints, rows, step == n_steps - 1)
+        if stiff:
+            stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, step == n_steps - 1)
+        else:
+            penalty_forces(params, h, bodies, rows, work)
+            if implicit:
+                implicit_velocities(params, h, False, gravity, gyroscopic, bodies, joints, drives, rows, work, plan)
+            else:
+                integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
+            integrate_positions(bodies, h)
+            compute_joint_rows(bodies, joints, rows, step == n_steps - 1)
         if blown_up(bodies, max_speed, max_spin):
             return step
     compute_joint_rates(bodies, joints, rows)
     return n_steps
 
 
+
+# ---------------------------------------------------------------------------- layout
+def elimination_plan(n_bodies, dynamic, pairs):
+    """The block layout of the implicit system: `dynamic` (n,) bool, `pairs` the (a, b) body
+    pairs of the joints. Orders the dynamic bodies by minimum degree (greedy, with the fill
+    of each elimination), so a tree is eliminated leaves first with no fill. Returns the
+    layout arrays of Plan (body_node … joint_b_late)."""
+    nodes = np.flatnonzero(dynamic)
+    adj = {int(i): set() for i in nodes}
+    for a, b in pairs:
+        if dynamic[a] and dynamic[b] and a != b:
+            adj[a].add(b)
+            adj[b].add(a)
+    heap = [(len(s), i) for i, s in adj.items()]
+    heapq.heapify(heap)
+    order, later, done = [], {}, set()
+    while heap:
+        deg, i = heapq.heappop(heap)
+        if i in done or deg != len(adj[i]):
+            continue
+        done.add(i)
+        order.append(i)
+        nb = adj.pop(i)
+        later[i] = nb
+        for n in nb:
+            adj[n].discard(i)
+            adj[n] |= nb - {n}                       # the fill: the neighbours become a clique
+            heapq.heappush(heap, (len(adj[n]), n))
+    body_node = np.full(n_bodies, -1, np.int64)
+    body_node[order] = np.arange(len(order))
+    up_ptr, up_node, slot_of = [0], [], {}
+    for k, i in enumerate(order):
+        for n in sorted(int(body_node[x]) for x in later[i]):
+            slot_of[(k, n)] = len(up_node)
+            up_node.append(n)
+        up_ptr.append(len(up_node))
+    pair_ptr, pair_lo, pair_hi, pair_target = [0], [], [], []
+    for k in range(len(order)):
+        slots = range(up_ptr[k], up_ptr[k + 1])
+        for s1 in slots:
+            for s2 in slots:
+                if s2 < s1:
+                    continue
+                n1, n2 = up_node[s1], up_node[s2]
+                pair_lo.append(s1)
+                pair_hi.append(s2)
+                pair_target.append(-1 - n1 if n1 == n2 else slot_of[(n1, n2)])
+        pair_ptr.append(len(pair_lo))
+    joint_slot = np.full(len(pairs), -1, np.int64)
+    joint_b_late = np.zeros(len(pairs), np.int64)
+    for j, (a, b) in enumerate(pairs):
+        na, nb = body_node[a], body_node[b]
+        if na >= 0 and nb >= 0 and na != nb:
+            joint_slot[j] = slot_of[(min(na, nb), max(na, nb))]
+            joint_b_late[j] = int(nb > na)
+    as_int = lambda x: np.asarray(x, np.int64)
+    return (body_node, as_int(order), as_int(up_ptr), as_int(up_node), as_int(pair_ptr), as_int(pair_lo),
+            as_int(pair_hi), as_int(pair_target), joint_slot, joint_b_late)
+
+
+def build_plan(world):
+    """Plan for the world's current layout (bodies, joints, rows)."""
+    m = world.model
+    nb, nj, nr = m.bodies.count, m.joints.count, m.rows.count
+    inv_mass, inv_inertia = m.bodies.inv_mass, m.bodies.inv_inertia
+    dynamic = ~((inv_mass == 0.0) & np.all(inv_inertia == 0.0, axis=1))
+    layout = elimination_plan(nb, dynamic, [tuple(int(x) for x in p) for p in m.joints.body[:nj]])
+    nn, nu = len(layout[1]), len(layout[3])
+    z = np.zeros
+    return Plan(*layout, z((nn, 36)), z((nu, 36)), z((nn, 6)), z((nn, 36)), z((nu, 36)), z((nn, 6)), z((nb, 9)),
+                z((nb, 9)), z(nr), z(nr), z(nr), z(nr, np.int64), z(nj, np.int64), z(nj), z(nj, np.int64), z((nj, 3)), z((nb, 3)),
+                z((nb, 4)), z((nb, 3)), z((nb, 3)), z((nb, 3)), z((nb, 3)))
+
+
 class PenaltySolver:
-    """The `penalty` family: settings (SETTINGS), step, stats. Its only cache is the
-    params vector built from the settings."""
+    """The `penalty` family: settings (SETTINGS), step, stats. Caches: the params vector
+    built from the settings, and the implicit step's Plan (rebuilt when the layout changes)."""
     name = "penalty"
-    description = "Penalty forces, seed 000: every row a spring-damper."
-    HONOURS = frozenset({"limits"})     # joint features it acts on (friction and motors: not yet)
+    description = "Penalty forces, seed 000: every row a spring-damper (stiff: implicit)."
+    HONOURS = frozenset({"limits", "friction", "motors"})     # joint features it acts on
     SETTINGS = SETTINGS
 
     def __init__(self):
         self.settings = defaults(SETTINGS)
-        self.params = np.zeros(7)       # [preset, α*_lin, β*_lin, α*_rot, β*_rot, κ, ζ] for the kernel
+        self.params = np.zeros(N_PARAMS)       # [preset, α*_lin, β*_lin, α*_rot, β*_rot, κ, ζ, κ_s, ζ_s]
         self.stats = SolverStats()
+        self.plan = None
+        self._plan_key = None
         self._pack()
 
     def configure(self, **values):
@@ -183,20 +1142,32 @@ class PenaltySolver:
 
     def _pack(self):
         self.params[0] = PRESETS[self.settings["penalty_preset"]]
-        self.params[1:7] = [self.settings[k] for k in COEFFICIENTS]
+        self.params[1:9] = [self.settings[k] for k in COEFFICIENTS]
+        self.params[P_NEWTON] = NEWTON_ITERATIONS
 
     def model_changed(self, world):
-        pass
+        self.plan = None
+
+    def _current_plan(self, world):
+        m = world.model
+        key = (m.version, m.bodies.count, m.joints.count, m.rows.count)
+        if self.plan is None or key != self._plan_key:
+            self.plan, self._plan_key = build_plan(world), key
+        return self.plan
 
     def free_rows_used(self, world):
-        """Penalty pushes no free rows (no friction, no motors)."""
-        return np.zeros(world.model.joints.count, np.int64)
+        """Per joint, 1 where its free rows carry friction or a motor."""
+        m, c = world.model.joints, world.control.joints
+        nf = np.array([N_FREE[t] for t in m.type], np.int64) if m.count else np.zeros(0, np.int64)
+        motor = (nf == 1) & (c.motor_mode != MOTOR_OFF)
+        return (motor | ((nf > 0) & (m.friction > 0.0))).astype(np.int64)
 
     def step(self, world, n, coupled=False):
         """n steps of Δt; returns the steps done before a blow-up."""
         t0 = time.perf_counter()
-        env, bodies, loads, joints, _, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
-        done = penalty_run(n, world.dt, world.time, self.params, env, bodies, loads, joints, rows, work)
+        plan = self._current_plan(world)
+        env, bodies, loads, joints, drives, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
+        done = penalty_run(n, world.dt, world.time, self.params, env, bodies, loads, joints, drives, rows, work, plan)
         ms = (time.perf_counter() - t0) * 1e3 / max(n, 1)
         self.stats = SolverStats(0, 0.0, ms, False, 0, done)
         return done
