@@ -16,6 +16,7 @@ import numpy as np
 from .joint_rows import MOTOR_MODES, MOTOR_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT, compute_joint_rates, compute_joint_rows
 from .joint_types import BY_CODE, JOINT_TYPES, SPHERICAL, UNIVERSAL
 from .integrate import body_energy, body_summary, gather_forces, integrate_velocities
+from .contacts import Contacts
 from .model import Control, Model, State, Work, bundles
 from .quat import frame_from_axes, q_conj, q_from_matrix, q_mul, q_rotate, q_to_matrix
 from .settings import DT, GYROSCOPIC
@@ -54,6 +55,20 @@ class JointInfo:
     axis2: tuple = None
 
 
+def _contact_property(name, friction, restitution):
+    """(μ, e) checked: μ ≥ 0 finite, 0 ≤ e ≤ 1."""
+    out = []
+    for what, value, hi in (("friction", friction, 1e3), ("restitution", restitution, 1.0)):
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            v = math.nan
+        if isinstance(value, (bool, str)) or not (0.0 <= v <= hi):
+            raise ValueError(f"body {name!r}: {what} must be a number between 0 and {hi:g}, got {value!r}")
+        out.append(v)
+    return out
+
+
 def _vec3(value, what):
     arr = np.asarray(value, dtype=float).reshape(-1)
     if arr.shape != (3,) or not np.all(np.isfinite(arr)):
@@ -75,6 +90,26 @@ class Body:
 
     def _table(self, field):
         return self._w.control.bodies if field in ("force", "torque") else self._w.state.bodies
+
+    @property
+    def friction(self):
+        """Coulomb friction coefficient μ of its contacts (a pair takes √(μa μb))."""
+        return float(self._w.model.bodies.friction[self.index])
+
+    @friction.setter
+    def friction(self, value):
+        self._w.model.bodies.friction[self.index] = _contact_property(self.name, value, 0.0)[0]
+        self._w.contact_model.edits += 1
+
+    @property
+    def restitution(self):
+        """Restitution e of its contacts (a pair takes max(ea, eb))."""
+        return float(self._w.model.bodies.restitution[self.index])
+
+    @restitution.setter
+    def restitution(self, value):
+        self._w.model.bodies.restitution[self.index] = _contact_property(self.name, 0.0, value)[1]
+        self._w.contact_model.edits += 1
 
     def _get(self, field):
         return getattr(self._table(field), field)[self.index].copy()
@@ -338,8 +373,10 @@ class World:
         self._rows_stale = False            # joints added since the rows were last written
         self._body_index, self._joint_index = {}, {}
         self._rows_indexed = False          # body_row_ptr/idx match the rows
+        self.contact_model = Contacts()     # contact settings and the solvers' contact arrays
         self._add_body_arrays("world", Plane(), (0.5, 0.5, 0.5), math.inf, np.zeros(3),
                               np.array([0.0, 0.0, 0.0, 1.0]), np.zeros(3), np.zeros(3), True, None)
+        self.model.bodies.collide[0] = 0
         self._initial_state = None
         self.ropes = {}                     # name → physics.rope.Rope, stepped with the bodies
         self._rope_color = {}
@@ -474,9 +511,12 @@ class World:
 
     def add_body(self, name, shape, mass=None, density=None, position=(0, 0, 0),
                  orientation=(0, 0, 0, 1), velocity=(0, 0, 0), angular_velocity=(0, 0, 0),
-                 static=False, color=(0.7, 0.7, 0.7), visual_mesh=None):
+                 static=False, color=(0.7, 0.7, 0.7), visual_mesh=None, friction=0.5, restitution=0.0,
+                 collide=True):
         """Add a rigid body. Give `mass` (kg) or `density` (kg/m³), unless `static`.
-        Inertia is the exact tensor of the shape about its centre (shapes.py)."""
+        Inertia is the exact tensor of the shape about its centre (shapes.py). Contacts
+        (physics/contacts.py): Coulomb `friction` μ ≥ 0, `restitution` e in [0, 1]
+        (the pair takes √(μa μb) and max(ea, eb)); `collide` False: touches nothing."""
         if not isinstance(name, str) or not name or name in self._body_index:
             raise ValueError(f"body name must be a new non-empty string, got {name!r}")
         try:
@@ -496,9 +536,12 @@ class World:
         quat = np.asarray(orientation, float).reshape(-1)
         if quat.shape != (4,) or not np.all(np.isfinite(quat)) or np.linalg.norm(quat) == 0:
             raise ValueError(f"body {name!r}: orientation must be a quaternion (x, y, z, w)")
+        friction, restitution = _contact_property(name, friction, restitution)
         i = self._add_body_arrays(name, shape, color, mass, _vec3(position, "position"), quat,
                                   _vec3(velocity, "velocity"), _vec3(angular_velocity, "angular_velocity"),
                                   static, visual_mesh)
+        mb = self.model.bodies
+        mb.friction[i], mb.restitution[i], mb.collide[i] = friction, restitution, 1 if collide else 0
         if static and getattr(shape, "kind", None) == "box":
             for rope in self.ropes.values():
                 rope.add_box(self.state.bodies.pos[i], shape.half_extents, self.state.bodies.quat[i])
@@ -835,6 +878,7 @@ class World:
         """What the active solver does not act on here: [(feature, joint names)] for
         "friction", "motors" and "limits" set on joints (kept for the families that do)."""
         honours, m, c = self.active_solver.HONOURS, self.model.joints, self.control.joints
+        mb = self.model.bodies
         driven = {e[1] for e in self._events}
         used = {"friction": m.friction > 0.0, "limits": m.limit_on.any(axis=1),
                 "motors": (c.motor_mode != MOTOR_OFF) | np.isin(np.arange(m.count), list(driven))}
@@ -842,7 +886,43 @@ class World:
         for feature, mask in used.items():
             if feature not in honours and mask.any():
                 out.append((feature, [self.model.joint_info[j].name for j in np.flatnonzero(mask)]))
+        if "contacts" not in honours and self.collides():
+            movers = [self.model.body_info[i].name for i in range(1, mb.count) if mb.collide[i] and mb.inv_mass[i] > 0]
+            out.append(("contacts", movers))
         return out
+
+    # ------------------------------------------------------------------ contacts
+    def configure_contacts(self, **values):
+        """Contact settings (physics/contacts.py CONTACT_SETTINGS): enabled, margin (m),
+        slop (m), restitution_threshold (m/s)."""
+        self.contact_model.configure(**values)
+
+    @property
+    def contact_settings(self):
+        return dict(self.contact_model.settings)
+
+    def contact_data(self):
+        """The contact arrays the solver kernels take (physics/contacts.py ContactData)."""
+        return self.contact_model.data(self)
+
+    def contacts_stepped(self):
+        """After a kernel call: grow the contact buffers if they overflowed."""
+        self.contact_model.grow_if_needed(self)
+
+    def contacts(self):
+        """The contacts of the last step: bodies (m,2) indices, point, normal (a → b),
+        depth (m), normal_impulse (N·s), friction_impulse (m,2) N·s (physics/contacts.py)."""
+        return self.contact_model.current(self)
+
+    def collides(self):
+        """Whether any dynamic body can touch something (contacts on and a dynamic
+        colliding body beside at least one other colliding body)."""
+        mb = self.model.bodies
+        if not self.contact_model.settings["enabled"]:
+            return False
+        on = mb.collide.astype(bool)
+        on[0] = False
+        return bool((on & (mb.inv_mass > 0.0)).any() and on.sum() >= 2)
 
     def max_constraint_error(self):
         """Largest joint constraint violation (m or rad) at the current poses."""
@@ -885,6 +965,7 @@ class World:
         c = self.control.joints
         s["motors"] = (c.motor_mode.copy(), c.motor_target.copy())
         s["ropes"] = {name: rope.save_state() for name, rope in self.ropes.items()}
+        s["contacts"] = self.contact_model.save()
         return s
 
     def restore_state(self, s):
@@ -902,6 +983,7 @@ class World:
                     self.ropes[name].restore_state(saved)
                 except ValueError:      # the rope was re-discretized since: keep its shape
                     pass
+        self.contact_model.restore(s.get("contacts"))
         self._next_event = sum(1 for e in self._events if e[0] < self.time - 1e-9)
         self.blown_up = None
         self._watch = None
