@@ -45,6 +45,7 @@ from numba import njit
 from .collision import KIND_CODES, collide_packed, joined_keys
 from .joint_rows import FREE_CONTACT, FREE_OFF, ROW_FREE, ROW_LIMIT
 from .model import Rows, Scratch
+from .quat import world_inv_inertia_times
 from .settings import Setting, checked, defaults
 
 CONTACT_SETTINGS = (
@@ -348,6 +349,102 @@ def keep_contact_impulses(data, n_blocks):
         for q in range(3):
             prev_impulse[i, 1 + q] = row_lambda[f0] * row_J[f0, 6 + q] + row_lambda[f0 + 1] * row_J[f0 + 1, 6 + q]
     buf.n[N_PREV] = m + n_blocks
+
+
+# ---------------------------------------------------------------------------- penalty
+@njit(cache=True, inline="always")
+def row_inverse_mass(row_J, r, a, b, bodies):
+    """J M⁻¹ Jᵀ of row r (world inverse inertia from the bodies' orientations)."""
+    body_quat, body_inv_mass, body_inv_inertia = bodies.quat, bodies.inv_mass, bodies.inv_inertia
+    k = 0.0
+    for side in range(2):
+        i = a if side == 0 else b
+        o = 6 * side
+        k += body_inv_mass[i] * (row_J[r, o] ** 2 + row_J[r, o + 1] ** 2 + row_J[r, o + 2] ** 2)
+        ix, iy, iz = world_inv_inertia_times(body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
+                                             body_inv_inertia[i, 0], body_inv_inertia[i, 1],
+                                             body_inv_inertia[i, 2], row_J[r, o + 3], row_J[r, o + 4],
+                                             row_J[r, o + 5])
+        k += row_J[r, o + 3] * ix + row_J[r, o + 4] * iy + row_J[r, o + 5] * iz
+    return k
+
+
+@njit(cache=True, inline="always")
+def add_row_force(row_J, r, a, b, f, force, torque):
+    """force/torque += Jᵀ f for row r."""
+    for q in range(3):
+        force[a, q] += row_J[r, q] * f
+        torque[a, q] += row_J[r, 3 + q] * f
+        force[b, q] += row_J[r, 6 + q] * f
+        torque[b, q] += row_J[r, 9 + q] * f
+
+
+@njit(cache=True)
+def penalty_contact_forces(data, bodies, h, kappa, zeta, force, torque):
+    """Contact forces for the penalty family, added to force/torque (N, N·m), from the rows
+    write_contact_rows made this step. Each point is a one-sided spring-damper through
+    seed 000's dead zone (eq. 20-21: χ = min(0, g) with the gap g = −depth, so only
+    penetration pushes): f_n = max(0, α·depth − β·ġ), α = m ω²/p, β = 2ζ m ω/p, ω = κ/Δt,
+    m = 1/(J M⁻¹ Jᵀ) the point's effective mass and p the pair's point count (the
+    critical preset's stiffness shared by the points). Friction at the patch centre:
+    Coulomb with a velocity-level regularization — a force against the sliding velocity
+    v_t of magnitude min(μ Σf_n, m_t |v_t|/Δt) (m_t the friction row's effective mass),
+    so a slow slide stops within the step and a sticking contact holds (no creep), the
+    twist row likewise."""
+    buf, rows = data.buffers, data.rows
+    body_vel, body_omega = bodies.vel, bodies.omega
+    row_J, row_kind, row_body, row_hi = rows.J, rows.kind, rows.body, rows.hi
+    block_start, block_count = rows.block_start, rows.block_count
+    cf, row_of = buf.cf, buf.row_of
+    m = buf.n[N_NOW]
+    w = kappa / h
+    n_blocks = buf.n[N_BLOCKS] if m > 0 else 0
+    c = 0
+    for blk in range(n_blocks):
+        start = block_start[blk]
+        end = start + block_count[blk]
+        f0 = start
+        while f0 < end and row_kind[f0] != ROW_FREE:
+            f0 += 1
+        a, b = row_body[start, 0], row_body[start, 1]
+        p = f0 - start
+        fn_sum = 0.0
+        for r in range(start, f0):
+            depth = cf[c, 6]
+            c += 1
+            if depth <= 0.0:
+                continue
+            k = row_inverse_mass(row_J, r, a, b, bodies)
+            if k <= 0.0:
+                continue
+            me = 1.0 / (k * p)
+            vn = row_speed(row_J, r, a, b, body_vel, body_omega)
+            f = max(0.0, me * w * w * depth - 2.0 * zeta * me * w * vn)
+            if f > 0.0:
+                add_row_force(row_J, r, a, b, f, force, torque)
+                fn_sum += f
+        mu = row_hi[f0] if f0 < end else 0.0
+        if fn_sum == 0.0 or mu == 0.0:
+            continue
+        # the forces that would stop each friction row within the step, scaled into the
+        # Coulomb ball ‖f‖ ≤ μ Σf_n
+        f1 = f2 = f3 = 0.0
+        norm = 0.0
+        for r in range(f0, end):
+            k = row_inverse_mass(row_J, r, a, b, bodies)
+            f = -row_speed(row_J, r, a, b, body_vel, body_omega) / (k * h) if k > 0.0 else 0.0
+            norm += f * f
+            if r == f0:
+                f1 = f
+            elif r == f0 + 1:
+                f2 = f
+            else:
+                f3 = f
+        norm = math.sqrt(norm)
+        scale = min(1.0, mu * fn_sum / norm) if norm > 0.0 else 0.0
+        for r in range(f0, end):
+            f = f1 if r == f0 else (f2 if r == f0 + 1 else f3)
+            add_row_force(row_J, r, a, b, scale * f, force, torque)
 
 
 # ---------------------------------------------------------------------------- Python side

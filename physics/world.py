@@ -1095,7 +1095,8 @@ class World:
         n0 = hinge/slide/twist axis), child_frame (m,3,3), q (m,3), error (m,), bodies (m,2),
         limit_on/lo/hi (m,3) as in Joint.limit. ropes: per rope name, radius, color,
         positions (N,3) and frames (N−1,4) (element quaternions, local z along the rope).
-        grab: grab_info (the mouse spring) or None.
+        grab: grab_info (the mouse spring) or None. contacts: the last step's contacts
+        (World.contacts: bodies, point, normal, depth, normal_impulse, friction_impulse).
         """
         self._ensure_rows()
         mj, sb, sj = self.model.joints, self.state.bodies, self.state.joints
@@ -1124,4 +1125,5 @@ class World:
                        "positions": rope.positions.copy(), "frames": rope.frames.copy()}
                       for name, rope in self.ropes.items()],
             "grab": self.grab_info,
+            "contacts": self.contacts(),
         }
