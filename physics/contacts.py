@@ -566,7 +566,7 @@ class Contacts:
                                np.ascontiguousarray(static, dtype=np.bool_),
                                mb.friction[index].copy(), mb.restitution[index].copy(),
                                joined_keys(pairs, max(k, 1)), settings)
-        n_pairs, n_contacts = 8 * k + 16, 16 * k + 64
+        n_pairs, n_contacts = 8 * k + 16, 4 * k + 16       # grown when they overflow
         if old is not None and old.shapes.body.shape[0] == k:
             count = old.buffers.count
             n_pairs = max(old.buffers.pairs.shape[0], 2 * len(old.buffers.pairs))
@@ -587,24 +587,21 @@ class Contacts:
                            np.zeros(n_rows, np.int64))
         return ContactData(shapes, buf, _rows_table(n_rows, n_contacts), work)
 
-    def save(self):
-        """The warm-start memory (part of the state: a replay from a saved state repeats)."""
-        if self._data is None:
-            return None
-        b = self._data.buffers
-        n = int(b.n[N_PREV])
-        return self._layout, b.prev_key[:n].copy(), b.prev_impulse[:n].copy()
+    def save(self, world):
+        """The warm-start memory (part of the state: a replay from a saved state repeats),
+        in a layout that stays the same from step to step (the timeline packs states into
+        fixed rows): (model version, edits, count, keys, impulses) at the buffers' size."""
+        b = self.data(world).buffers
+        return (self._layout[0], self._layout[1], int(b.n[N_PREV]), b.prev_key.copy(), b.prev_impulse.copy())
 
-    def restore(self, saved):
-        if self._data is None:
+    def restore(self, world, saved):
+        b = self.data(world).buffers
+        if saved is None or tuple(saved[:2]) != self._layout or len(saved[3]) != len(b.prev_key):
+            b.n[N_PREV] = 0             # saved for another model or buffer size: start cold
             return
-        b = self._data.buffers
-        if saved is None or saved[0] != self._layout or len(saved[1]) > len(b.prev_key):
-            b.n[N_PREV] = 0
-            return
-        n = len(saved[1])
-        b.prev_key[:n], b.prev_impulse[:n] = saved[1], saved[2]
-        b.n[N_PREV] = n
+        b.prev_key[:] = saved[3]
+        b.prev_impulse[:] = saved[4]
+        b.n[N_PREV] = saved[2]
 
     def current(self, world):
         """The contacts of the last substep, as plain arrays: bodies (m,2) World indices,

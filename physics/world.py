@@ -965,7 +965,7 @@ class World:
         c = self.control.joints
         s["motors"] = (c.motor_mode.copy(), c.motor_target.copy())
         s["ropes"] = {name: rope.save_state() for name, rope in self.ropes.items()}
-        s["contacts"] = self.contact_model.save()
+        s["contacts"] = self.contact_model.save(self)
         return s
 
     def restore_state(self, s):
@@ -983,7 +983,7 @@ class World:
                     self.ropes[name].restore_state(saved)
                 except ValueError:      # the rope was re-discretized since: keep its shape
                     pass
-        self.contact_model.restore(s.get("contacts"))
+        self.contact_model.restore(self, s.get("contacts"))
         self._next_event = sum(1 for e in self._events if e[0] < self.time - 1e-9)
         self.blown_up = None
         self._watch = None
