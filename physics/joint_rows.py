@@ -32,6 +32,7 @@ from .quat import cross, frame_axes, qmul, rotate
 
 ROW_EQ, ROW_LIMIT, ROW_FREE = 0, 1, 2            # static kinds (model.rows.kind)
 FREE_OFF, FREE_FRICTION, FREE_MOTOR = 0, 1, 2     # what a free row does this step (rows.active)
+FREE_CONTACT = 3    # a contact's friction row: Coulomb disc of radius hi·λ_n (physics/contacts.py)
 MOTOR_OFF, MOTOR_VELOCITY, MOTOR_POSITION = 0, 1, 2
 MOTOR_MODES = {"off": MOTOR_OFF, "velocity": MOTOR_VELOCITY, "position": MOTOR_POSITION}
 

@@ -63,12 +63,15 @@ limit rows on each body, (row, side)."""
 
 
 class Model:
-    """What the user edits. `body_info`/`joint_info` hold names, shapes and colours."""
+    """What the user edits. `body_info`/`joint_info` hold names, shapes and colours. Per body
+    also its contact properties: friction μ, restitution e, collide (1: it touches others;
+    physics/contacts.py)."""
 
     def __init__(self, dt, gravity, gyroscopic, max_speed, max_spin):
         self.dt, self.gravity, self.gyroscopic = dt, gravity, gyroscopic
         self.max_speed, self.max_spin = max_speed, max_spin
-        self.bodies = ArrayTable(inv_mass=((), F, 0.0), inertia=((3,), F, 0.0), inv_inertia=((3,), F, 0.0))
+        self.bodies = ArrayTable(inv_mass=((), F, 0.0), inertia=((3,), F, 0.0), inv_inertia=((3,), F, 0.0),
+                                 friction=((), F, 0.5), restitution=((), F, 0.0), collide=((), I, 1))
         self.joints = ArrayTable(type=((), I, 0), body=((2,), I, 0), anchor_a=((3,), F, 0.0),
                                  anchor_b=((3,), F, 0.0), frame_a=((4,), F, 0.0), frame_b=((4,), F, 0.0),
                                  limit_lo=((3,), F, 0.0), limit_hi=((3,), F, 0.0), limit_on=((3,), I, 0),

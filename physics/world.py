@@ -16,6 +16,7 @@ import numpy as np
 from .joint_rows import MOTOR_MODES, MOTOR_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT, compute_joint_rates, compute_joint_rows
 from .joint_types import BY_CODE, JOINT_TYPES, SPHERICAL, UNIVERSAL
 from .integrate import body_energy, body_summary, gather_forces, integrate_velocities
+from .contacts import Contacts
 from .model import Control, Model, State, Work, bundles
 from .quat import frame_from_axes, q_conj, q_from_matrix, q_mul, q_rotate, q_to_matrix, qmul, rotate
 from .settings import DT, GYROSCOPIC
@@ -52,6 +53,20 @@ class JointInfo:
     anchor: tuple = field(default=(0.0, 0.0, 0.0))
     axis: tuple = None
     axis2: tuple = None
+
+
+def _contact_property(name, friction, restitution):
+    """(μ, e) checked: μ ≥ 0 finite, 0 ≤ e ≤ 1."""
+    out = []
+    for what, value, hi in (("friction", friction, 1e3), ("restitution", restitution, 1.0)):
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            v = math.nan
+        if isinstance(value, (bool, str)) or not (0.0 <= v <= hi):
+            raise ValueError(f"body {name!r}: {what} must be a number between 0 and {hi:g}, got {value!r}")
+        out.append(v)
+    return out
 
 
 def _vec3(value, what):
@@ -113,6 +128,26 @@ class Body:
 
     def _table(self, field):
         return self._w.control.bodies if field in ("force", "torque") else self._w.state.bodies
+
+    @property
+    def friction(self):
+        """Coulomb friction coefficient μ of its contacts (a pair takes √(μa μb))."""
+        return float(self._w.model.bodies.friction[self.index])
+
+    @friction.setter
+    def friction(self, value):
+        self._w.model.bodies.friction[self.index] = _contact_property(self.name, value, 0.0)[0]
+        self._w.contact_model.edits += 1
+
+    @property
+    def restitution(self):
+        """Restitution e of its contacts (a pair takes max(ea, eb))."""
+        return float(self._w.model.bodies.restitution[self.index])
+
+    @restitution.setter
+    def restitution(self, value):
+        self._w.model.bodies.restitution[self.index] = _contact_property(self.name, 0.0, value)[1]
+        self._w.contact_model.edits += 1
 
     def _get(self, field):
         return getattr(self._table(field), field)[self.index].copy()
@@ -377,8 +412,10 @@ class World:
         self._rows_stale = False            # joints added since the rows were last written
         self._body_index, self._joint_index = {}, {}
         self._rows_indexed = False          # body_row_ptr/idx match the rows
+        self.contact_model = Contacts()     # contact settings and the solvers' contact arrays
         self._add_body_arrays(["world"], Plane(), (0.5, 0.5, 0.5), None, np.zeros(3),
                               np.array([0.0, 0.0, 0.0, 1.0]), np.zeros(3), np.zeros(3), True, None)
+        self.model.bodies.collide[0] = 0
         self._initial_state = None
         self.ropes = {}                     # name → physics.rope.Rope, stepped with the bodies
         self._rope_color = {}
@@ -518,20 +555,25 @@ class World:
 
     def add_body(self, name, shape, mass=None, density=None, position=(0, 0, 0),
                  orientation=(0, 0, 0, 1), velocity=(0, 0, 0), angular_velocity=(0, 0, 0),
-                 static=False, color=(0.7, 0.7, 0.7), visual_mesh=None):
+                 static=False, color=(0.7, 0.7, 0.7), visual_mesh=None, friction=0.5, restitution=0.0,
+                 collide=True):
         """Add a rigid body. Give `mass` (kg) or `density` (kg/m³), unless `static`.
-        Inertia is the exact tensor of the shape about its centre (shapes.py)."""
+        Inertia is the exact tensor of the shape about its centre (shapes.py). Contacts
+        (physics/contacts.py): Coulomb `friction` μ ≥ 0, `restitution` e in [0, 1]
+        (the pair takes √(μa μb) and max(ea, eb)); `collide` False: touches nothing."""
         return self.add_bodies([name], shape, mass, density, position, orientation, velocity, angular_velocity,
-                               static, color, visual_mesh)[0]
+                               static, color, visual_mesh, friction, restitution, collide)[0]
 
     def add_bodies(self, names, shape, mass=None, density=None, position=(0, 0, 0),
                    orientation=(0, 0, 0, 1), velocity=(0, 0, 0), angular_velocity=(0, 0, 0),
-                   static=False, color=(0.7, 0.7, 0.7), visual_mesh=None):
+                   static=False, color=(0.7, 0.7, 0.7), visual_mesh=None, friction=0.5, restitution=0.0,
+                   collide=True):
         """Add k bodies of one shape at once, as k calls of add_body would (same checks,
         same errors naming the first offending body, the same arrays bit for bit) in
         O(k) numpy work: `names` k new names; `mass`, `density` one value or k;
         `position`, `velocity`, `angular_velocity` one (3,) or (k, 3); `orientation` one
-        (4,) or (k, 4); `color` one rgb or k. Returns the k Body views."""
+        (4,) or (k, 4); `color` one rgb or k; friction, restitution, collide one value for
+        all. Returns the k Body views."""
         names = list(names)
         k = len(names)
         seen = set()
@@ -562,7 +604,10 @@ class World:
         pos = _vecs3(position, k, "position")
         vel = _vecs3(velocity, k, "velocity")
         omega = _vecs3(angular_velocity, k, "angular_velocity")
+        friction, restitution = _contact_property(first, friction, restitution)
         i = self._add_body_arrays(names, shape, color, mass, pos, quat, vel, omega, static, visual_mesh)
+        mb = self.model.bodies
+        mb.friction[i:i + k], mb.restitution[i:i + k], mb.collide[i:i + k] = friction, restitution, 1 if collide else 0
         if static and getattr(shape, "kind", None) == "box":
             for b in range(i, i + k):
                 for rope in self.ropes.values():
@@ -964,6 +1009,7 @@ class World:
         """What the active solver does not act on here: [(feature, joint names)] for
         "friction", "motors" and "limits" set on joints (kept for the families that do)."""
         honours, m, c = self.active_solver.HONOURS, self.model.joints, self.control.joints
+        mb = self.model.bodies
         driven = {e[1] for e in self._events}
         used = {"friction": m.friction > 0.0, "limits": m.limit_on.any(axis=1),
                 "motors": (c.motor_mode != MOTOR_OFF) | np.isin(np.arange(m.count), list(driven))}
@@ -971,7 +1017,43 @@ class World:
         for feature, mask in used.items():
             if feature not in honours and mask.any():
                 out.append((feature, [self.model.joint_info[j].name for j in np.flatnonzero(mask)]))
+        if "contacts" not in honours and self.collides():
+            movers = [self.model.body_info[i].name for i in range(1, mb.count) if mb.collide[i] and mb.inv_mass[i] > 0]
+            out.append(("contacts", movers))
         return out
+
+    # ------------------------------------------------------------------ contacts
+    def configure_contacts(self, **values):
+        """Contact settings (physics/contacts.py CONTACT_SETTINGS): enabled, margin (m),
+        slop (m), restitution_threshold (m/s)."""
+        self.contact_model.configure(**values)
+
+    @property
+    def contact_settings(self):
+        return dict(self.contact_model.settings)
+
+    def contact_data(self):
+        """The contact arrays the solver kernels take (physics/contacts.py ContactData)."""
+        return self.contact_model.data(self)
+
+    def contacts_stepped(self):
+        """After a kernel call: grow the contact buffers if they overflowed."""
+        self.contact_model.grow_if_needed(self)
+
+    def contacts(self):
+        """The contacts of the last step: bodies (m,2) indices, point, normal (a → b),
+        depth (m), normal_impulse (N·s), friction_impulse (m,2) N·s (physics/contacts.py)."""
+        return self.contact_model.current(self)
+
+    def collides(self):
+        """Whether any dynamic body can touch something (contacts on and a dynamic
+        colliding body beside at least one other colliding body)."""
+        mb = self.model.bodies
+        if not self.contact_model.settings["enabled"]:
+            return False
+        on = mb.collide.astype(bool)
+        on[0] = False
+        return bool((on & (mb.inv_mass > 0.0)).any() and on.sum() >= 2)
 
     def max_constraint_error(self):
         """Largest joint constraint violation (m or rad) at the current poses."""
@@ -1014,6 +1096,7 @@ class World:
         c = self.control.joints
         s["motors"] = (c.motor_mode.copy(), c.motor_target.copy())
         s["ropes"] = {name: rope.save_state() for name, rope in self.ropes.items()}
+        s["contacts"] = self.contact_model.save(self)
         return s
 
     def restore_state(self, s):
@@ -1031,6 +1114,7 @@ class World:
                     self.ropes[name].restore_state(saved)
                 except ValueError:      # the rope was re-discretized since: keep its shape
                     pass
+        self.contact_model.restore(self, s.get("contacts"))
         self._next_event = sum(1 for e in self._events if e[0] < self.time - 1e-9)
         self.blown_up = None
         self._watch = None
@@ -1142,7 +1226,8 @@ class World:
         n0 = hinge/slide/twist axis), child_frame (m,3,3), q (m,3), error (m,), bodies (m,2),
         limit_on/lo/hi (m,3) as in Joint.limit. ropes: per rope name, radius, color,
         positions (N,3) and frames (N−1,4) (element quaternions, local z along the rope).
-        grab: grab_info (the mouse spring) or None.
+        grab: grab_info (the mouse spring) or None. contacts: the last step's contacts
+        (World.contacts: bodies, point, normal, depth, normal_impulse, friction_impulse).
         """
         self._ensure_rows()
         mj, sb, sj = self.model.joints, self.state.bodies, self.state.joints
@@ -1171,4 +1256,5 @@ class World:
                        "positions": rope.positions.copy(), "frames": rope.frames.copy()}
                       for name, rope in self.ropes.items()],
             "grab": self.grab_info,
+            "contacts": self.contacts(),
         }

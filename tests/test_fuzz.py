@@ -38,7 +38,7 @@ NUMBERS = [1e300, -1e300, 1e200, 1e16, -1e16, -1.0, -0.5, 0, -0.0, math.nan, mat
            10 ** 30, -(10 ** 30), 2 ** 63, 1e-300, -1e-300]
 OTHER_TYPES = ["x", "", "revolute", True, False, [], [1, 2], [1, 2, 3, 4, 5], {"a": 1}, 0.5, 3, [[1, 2, 3]],
                ["a", "b", "c"], [True, 0, 0], {}]
-UNKNOWN_KEYS = ["colour", "mas", "Name", "restitution", "contact_friction", "zz", "axis3", "limits_rad"]
+UNKNOWN_KEYS = ["colour", "mas", "Name", "bounciness", "contact_friction", "zz", "axis3", "limits_rad"]
 DEEP = "__DEEP__"
 SET_VALUES = ["1e300", "-1e300", "1e200", "nan", "inf", "-inf", "-1", "0", "-0.0", "1e-300", "[1,2]",
               "[0,0,1e300]", "[nan,0,0]", "true", '"x"', "{a=1}", "[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]",

@@ -48,7 +48,8 @@ MALFORMED = {
     "a plane that is not static": ('[[bodies]]\nname = "g"\nshape = "plane"\nmass = 1.0\n', "bodies[0].static",
                                    "plane"),
     "solver that does not exist yet": ('[solver]\nkind = "lcp"\n', "solver.kind", "not available yet"),
-    "table that is not supported yet": ('[[contacts]]\nname = "r"\n', "contacts", "not supported yet"),
+    "unknown contact setting": ('[contacts]\nname = "r"\n', "contacts.name", "margin"),
+    "restitution above 1": (GOOD_BODY + "restitution = 1.5\n", "bodies[0].restitution", "between 0 and 1"),
     "rope without an end": ('[[ropes]]\nname = "r"\nstart = [0, 0, 1]\n', "ropes[0].end", "missing"),
     "rope attached to an unknown body": ('[[ropes]]\nname = "r"\nstart = [0, 0, 1]\nend = [1, 0, 1]\n'
                                          'start_attach = "nobody"\n', "ropes[0].start_attach", "nobody"),

@@ -34,6 +34,12 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
     method = "auto"                # joint trees' equality rows: "auto" | "direct" (O(N), Baraff) | "iterative"
     # Both solvers' settings are kept, so a world can switch solver at any time.
 
+    [contacts]                     # physics/contacts.py
+    enabled = true                 # bodies collide with each other and the ground
+    margin = 0.02                  # m: contacts are found while the gap is below this
+    slop = 0.002                   # m: penetration left to resting contacts
+    restitution_threshold = 0.2    # m/s: slower impacts come to rest instead of bouncing
+
     [view]                         # for the viewer, as world.view = {"eye": …, "target": …}
     eye = [x, y, z]
     target = [x, y, z]
@@ -51,6 +57,9 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
     velocity = [0, 0, 0]
     angular_velocity = [0, 0, 0]   # rad/s, world frame
     color = [0.8, 0.5, 0.2]        # rgb, 0 … 1
+    friction = 0.5                 # contact friction μ (a pair takes √(μa μb))
+    restitution = 0.0              # 0 … 1 (a pair takes the larger)
+    collide = true                 # false: touches nothing
     visual_mesh = "door.obj"       # a mesh the viewer draws instead of the shape (OBJ, STL): a
                                    # path relative to the scene file's folder, or to the
                                    # project's assets/ (also "assets/…"); it must stay inside
@@ -144,6 +153,7 @@ import tomllib
 import numpy as np
 
 from ..builders import make_chain
+from ..contacts import CONTACT_SETTINGS
 from ..quat import q_from_euler_deg
 from ..settings import DT, GYROSCOPIC
 from ..shapes import MAX_SIZE, MIN_SIZE, Box, Capsule, Cylinder, Plane, Sphere
@@ -152,16 +162,17 @@ from ..world import SOLVERS, World
 
 SHAPES = ("box", "sphere", "capsule", "cylinder", "plane")
 JOINT_TYPES = ("fixed", "spherical", "revolute", "universal", "prismatic")
-TABLES = ("world", "solver", "view", "bodies", "chains", "joints", "loads", "ropes", "motor_events")
-NOT_YET = {"contacts": "contacts (seeds 003-004)"}  # planned tables the engine lacks so far
-BODY_NOT_YET = {"restitution": "no restitution (contacts and impacts, seeds 003-004, are not supported yet)",
-                "contact_friction": "no contact_friction (contacts, seeds 003-004, are not supported yet)"}
+TABLES = ("world", "solver", "contacts", "view", "bodies", "chains", "joints", "loads", "ropes", "motor_events")
+NOT_YET = {}                # planned tables the engine lacks so far
+BODY_NOT_YET = {"contact_friction": "no contact_friction (a body's contact friction coefficient is `friction`)"}
 
 WORLD_KEYS = ("dt", "gravity", "gyroscopic")
 SOLVER_KEYS = ("kind",) + tuple(s.name for family in FAMILIES.values() for s in family.SETTINGS)
 VIEW_KEYS = ("eye", "target")
 BODY_KEYS = ("name", "shape", "size", "radius", "length", "mass", "density", "static", "position",
-             "rotation_deg", "orientation", "velocity", "angular_velocity", "color", "visual_mesh")
+             "rotation_deg", "orientation", "velocity", "angular_velocity", "color", "visual_mesh", "friction",
+             "restitution", "collide")
+CONTACT_KEYS = tuple(s.name for s in CONTACT_SETTINGS)
 CHAIN_KEYS = ("name", "links", "joint", "link_length", "radius", "mass", "origin", "direction", "axis",
               "parent", "color")
 MOTOR_KEYS = ("motor", "motor_target", "motor_target_deg", "motor_max", "motor_frequency", "motor_damping")
@@ -449,6 +460,12 @@ def _world_and_solver(path, data):
             if v is not None:
                 _builder_call(path, f"solver.{s.name}", "a value", world.configure, family, **{s.name: v})
     st.done()
+    ct = _Table(path, "contacts", data.get("contacts", {}), CONTACT_KEYS)
+    for s in CONTACT_SETTINGS:
+        v = _setting(ct, s)
+        if v is not None:
+            world.configure_contacts(**{s.name: v})
+    ct.done()
     return world
 
 
@@ -523,7 +540,12 @@ def _body(path, world, i, entry):
               velocity=t.get("velocity", 3, [0.0, 0.0, 0.0]),
               angular_velocity=t.get("angular_velocity", 3, [0.0, 0.0, 0.0]),
               color=t.get("color", 3, [0.7, 0.7, 0.7], check=_rgb, what="3 numbers between 0 and 1"),
-              static=static, visual_mesh=_visual_mesh(t, path))
+              static=static, visual_mesh=_visual_mesh(t, path),
+              friction=t.get("friction", "number", 0.5, check=lambda v: 0.0 <= v <= 1e3,
+                             what="a number between 0 and 1000"),
+              restitution=t.get("restitution", "number", 0.0, check=lambda v: 0.0 <= v <= 1.0,
+                                what="a number between 0 and 1"),
+              collide=t.get("collide", "bool", True))
     t.done(inapplicable)
     _builder_call(path, t.where, "a body", world.add_body, name, shape, mass=None if static else mass,
                   density=None if static else density, **kw)

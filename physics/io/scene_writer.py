@@ -16,6 +16,7 @@ import os
 
 import numpy as np
 
+from ..contacts import CONTACT_SETTINGS
 from ..quat import q_rotate
 from .scene import ROOT
 
@@ -42,6 +43,10 @@ def _world_tables(world, view):
         for k, v in world.solver_settings(family).items():
             solver[k] = v if isinstance(v, (bool, str, int)) else _f(v)
     data["solver"] = solver
+    defaults = {c.name: c.default for c in CONTACT_SETTINGS}
+    contacts = {k: (v if isinstance(v, bool) else _f(v)) for k, v in world.contact_settings.items() if v != defaults[k]}
+    if contacts:
+        data["contacts"] = contacts
     view = view if view is not None else getattr(world, "view", None)
     if view and "eye" in view and "target" in view:
         data["view"] = {"eye": _vec(view["eye"]), "target": _vec(view["target"])}
@@ -90,6 +95,13 @@ def _bodies(world, state, folder=None):
             if np.any(state["bodies"][field][i]):
                 b[key] = _vec(state["bodies"][field][i])
         b["color"] = _vec(info.color)
+        mb = world.model.bodies
+        if mb.friction[i] != 0.5:
+            b["friction"] = _f(mb.friction[i])
+        if mb.restitution[i] != 0.0:
+            b["restitution"] = _f(mb.restitution[i])
+        if not mb.collide[i]:
+            b["collide"] = False
         if info.visual_mesh:
             b["visual_mesh"] = _mesh_path(info.visual_mesh, folder)
         out.append(b)

@@ -40,9 +40,10 @@ import numpy as np
 from numba import njit
 
 from ..clock import ticks, ticks_per_ms
+from ..contacts import contact_views, keep_contact_impulses, prepare_contacts
 from ..quat import rotated_diagonal, store_symmetric
 from ..integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
-from ..joint_rows import (FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOTOR_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT,
+from ..joint_rows import (FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOTOR_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT,
                           compute_joint_rates, compute_joint_rows, write_drive_rows)
 from ..joint_types import N_LIMIT, PRISMATIC
 from ..settings import Setting, checked, defaults
@@ -53,8 +54,10 @@ from .tree_solve import (arm, articulated_factor, articulated_lambda, articulate
 
 # the kernel's params vector (ImpulseSolver._pack)
 P_ITERATIONS, P_EPSILON, P_TIME_CAP_MS, P_WARM_START, P_STABILIZATION, P_ERP, P_SUBSTEPS, \
-    P_TICKS_PER_MS, P_POSITION_ITERATIONS, P_METHOD = range(10)
-N_PARAMS = 10
+    P_TICKS_PER_MS, P_POSITION_ITERATIONS, P_METHOD, P_DIRECT, P_MAY_ITERATE = range(12)
+N_PARAMS = 12
+# passes over a contact patch's normal rows per sweep (sweep_velocities)
+PATCH_PASSES = 5
 SPLIT, BAUMGARTE, NO_STABILIZATION = 0, 1, 2
 STABILIZATIONS = {"split": SPLIT, "baumgarte": BAUMGARTE, "none": NO_STABILIZATION}
 METHODS = {"auto": 0, "direct": 1, "iterative": 2}
@@ -176,6 +179,15 @@ def prepare_rows(rows, bodies, work, row_direct):
 
 
 @njit(cache=True, inline="always")
+def normal_sum(row_lambda, start, f0):
+    """Σλ of a contact block's normal rows (they precede its friction rows)."""
+    s = 0.0
+    for r in range(start, f0):
+        s += row_lambda[r]
+    return s
+
+
+@njit(cache=True, inline="always")
 def free_rows(row_kind, start, end):
     """(first, count) of the block's free rows (they close the block). Helpers called per
     row or block take the row arrays one by one: taken from a bundle inside a loop, numba
@@ -215,6 +227,8 @@ def warm_start(warm, rows, work, vel, omega, row_direct, apply):
                     row_lambda[r] = 0.0
         if nf > 0:
             lim = row_hi[f0] if row_active[f0] != FREE_OFF else 0.0
+            if row_active[f0] == FREE_CONTACT:
+                lim *= normal_sum(row_lambda, start, f0)
             n = 0.0
             for r in range(f0, end):
                 n += row_lambda[r] * row_lambda[r]
@@ -243,21 +257,27 @@ def block_iterates(row_kind, row_active, start, end, row_direct):
 
 
 @njit(cache=True, inline="always")
-def constraint_rows(row_kind, row_J, row_C, row_active, row_lo, row_hi, row_mass, row_minv_jt, start, end, rate, lam,
-                    row_direct, v):
+def constraint_rows(row_J, row_C, row_active, row_lo, row_hi, row_bias, row_mass, row_minv_jt, start, end, rate, lam,
+                    row_direct, velocities, v):
     """Sequential impulses on the equality and limit rows start…end−1 of one block, the
-    block's two bodies' velocities held in the 12-tuple v: Δλ = −m (J·V + rate·C), a
-    limit's accumulated λ clamped to [lo, hi]; accumulates into lam. rate·C is the
-    Baumgarte bias (velocities) or the split-impulse target (pseudo-velocities), 0 for
-    none. Returns (v, largest |Δλ|). Rows in the direct solve are skipped."""
+    block's two bodies' velocities held in the 12-tuple v: Δλ = −m (J·V + rate·C + b), the
+    accumulated λ clamped to [lo, hi] (one-sided for limits and contact normals,
+    unbounded for equality rows); accumulates into lam. rate·C is the Baumgarte bias
+    (velocities) or the split-impulse target (pseudo-velocities), 0 for none; b the row's
+    velocity bias (`velocities` only: a contact's restitution or speculative target).
+    Returns (v, largest |Δλ|). Rows in the direct solve are skipped."""
     largest = 0.0
     for r in range(start, end):
         if row_active[r] == 0 or row_mass[r] == 0.0 or row_direct[r] == 1:
             continue
-        dl = -row_mass[r] * (jv12(row_J, r, v) + rate * row_C[r])
-        if row_kind[r] == ROW_LIMIT:
+        b = rate * row_C[r]
+        if velocities:
+            b += row_bias[r]
+        dl = -row_mass[r] * (jv12(row_J, r, v) + b)
+        lo, hi = row_lo[r], row_hi[r]
+        if lo != -math.inf or hi != math.inf:
             old = lam[r]
-            new = min(max(old + dl, row_lo[r]), row_hi[r])
+            new = min(max(old + dl, lo), hi)
             dl = new - old
         lam[r] += dl
         v = add12(row_minv_jt, r, dl, v)
@@ -273,7 +293,7 @@ def sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct):
     solve (row_direct = 1: equality rows of tree joints, active limits) are skipped."""
     block_start, block_count, row_body, row_kind = rows.block_start, rows.block_count, rows.body, rows.kind
     row_J, row_C, row_active, row_lambda = rows.J, rows.C, rows.active, rows.impulse
-    row_lo, row_hi, row_bias = rows.lo, rows.hi, rows.bias
+    row_lo, row_hi, row_bias, row_joint = rows.lo, rows.hi, rows.bias, rows.joint
     row_mass_scale, row_impulse_scale = rows.mass_scale, rows.impulse_scale
     row_minv_jt, row_mass = work.minv_jt, work.mass
     residual = 0.0
@@ -287,8 +307,14 @@ def sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct):
         f0, nf = free_rows(row_kind, start, end)
         v = load12(a, b, vel, omega)
         # constraint rows: equality, then limits (one-sided)
-        v, change = constraint_rows(row_kind, row_J, row_C, row_active, row_lo, row_hi, row_mass, row_minv_jt, start,
-                                    f0, erp_rate if baumgarte else 0.0, row_lambda, row_direct, v)
+        v, change = constraint_rows(row_J, row_C, row_active, row_lo, row_hi, row_bias, row_mass, row_minv_jt, start,
+                                    f0, erp_rate if baumgarte else 0.0, row_lambda, row_direct, True, v)
+        if f0 - start > 2 and row_joint[start] < 0:
+            # a contact patch: its normal rows once more, together (their system has rank 3
+            # for four points — the slowest part of Gauss–Seidel on a stack)
+            for _ in range(PATCH_PASSES - 1):
+                v, _c = constraint_rows(row_J, row_C, row_active, row_lo, row_hi, row_bias, row_mass, row_minv_jt,
+                                        start, f0, erp_rate if baumgarte else 0.0, row_lambda, row_direct, True, v)
         residual = max(residual, change)
         if nf == 0 or row_active[f0] == FREE_OFF:
             store12(a, b, v, vel, omega)
@@ -306,6 +332,8 @@ def sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct):
             store12(a, b, v, vel, omega)
             continue
         pmax = row_hi[f0]
+        if row_active[f0] == FREE_CONTACT:
+            pmax *= normal_sum(row_lambda, start, f0)     # a contact's ball: μ Σλ_n
         # friction: (B M⁻¹ Bᵀ) Δp = −B V  (eq. 15), then the ball clamp (eq. 16)
         r0 = -jv12(row_J, f0, v)
         k00 = coupling(row_J, row_minv_jt, f0, f0)
@@ -374,25 +402,28 @@ def sweep_positions(rate, rows, work, pvel, pomega, row_direct):
     direct solve (row_direct = 1) are skipped."""
     block_start, block_count, row_body, row_kind = rows.block_start, rows.block_count, rows.body, rows.kind
     row_J, row_C, row_active, row_lambda = rows.J, rows.C, rows.active, rows.impulse
-    row_lo, row_hi = rows.lo, rows.hi
+    row_lo, row_hi, row_bias = rows.lo, rows.hi, rows.bias
     row_minv_jt, row_mass, row_lambda_pos = work.minv_jt, work.mass, work.impulse_pos
     for k in range(block_start.shape[0]):
         start = block_start[k]
         end = start + block_count[k]
         f0, nf = free_rows(row_kind, start, end)
         sticking = False
-        if nf > 0 and row_active[f0] == FREE_FRICTION:
+        if nf > 0 and (row_active[f0] == FREE_FRICTION or row_active[f0] == FREE_CONTACT):
             n = 0.0
             for r in range(f0, end):
                 n += row_lambda[r] * row_lambda[r]
-            sticking = math.sqrt(n) < row_hi[f0] * (1.0 - 1e-9)
+            radius = row_hi[f0]
+            if row_active[f0] == FREE_CONTACT:
+                radius *= normal_sum(row_lambda, start, f0)
+            sticking = math.sqrt(n) < radius * (1.0 - 1e-9)
         if row_direct[start] == 1 and not sticking and not block_iterates(row_kind, row_active, start, f0, row_direct):
             continue
         a = row_body[start, 0]
         b = row_body[start, 1]
         v = load12(a, b, pvel, pomega)
-        v, _ = constraint_rows(row_kind, row_J, row_C, row_active, row_lo, row_hi, row_mass, row_minv_jt, start, f0,
-                               rate, row_lambda_pos, row_direct, v)
+        v, _ = constraint_rows(row_J, row_C, row_active, row_lo, row_hi, row_bias, row_mass, row_minv_jt, start, f0,
+                               rate, row_lambda_pos, row_direct, False, v)
         if sticking:
             for r in range(f0, end):
                 if row_mass[r] > 0.0:
@@ -445,8 +476,9 @@ def record_solve(stats, iterations, residual, solve_ticks, capped):
 
 
 @njit(cache=True)
-def solve_velocities(params, h, rows, work, vel, omega, stats, row_direct):
-    """Sequential impulses until every |Δp| < ε, the iteration limit or the time cap."""
+def solve_velocities(params, h, rows, work, vel, omega, stats, row_direct, crows, cwork, cdirect):
+    """Sequential impulses until every |Δp| < ε, the iteration limit or the time cap; each
+    sweep the joints' rows, then the contacts' (crows, cwork, cdirect: contact_views)."""
     max_it = int(params[P_ITERATIONS])
     eps = params[P_EPSILON]
     baumgarte = params[P_STABILIZATION] == BAUMGARTE
@@ -458,6 +490,8 @@ def solve_velocities(params, h, rows, work, vel, omega, stats, row_direct):
     capped = False
     while it < max_it:
         residual = sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct)
+        if crows.block_start.shape[0] > 0:
+            residual = max(residual, sweep_velocities(baumgarte, erp_rate, crows, cwork, vel, omega, cdirect))
         it += 1
         if residual < eps:
             break
@@ -468,14 +502,18 @@ def solve_velocities(params, h, rows, work, vel, omega, stats, row_direct):
 
 
 @njit(cache=True)
-def solve_positions(params, h, rows, work, pvel, pomega, row_direct):
-    """Split impulses: `position_iterations` sweeps of sweep_positions from V* = 0."""
+def solve_positions(params, h, rows, work, pvel, pomega, row_direct, crows, cwork, cdirect):
+    """Split impulses: `position_iterations` sweeps of sweep_positions from V* = 0, the
+    joints' rows then the contacts'."""
     row_lambda_pos = work.impulse_pos
     pvel[:, :] = 0.0
     pomega[:, :] = 0.0
     row_lambda_pos[:] = 0.0
+    cwork.impulse_pos[:] = 0.0
     for it in range(int(params[P_POSITION_ITERATIONS])):
         sweep_positions(params[P_ERP] / h, rows, work, pvel, pomega, row_direct)
+        if crows.block_start.shape[0] > 0:
+            sweep_positions(params[P_ERP] / h, crows, cwork, pvel, pomega, cdirect)
 
 
 # ---------------------------------------------------------------------------- direct path
@@ -609,11 +647,13 @@ def zero_tree(order, roots, joint_child, body_z):
 
 
 @njit(cache=True)
-def refactor(h, use_k, targets, n_iter_known, may_iterate, rows_done, bodies, joints, drives, rows, work, tree):
+def refactor(h, use_k, targets, n_iter_known, may_iterate, rows_done, bodies, joints, rows, work, tree, crows, cwork,
+             cdirect):
     """Inertia with the geometric stiffness of the current impulses, the factor of the
     rows in the direct solve (`rows_done`: the same rows as the last factor), and — when
-    some rows iterate — their M̃⁻¹Jᵀ and effective masses with the same inertia. Returns
-    how many joints have rows that iterate (n_iter_known if ≥ 0)."""
+    some rows iterate — their M̃⁻¹Jᵀ and effective masses with the same inertia (contact
+    rows included). Returns how many blocks have rows that iterate (n_iter_known if ≥ 0):
+    joints' and contacts'."""
     body_pos, body_quat, body_inv_mass = bodies.pos, bodies.quat, bodies.inv_mass
     body_inv_inertia = bodies.inv_inertia
     joint_type, joint_body = joints.type, joints.body
@@ -629,19 +669,22 @@ def refactor(h, use_k, targets, n_iter_known, may_iterate, rows_done, bodies, jo
         n_iter = loop_joints.shape[0]
         if may_iterate:
             n_iter = count_iterative_blocks(rows, row_direct, loop_joints)
+        n_iter += crows.block_start.shape[0]
     if n_iter > 0:
         world_inverse_inertia(body_quat, body_inv_inertia, body_inv_inertia_world)
         invert_tree_inertia(order, roots, joint_child, body_I, body_inv_inertia_world)
         prepare_rows(rows, bodies, work, row_direct)
+        prepare_rows(crows, bodies, cwork, cdirect)
     return n_iter
 
 
 @njit(cache=True)
-def direct_velocities(params, h, stats, may_iterate, bodies, joints, drives, rows, work, tree):
+def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work, tree, crows, cwork, cdirect):
     """The velocity solve of one substep on the direct path (see the block comment above).
-    With nothing to iterate (no limit outside the direct solve, motor, friction or loop)
-    and split impulses, the pseudo-velocities (J V* = −ERP·C/h) are solved in the same
-    sweeps. Returns the number of joints with rows that iterate."""
+    With nothing to iterate (no limit outside the direct solve, motor, friction, loop or
+    contact) and split impulses, the pseudo-velocities (J V* = −ERP·C/h) are solved in the
+    same sweeps. Contact rows (crows, cwork, cdirect) iterate like loop joints. Returns
+    the number of blocks with rows that iterate."""
     body_vel, body_omega = bodies.vel, bodies.omega
     body_inv_mass = bodies.inv_mass
     joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
@@ -689,15 +732,18 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, drives, row
     while True:
         if factor:
             known = n_iter if rows_done else -1
-            n_iter = refactor(h, use_k, targets, known, may_iterate, rows_done, bodies, joints, drives, rows, work, tree)
+            n_iter = refactor(h, use_k, targets, known, may_iterate, rows_done, bodies, joints, rows, work, tree, crows,
+                              cwork, cdirect)
             if it == 0 and not rows_done and n_iter > 0:
                 warm_start(params[P_WARM_START] != 0.0, rows, work, body_vel, body_omega, row_direct, False)
+                warm_start(params[P_WARM_START] != 0.0, crows, cwork, body_vel, body_omega, cdirect, True)
             factor = False
         positions = n_iter == 0 and stabilization == SPLIT and params[P_POSITION_ITERATIONS] > 0
         # rows of the direct solve, given the others' impulses: momenta M̃ V⁻ + Jᵀλ in, V out
         tree_momentum(order, roots, joint_child, body_inv_mass, body_I, body_v0, body_w0, body_z)
         if n_iter > 0:
             add_iterative_impulses(rows, work, row_lambda, row_direct, body_z)
+            add_iterative_impulses(crows, cwork, crows.impulse, cdirect, body_z)
         if positions:
             body_pvel[:, :] = 0.0
             body_pomega[:, :] = 0.0
@@ -716,6 +762,9 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, drives, row
         if n_iter > 0:
             # limits, motors, friction (eq. 15-16), loop joints: sequential impulses, one sweep
             residual = max(residual, sweep_velocities(stabilization == BAUMGARTE, params[P_ERP] / h, rows, work, body_vel, body_omega, row_direct))
+            if crows.block_start.shape[0] > 0:
+                residual = max(residual, sweep_velocities(stabilization == BAUMGARTE, params[P_ERP] / h, crows, cwork,
+                                                          body_vel, body_omega, cdirect))
         it += 1
         done = False
         if n_iter == 0 and (not use_k or params[P_WARM_START] != 0.0):
@@ -741,7 +790,7 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, drives, row
 
 
 @njit(cache=True)
-def direct_positions(params, h, joints, drives, rows, work, tree):
+def direct_positions(params, h, joints, rows, work, tree, crows, cwork, cdirect):
     """Split impulses on the direct path when some rows iterate (else direct_velocities
     did it): pseudo-velocities V* with J V* = −ERP·C/h, the rows of the direct solve by
     the direct solve on the velocity solve's factor, limits outside it, sticking friction
@@ -755,6 +804,7 @@ def direct_positions(params, h, joints, drives, rows, work, tree):
     pvel[:, :] = 0.0
     pomega[:, :] = 0.0
     row_lambda_pos[:] = 0.0
+    cwork.impulse_pos[:] = 0.0
     n_pos = int(params[P_POSITION_ITERATIONS])
     if n_pos == 0:
         return
@@ -762,17 +812,22 @@ def direct_positions(params, h, joints, drives, rows, work, tree):
     for it in range(n_pos + 1):
         zero_tree(order, roots, joint_child, body_z)
         add_iterative_impulses(rows, work, row_lambda_pos, row_direct, body_z)
+        add_iterative_impulses(crows, cwork, cwork.impulse_pos, cdirect, body_z)
         articulated_solve(tree, joint_body, rate, body_z, pvel, pomega, False, 0.0, body_z2, pvel, pomega)
         if it < n_pos:
             sweep_positions(rate, rows, work, pvel, pomega, row_direct)
+            if crows.block_start.shape[0] > 0:
+                sweep_positions(rate, crows, cwork, pvel, pomega, cdirect)
 
 
 @njit(cache=True)
-def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drives, rows, work, direct, may_iterate, tree):
+def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drives, rows, work, tree, contacts):
     """Advance n_steps steps of dt, each in `substeps` substeps. Rows must hold the current
-    poses on entry and hold the final ones on return. `direct`: the equality rows of the
-    tree (order, …: tree_solve.TreePlan) are solved directly. Returns the
-    steps done before a blow-up (n_steps when none)."""
+    poses on entry and hold the final ones on return. params[P_DIRECT]: the equality rows
+    of the tree (order, …: tree_solve.TreePlan) are solved directly; params[P_MAY_ITERATE]:
+    some joint has a limit, friction or a motor. Contacts (physics/contacts.py ContactData)
+    are found at the start of each substep and their rows swept after the joints'. Returns
+    the steps done before a blow-up (n_steps when none)."""
     body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega
     body_inv_inertia = bodies.inv_inertia
     joint_type = joints.type
@@ -786,6 +841,8 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
     h = dt / substeps
     warm = params[P_WARM_START] != 0.0
     split = params[P_STABILIZATION] == SPLIT
+    direct = params[P_DIRECT] != 0.0
+    may_iterate = params[P_MAY_ITERATE] != 0.0
     stats[S_CAPPED_STEPS] = 0.0
     stats[S_TOTAL_ITERATIONS] = 0.0
     solve_ticks = 0.0
@@ -800,21 +857,28 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
             t = t0 + step * dt + sub * h
             if may_iterate and (step > 0 or sub > 0):
                 write_drive_rows(joints, drives, rows, h)
+            # contacts at the poses of the substep's start, ġ⁻ from its velocities
+            n_contacts = prepare_contacts(contacts, bodies, h)     # blocks: touching pairs
+            crows, cwork, cdirect = contact_views(contacts, work, n_contacts)
             gather_forces(t, bodies, loads, force_acc, torque_acc)
             integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
             if direct:
-                n_iter = direct_velocities(params, h, stats, may_iterate, bodies, joints, drives, rows, work, tree)
+                n_iter = direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work, tree, crows, cwork,
+                                           cdirect)
                 solve_ticks += stats[S_SOLVE_TICKS]
                 if split and (n_iter > 0 or params[P_POSITION_ITERATIONS] == 0):
-                    direct_positions(params, h, joints, drives, rows, work, tree)
+                    direct_positions(params, h, joints, rows, work, tree, crows, cwork, cdirect)
             else:
                 world_inverse_inertia(body_quat, body_inv_inertia, body_inv_inertia_world)
                 prepare_rows(rows, bodies, work, row_direct)
                 warm_start(warm, rows, work, body_vel, body_omega, row_direct, True)
-                solve_velocities(params, h, rows, work, body_vel, body_omega, stats, row_direct)
+                if n_contacts > 0:
+                    prepare_rows(crows, bodies, cwork, cdirect)
+                    warm_start(warm, crows, cwork, body_vel, body_omega, cdirect, True)
+                solve_velocities(params, h, rows, work, body_vel, body_omega, stats, row_direct, crows, cwork, cdirect)
                 solve_ticks += stats[S_SOLVE_TICKS]
                 if split:
-                    solve_positions(params, h, rows, work, body_pvel, body_pomega, row_direct)
+                    solve_positions(params, h, rows, work, body_pvel, body_pomega, row_direct, crows, cwork, cdirect)
             if split:
                 body_vel += body_pvel
                 body_omega += body_pomega
@@ -823,6 +887,7 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
                 body_vel -= body_pvel
                 body_omega -= body_pomega
             compute_joint_rows(bodies, joints, rows, step == n_steps - 1 and sub == substeps - 1)
+            keep_contact_impulses(contacts, n_contacts)
         stats[S_SOLVE_TICKS] = solve_ticks
         if blown_up(bodies, max_speed, max_spin):
             return step
@@ -867,7 +932,7 @@ class ImpulseSolver:
     plan and direct-path arrays of the joint graph, rebuilt on `model_changed`."""
     name = "impulse"
     description = "Sequential impulses with joint friction, seed 001."
-    HONOURS = frozenset({"limits", "friction", "motors"})
+    HONOURS = frozenset({"limits", "friction", "motors", "contacts"})
     SETTINGS = SETTINGS
 
     def __init__(self):
@@ -931,9 +996,12 @@ class ImpulseSolver:
         if not direct:
             tree.row_direct[:] = 0
         self.params[P_TICKS_PER_MS] = ticks_per_ms()
+        self.params[P_DIRECT] = 1.0 if direct else 0.0
+        self.params[P_MAY_ITERATE] = 1.0 if may_iterate else 0.0
         env, bodies, loads, joints, drives, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
         done = impulse_kernel(n, world.dt, world.time, self.params, self.kernel_stats, env, bodies, loads, joints,
-                              drives, rows, work, direct, may_iterate, tree if direct else no_direct)
+                              drives, rows, work, tree if direct else no_direct, world.contact_data())
+        world.contacts_stepped()
         st, tpm = self.kernel_stats, self.params[P_TICKS_PER_MS]
         self.stats = SolverStats(int(st[S_ITERATIONS]), float(st[S_RESIDUAL]),
                                  float(st[S_SOLVE_TICKS] / tpm) if tpm > 0 else 0.0,

@@ -98,6 +98,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from ..contacts import penalty_contact_forces, prepare_contacts
 from ..integrate import blown_up, gather_forces, gyroscopic_implicit, integrate_positions, integrate_velocities
 from ..joint_rows import (MOTOR_OFF, MOTOR_POSITION, ROW_FREE, ROW_LIMIT, compute_joint_rates,
                           compute_joint_rows, row_velocity)
@@ -161,6 +162,10 @@ inertia_world, inv_inertia_world (n,9); row_w, row_g (r,) each implicit row's we
 right side; per joint: drive_kind, drive_max (N·m or N), drive_clamped, drive_dir (m,3)
 the unit direction of a clamped force over the free rows."""
 
+
+# ωΔt of a contact's spring (contacts.penalty_contact_forces): a body resting at Δt sinks
+# g(Δt/κ)², 0.35 mm at 3 ms
+CONTACT_KAPPA = 0.5
 
 # ---------------------------------------------------------------------------- explicit forces
 @njit(cache=True, error_model="numpy")
@@ -1019,16 +1024,19 @@ def any_drive(joints, drives):
 
 
 @njit(cache=True, error_model="numpy")
-def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows, work, plan):
+def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows, work, plan, contacts):
     """Advance n_steps fixed steps. Rows must hold the current poses on entry; they hold
-    the final poses on return. Returns the number of steps done before a blow-up
-    (n_steps when none)."""
+    the final poses on return. Contacts (physics/contacts.py) push as one-sided springs
+    (contacts.penalty_contact_forces, κ = CONTACT_KAPPA, ζ = 1). Returns the number of
+    steps done before a blow-up (n_steps when none)."""
     force_acc, torque_acc = work.force_acc, work.torque_acc
     gravity, gyroscopic, max_speed, max_spin = env.gravity, env.gyroscopic, env.max_speed, env.max_spin
     stiff = params[0] == STIFF
     implicit = stiff or any_drive(joints, drives)
     for step in range(n_steps):
         gather_forces(t0 + step * h, bodies, loads, force_acc, torque_acc)
+        if prepare_contacts(contacts, bodies, h) > 0:
+            penalty_contact_forces(contacts, bodies, h, CONTACT_KAPPA, 1.0, force_acc, torque_acc, gravity)
         if stiff:
             stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, step == n_steps - 1)
         else:
@@ -1124,7 +1132,7 @@ class PenaltySolver:
     built from the settings, and the implicit step's Plan (rebuilt when the layout changes)."""
     name = "penalty"
     description = "Penalty forces, seed 000: every row a spring-damper (stiff: implicit)."
-    HONOURS = frozenset({"limits", "friction", "motors"})     # joint features it acts on
+    HONOURS = frozenset({"limits", "friction", "motors", "contacts"})     # joint features it acts on
     SETTINGS = SETTINGS
 
     def __init__(self):
@@ -1167,7 +1175,9 @@ class PenaltySolver:
         t0 = time.perf_counter()
         plan = self._current_plan(world)
         env, bodies, loads, joints, drives, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
-        done = penalty_run(n, world.dt, world.time, self.params, env, bodies, loads, joints, drives, rows, work, plan)
+        done = penalty_run(n, world.dt, world.time, self.params, env, bodies, loads, joints, drives, rows, work, plan,
+                           world.contact_data())
+        world.contacts_stepped()
         ms = (time.perf_counter() - t0) * 1e3 / max(n, 1)
         self.stats = SolverStats(0, 0.0, ms, False, 0, done)
         return done

@@ -1,0 +1,630 @@
+"""Contacts: the bodies that collide, detection every (sub)step, and contact rows.
+
+The contact manifold of two touching bodies (up to four points, physics/collision) is a
+block of rows in the row-table layout (physics/model.py Rows) with no joint behind it
+(owner −1), written into a second row table of the same layout that the solvers sweep
+after the joints' (`ContactData.rows`, trimmed each substep):
+
+    normal rows   one per point: Ċ = n·(v_b + ω_b×r_b − v_a − ω_a×r_a), n from a to b;
+                  one-sided: its accumulated impulse λ_n ≥ 0 (kind ROW_LIMIT, lo 0)
+    friction rows at the centre c of the points: two along t1, t2 ⟂ n and, when the
+                  points span a patch, a twist row (ω_b − ω_a)·n / r̄ (r̄ the points' mean
+                  distance from c, so its impulse is in N·s like the others); their
+                  impulses stay in one Coulomb ball ‖(λ_t1, λ_t2, λ_tw)‖ ≤ μ Σλ_n — the
+                  coupled friction solve and ball clamp of seed 001 eq. 15-16, as for a
+                  joint's free rows, with the radius μ Σλ_n instead of F·h (active
+                  FREE_CONTACT, hi = μ). Friction at the centre does not depend on how the
+                  normal impulse is shared among the points (with four points it is not
+                  unique), so a sliding box does not yaw.
+
+Velocity targets (the row's bias, J·V⁺ = −bias):
+    touching (depth ≥ 0) and approaching faster than the restitution threshold:
+        Newton restitution ġ⁺ = −e·ġ⁻, ġ⁻ the normal velocity at the start of the step;
+    touching, slower: resting contact, ġ⁺ ≥ 0;
+    a gap g below the margin (depth < 0): speculative contact, ġ⁺ ≥ −g/h (the body may
+        close the gap in this step, no more) — except for a bouncing contact (e > 0,
+        approaching faster than the threshold), which waits until it touches and bounces
+        then. Gaps beyond the margin are not seen: a body faster than margin/h may sink
+        in by up to its travel in one step, and is pushed out by the drift correction.
+        Gaps the pair cannot close within the substep make no rows.
+Position drift (split impulses, or Baumgarte): C = min(0, slop − depth), so a resting
+contact settles `slop` deep and is never pushed apart beyond touching.
+
+Mixing of the two bodies' values: μ = √(μ_a μ_b), e = max(e_a, e_b).
+
+Warm start: a contact is keyed by its two bodies and the feature id of the narrow phase
+(physics/collision); last substep's normal impulse and friction impulse (kept as a world
+vector, projected on the new tangents) seed the matching contact.
+
+Bodies that never collide: the static world (body 0), bodies with collide = false,
+bodies joined by a joint (with each other), static bodies with each other.
+"""
+from collections import namedtuple
+import math
+
+import numpy as np
+from numba import njit
+
+from .collision import KIND_CODES, collide_packed, joined_keys
+from .joint_rows import FREE_CONTACT, FREE_OFF, ROW_FREE, ROW_LIMIT
+from .model import Rows, Scratch
+from .quat import world_inv_inertia_times
+from .settings import Setting, checked, defaults
+
+CONTACT_SETTINGS = (
+    Setting("enabled", "bool", True, label="contacts", help="Bodies collide with each other and with the ground."),
+    Setting("margin", "float", 0.02, 0.0, 1.0, unit="m", label="margin",
+            help="Contacts are found while the gap is below this (m): a closing gap is a speculative contact, "
+                 "closed in one step and no further."),
+    Setting("slop", "float", 0.002, 0.0, 0.1, unit="m", label="slop",
+            help="Penetration left to resting contacts (m), so that they do not jitter in and out of touch."),
+    Setting("restitution_threshold", "float", 0.2, 0.0, 100.0, unit="m/s", label="bounce threshold",
+            help="Contacts approaching slower than this (m/s) come to rest instead of bouncing."),
+)
+S_ENABLED, S_MARGIN, S_SLOP, S_THRESHOLD = range(4)
+FEATURE_BITS = 16           # feature ids of the narrow phase are < 2¹⁶ − 1 (physics/collision)
+
+ContactShapes = namedtuple("ContactShapes", "body kind size static friction restitution skip_keys settings")
+"""The colliding bodies (k of them): body (k,) their World index; kind (k,) collision kind code;
+size (k,4) shape numbers (collision/common.py); static (k,) bool; friction (k,) μ; restitution
+(k,) e; skip_keys sorted keys of the joined pairs (collision/broad.joined_keys, compact indices);
+settings (4,) enabled, margin (m), slop (m), restitution threshold (m/s)."""
+ContactBuffers = namedtuple("ContactBuffers", "pos quat pairs ci cf count key row_of block_of block_key prev_key "
+                                             "prev_impulse n")
+"""Detection and warm-start buffers: pos (k,3), quat (k,4) the colliding bodies' poses; pairs
+(P,2) candidate pairs; ci (M,3) a, b (compact), feature; cf (M,7) point, normal, depth; count
+(2,) contacts written, dropped; key (2M,) this substep's keys (points, then pairs; −1: a point
+that made no row); row_of, block_of (M,) each point's normal row and block (−1: none); block_key (M,) each pair's key; prev_key (2M,) and prev_impulse (2M,4)
+last substep's, sorted by key (a point: λ_n; a pair: twist, then the friction impulse as a
+world vector, N·s); n (6,) int64: contacts now, entries in prev, overflow flag, rows and
+blocks written, spare."""
+ContactWork = namedtuple("ContactWork", "minv_jt mass bound impulse_pos direct")
+"""Per contact row: M⁻¹Jᵀ (R,12), effective mass (R,), penalty bound (R,), split impulse (R,),
+direct (R,) zeros (contact rows are never in the direct tree solve)."""
+ContactData = namedtuple("ContactData", "shapes buffers rows work")
+"""What a solver kernel takes: ContactShapes, ContactBuffers, the contact rows (a Rows table of
+capacity R = 3M, trimmed per substep by contact_views) and ContactWork."""
+N_NOW, N_PREV, N_OVERFLOW, N_ROWS, N_BLOCKS = range(5)
+PATCH_FEATURE = (1 << FEATURE_BITS) - 1     # the key of a pair's friction patch
+
+
+# ---------------------------------------------------------------------------- kernels
+@njit(cache=True)
+def find_contacts(data, bodies):
+    """Collision detection at the bodies' current poses (physics/collision), gaps up to the
+    margin included; returns the number of contacts in data.buffers (ci, cf). Flags an
+    overflow (the buffers are grown after the kernel; contacts that did not fit are
+    dropped for this substep)."""
+    cs, buf = data.shapes, data.buffers
+    body, pos, quat = cs.body, buf.pos, buf.quat
+    k = body.shape[0]
+    buf.count[0] = 0
+    buf.count[1] = 0
+    if k < 2 or cs.settings[S_ENABLED] == 0.0:
+        buf.n[N_NOW] = 0
+        return 0
+    body_pos, body_quat = bodies.pos, bodies.quat
+    for c in range(k):
+        i = body[c]
+        for q in range(3):
+            pos[c, q] = body_pos[i, q]
+        for q in range(4):
+            quat[c, q] = body_quat[i, q]
+    n_pairs = collide_packed(cs.kind, cs.size, pos, quat, cs.static, cs.skip_keys, cs.settings[S_MARGIN],
+                             buf.pairs, buf.ci, buf.cf, buf.count)
+    if n_pairs > buf.pairs.shape[0] or buf.count[1] > 0:
+        buf.n[N_OVERFLOW] = 1
+    m = min(buf.count[0], buf.ci.shape[0])
+    buf.n[N_NOW] = m
+    return m
+
+
+@njit(cache=True, inline="always")
+def tangents(nx, ny, nz):
+    """Two unit vectors completing n to a right-handed orthonormal basis."""
+    if abs(nx) < 0.57735:
+        ax, ay, az = 0.0, nz, -ny           # n × x
+    else:
+        ax, ay, az = -nz, 0.0, nx           # n × y
+    s = 1.0 / math.sqrt(ax * ax + ay * ay + az * az)
+    t1x, t1y, t1z = ax * s, ay * s, az * s
+    return t1x, t1y, t1z, ny * t1z - nz * t1y, nz * t1x - nx * t1z, nx * t1y - ny * t1x
+
+
+@njit(cache=True, inline="always")
+def contact_row(row_J, r, ex, ey, ez, rax, ray, raz, rbx, rby, rbz):
+    """Row r along world direction e at lever arms r_a, r_b: J = [−e, −r_a×e, e, r_b×e]."""
+    row_J[r, 0], row_J[r, 1], row_J[r, 2] = -ex, -ey, -ez
+    row_J[r, 3], row_J[r, 4], row_J[r, 5] = -(ray * ez - raz * ey), -(raz * ex - rax * ez), -(rax * ey - ray * ex)
+    row_J[r, 6], row_J[r, 7], row_J[r, 8] = ex, ey, ez
+    row_J[r, 9], row_J[r, 10], row_J[r, 11] = rby * ez - rbz * ey, rbz * ex - rbx * ez, rbx * ey - rby * ex
+
+
+@njit(cache=True, inline="always")
+def row_speed(row_J, r, a, b, vel, omega):
+    """J·V of row r."""
+    s = 0.0
+    for q in range(3):
+        s += row_J[r, q] * vel[a, q] + row_J[r, 3 + q] * omega[a, q]
+        s += row_J[r, 6 + q] * vel[b, q] + row_J[r, 9 + q] * omega[b, q]
+    return s
+
+
+@njit(cache=True)
+def find_previous(prev_key, n_prev, key):
+    """Index of key in the sorted prev_key[:n_prev], or −1."""
+    lo, hi = 0, n_prev
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if prev_key[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < n_prev and prev_key[lo] == key else -1
+
+
+@njit(cache=True)
+def write_contact_rows(data, bodies, h, m):
+    """The rows of the m contacts just found, one block per touching pair (its manifold):
+    a normal row per point, then the friction rows at the points' centre (module
+    docstring), with velocity targets, drift values and warm-start impulses. Returns the
+    number of blocks; data.buffers.n holds the rows and blocks written."""
+    cs, buf, rows = data.shapes, data.buffers, data.rows
+    body, friction, restitution, settings = cs.body, cs.friction, cs.restitution, cs.settings
+    ci, cf, key, row_of, block_of = buf.ci, buf.cf, buf.key, buf.row_of, buf.block_of
+    row_joint, row_kind, row_rot, row_body, row_J = rows.joint, rows.kind, rows.rot, rows.body, rows.J
+    row_C, row_active, row_lo, row_hi, row_bias = rows.C, rows.active, rows.lo, rows.hi, rows.bias
+    row_mass_scale, row_impulse_scale, row_lambda = rows.mass_scale, rows.impulse_scale, rows.impulse
+    block_start, block_count = rows.block_start, rows.block_count
+    body_pos, body_vel, body_omega = bodies.pos, bodies.vel, bodies.omega
+    k = body.shape[0]
+    slop, threshold = settings[S_SLOP], settings[S_THRESHOLD]
+    r = 0
+    nb = 0
+    c = 0
+    while c < m:
+        ia, ib = ci[c, 0], ci[c, 1]
+        end = c + 1
+        while end < m and ci[end, 0] == ia and ci[end, 1] == ib:
+            end += 1
+        a, b = body[ia], body[ib]
+        mu = math.sqrt(friction[ia] * friction[ib])
+        e = max(restitution[ia], restitution[ib])
+        nx, ny, nz = cf[c, 3], cf[c, 4], cf[c, 5]
+        pair_key = (ia * k + ib) << FEATURE_BITS
+        block_start[nb] = r
+        # one normal row per point, at the middle of its two surface points
+        cx = cy = cz = 0.0
+        touching = False
+        for q in range(c, end):
+            depth = cf[q, 6]
+            px = cf[q, 0] + 0.5 * depth * cf[q, 3]
+            py = cf[q, 1] + 0.5 * depth * cf[q, 4]
+            pz = cf[q, 2] + 0.5 * depth * cf[q, 5]
+            contact_row(row_J, r, cf[q, 3], cf[q, 4], cf[q, 5], px - body_pos[a, 0], py - body_pos[a, 1],
+                        pz - body_pos[a, 2], px - body_pos[b, 0], py - body_pos[b, 1], pz - body_pos[b, 2])
+            vn = row_speed(row_J, r, a, b, body_vel, body_omega)      # ġ⁻, before this step's forces
+            row_of[q] = -1
+            key[q] = -1
+            if -depth > 2.0 * h * max(0.0, -vn) and -depth > slop:
+                continue        # a gap this pair cannot close in the substep: no row
+            cx += px
+            cy += py
+            cz += pz
+            active = 1
+            bias = 0.0
+            if depth >= 0.0:
+                if vn < -threshold:
+                    bias = e * vn                       # ġ⁺ = −e ġ⁻
+            elif e > 0.0 and vn < -threshold:
+                active = 0                              # a bounce waits until it touches
+            else:
+                bias = -depth / h                       # speculative: close the gap, no more
+            touching = touching or active != 0
+            plain_row(row_joint, row_rot, row_body, row_mass_scale, row_impulse_scale, r, a, b)
+            row_kind[r] = ROW_LIMIT
+            row_active[r] = active
+            row_lo[r] = 0.0
+            row_hi[r] = np.inf
+            row_bias[r] = bias
+            row_C[r] = min(0.0, slop - depth)
+            key[q] = pair_key + ci[q, 2]
+            row_lambda[r] = warm_impulse(buf, key[q], 0) if active != 0 else 0.0
+            row_of[q] = r
+            block_of[q] = nb
+            r += 1
+        n_pts = r - block_start[nb]
+        if n_pts == 0:
+            c = end
+            continue
+        # friction at the centre of the points: two tangent rows and, for a patch, a twist
+        # row about n scaled by 1/r̄ (N·s like the others), in one Coulomb ball μ Σλ_n
+        cx, cy, cz = cx / n_pts, cy / n_pts, cz / n_pts
+        rbar = 0.0
+        for q in range(c, end):
+            if row_of[q] < 0:
+                continue
+            dx, dy, dz = cf[q, 0] - cx, cf[q, 1] - cy, cf[q, 2] - cz
+            dn = dx * nx + dy * ny + dz * nz
+            rbar += math.sqrt(max(dx * dx + dy * dy + dz * dz - dn * dn, 0.0))
+        rbar /= n_pts
+        t1x, t1y, t1z, t2x, t2y, t2z = tangents(nx, ny, nz)
+        rax, ray, raz = cx - body_pos[a, 0], cy - body_pos[a, 1], cz - body_pos[a, 2]
+        rbx, rby, rbz = cx - body_pos[b, 0], cy - body_pos[b, 1], cz - body_pos[b, 2]
+        contact_row(row_J, r, t1x, t1y, t1z, rax, ray, raz, rbx, rby, rbz)
+        contact_row(row_J, r + 1, t2x, t2y, t2z, rax, ray, raz, rbx, rby, rbz)
+        nf = 2
+        if n_pts > 1 and rbar > 1e-9:
+            for q in range(12):
+                row_J[r + 2, q] = 0.0
+            row_J[r + 2, 3], row_J[r + 2, 4], row_J[r + 2, 5] = -nx / rbar, -ny / rbar, -nz / rbar
+            row_J[r + 2, 9], row_J[r + 2, 10], row_J[r + 2, 11] = nx / rbar, ny / rbar, nz / rbar
+            nf = 3
+        patch = pair_key + PATCH_FEATURE
+        buf.block_key[nb] = patch
+        for s in range(r, r + nf):
+            plain_row(row_joint, row_rot, row_body, row_mass_scale, row_impulse_scale, s, a, b)
+            row_kind[s] = ROW_FREE
+            row_active[s] = FREE_CONTACT if (touching and mu > 0.0) else FREE_OFF
+            row_lo[s] = -np.inf
+            row_hi[s] = mu
+            row_bias[s] = 0.0
+            row_C[s] = 0.0
+            row_lambda[s] = 0.0
+        if touching and mu > 0.0:
+            fx, fy, fz = warm_impulse(buf, patch, 1), warm_impulse(buf, patch, 2), warm_impulse(buf, patch, 3)
+            row_lambda[r] = fx * t1x + fy * t1y + fz * t1z
+            row_lambda[r + 1] = fx * t2x + fy * t2y + fz * t2z
+            if nf == 3:
+                row_lambda[r + 2] = warm_impulse(buf, patch, 0)
+        r += nf
+        block_count[nb] = r - block_start[nb]
+        nb += 1
+        c = end
+    buf.n[N_ROWS] = r
+    buf.n[N_BLOCKS] = nb
+    return nb
+
+
+@njit(cache=True, inline="always")
+def plain_row(row_joint, row_rot, row_body, row_mass_scale, row_impulse_scale, r, a, b):
+    """A contact row's fixed fields: no joint, translational, bodies a and b, not soft."""
+    row_joint[r] = -1
+    row_rot[r] = 0
+    row_body[r, 0] = a
+    row_body[r, 1] = b
+    row_mass_scale[r] = 1.0
+    row_impulse_scale[r] = 0.0
+
+
+@njit(cache=True, inline="always")
+def warm_impulse(buf, key, column):
+    """Last substep's impulse `column` of the contact (or patch) with this key, or 0."""
+    p = find_previous(buf.prev_key, buf.n[N_PREV], key)
+    return buf.prev_impulse[p, column] if p >= 0 else 0.0
+
+
+@njit(cache=True)
+def prepare_contacts(data, bodies, h):
+    """Detection, then the contact rows: returns the number of contact blocks."""
+    m = find_contacts(data, bodies)
+    return write_contact_rows(data, bodies, h, m)
+
+
+@njit(cache=True)
+def contact_views(data, work, n_blocks):
+    """The contact rows as a Rows table and their scratch in the Scratch layout (views of
+    data's arrays, trimmed to the rows and blocks written), so the joints' sweeps run on
+    them unchanged; and the (zero) direct-solve flags of those rows."""
+    r, w = data.rows, data.work
+    n = data.buffers.n[N_ROWS] if n_blocks > 0 else 0
+    m = n_blocks
+    rows = Rows(r.joint[:n], r.kind[:n], r.rot[:n], r.body[:n], r.J[:n], r.C[:n], r.active[:n], r.lo[:n], r.hi[:n],
+                r.bias[:n], r.mass_scale[:n], r.impulse_scale[:n], r.impulse[:n], r.block_start[:m],
+                r.block_count[:m])
+    scratch = Scratch(work.force_acc, work.torque_acc, work.pvel, work.pomega, work.inv_inertia_world, w.minv_jt[:n],
+                      w.mass[:n], w.bound[:n], w.impulse_pos[:n], work.body_row_ptr, work.body_row_idx)
+    return rows, scratch, w.direct[:n]
+
+
+@njit(cache=True)
+def keep_contact_impulses(data, n_blocks):
+    """Store this substep's impulses — per point its normal impulse, per pair its friction
+    impulse (a world vector) and twist — sorted by key, for the next substep's warm start."""
+    buf, rows = data.buffers, data.rows
+    key, prev_key, prev_impulse, row_of = buf.key, buf.prev_key, buf.prev_impulse, buf.row_of
+    row_J, row_lambda, block_start, block_count, row_kind = rows.J, rows.impulse, rows.block_start, rows.block_count, rows.kind
+    m = buf.n[N_NOW] if n_blocks > 0 else 0
+    for blk in range(n_blocks):                 # the patches' keys after the points'
+        key[m + blk] = buf.block_key[blk]
+    order = np.argsort(key[:m + n_blocks])
+    i = 0
+    for o in range(m + n_blocks):
+        c = order[o]
+        if key[c] < 0:
+            continue            # a point that made no row
+        prev_key[i] = key[c]
+        i += 1
+        if c < m:
+            prev_impulse[i - 1, 0] = row_lambda[row_of[c]]
+            continue
+        start = block_start[c - m]
+        end = start + block_count[c - m]
+        f0 = start
+        while row_kind[f0] != ROW_FREE:
+            f0 += 1
+        prev_impulse[i - 1, 0] = row_lambda[f0 + 2] if end - f0 == 3 else 0.0
+        for q in range(3):
+            prev_impulse[i - 1, 1 + q] = (row_lambda[f0] * row_J[f0, 6 + q]
+                                          + row_lambda[f0 + 1] * row_J[f0 + 1, 6 + q])
+    buf.n[N_PREV] = i
+
+
+# ---------------------------------------------------------------------------- penalty
+@njit(cache=True, inline="always")
+def row_inverse_mass(row_J, r, a, b, bodies):
+    """J M⁻¹ Jᵀ of row r (world inverse inertia from the bodies' orientations)."""
+    body_quat, body_inv_mass, body_inv_inertia = bodies.quat, bodies.inv_mass, bodies.inv_inertia
+    k = 0.0
+    for side in range(2):
+        i = a if side == 0 else b
+        o = 6 * side
+        k += body_inv_mass[i] * (row_J[r, o] ** 2 + row_J[r, o + 1] ** 2 + row_J[r, o + 2] ** 2)
+        ix, iy, iz = world_inv_inertia_times(body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
+                                             body_inv_inertia[i, 0], body_inv_inertia[i, 1],
+                                             body_inv_inertia[i, 2], row_J[r, o + 3], row_J[r, o + 4],
+                                             row_J[r, o + 5])
+        k += row_J[r, o + 3] * ix + row_J[r, o + 4] * iy + row_J[r, o + 5] * iz
+    return k
+
+
+@njit(cache=True, inline="always")
+def add_row_force(row_J, r, a, b, f, force, torque):
+    """force/torque += Jᵀ f for row r."""
+    for q in range(3):
+        force[a, q] += row_J[r, q] * f
+        torque[a, q] += row_J[r, 3 + q] * f
+        force[b, q] += row_J[r, 6 + q] * f
+        torque[b, q] += row_J[r, 9 + q] * f
+
+
+@njit(cache=True, inline="always")
+def row_speed_after(row_J, r, a, b, bodies, force, torque, gravity, h):
+    """J·V the row would have after a step of h under the forces so far and gravity."""
+    body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega
+    body_inv_mass, body_inv_inertia = bodies.inv_mass, bodies.inv_inertia
+    s = 0.0
+    for side in range(2):
+        i = a if side == 0 else b
+        o = 6 * side
+        im = body_inv_mass[i]
+        if im == 0.0:
+            for q in range(3):
+                s += row_J[r, o + q] * body_vel[i, q] + row_J[r, o + 3 + q] * body_omega[i, q]
+            continue
+        wx, wy, wz = world_inv_inertia_times(body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
+                                             body_inv_inertia[i, 0], body_inv_inertia[i, 1],
+                                             body_inv_inertia[i, 2], torque[i, 0], torque[i, 1], torque[i, 2])
+        s += row_J[r, o + 3] * (body_omega[i, 0] + h * wx) + row_J[r, o + 4] * (body_omega[i, 1] + h * wy)
+        s += row_J[r, o + 5] * (body_omega[i, 2] + h * wz)
+        for q in range(3):
+            s += row_J[r, o + q] * (body_vel[i, q] + h * (im * force[i, q] + gravity[q]))
+    return s
+
+
+@njit(cache=True)
+def penalty_contact_forces(data, bodies, h, kappa, zeta, force, torque, gravity):
+    """Contact forces for the penalty family, added to force/torque (N, N·m), from the rows
+    write_contact_rows made this step. Each point is a one-sided spring-damper through
+    seed 000's dead zone (eq. 20-21: χ = min(0, g) with the gap g = −depth, so only
+    penetration pushes): f_n = max(0, α·depth − β·ġ), α = m ω²/p, β = 2ζ m ω/p, ω = κ/Δt,
+    m = 1/(1/m_a + 1/m_b) the pair's translational effective mass (as the paper preset's
+    masses only) and p its point count: a resting body sinks g/ω². The tilt modes of a
+    patch are at most √3 ω for a box (Σ α r² ≤ 3 ω² I), kept stable by κ ≤ 0.5. Friction at the patch centre:
+    Coulomb with a velocity-level regularization — a force against the sliding velocity
+    v_t the step would end with under the forces so far and gravity, of magnitude
+    min(μ Σf_n, m_t |v_t|/Δt) (m_t the friction row's effective mass), so a slow slide
+    stops within the step and a sticking contact holds (no creep); the twist row likewise."""
+    buf, rows = data.buffers, data.rows
+    body_vel, body_omega, body_inv_mass = bodies.vel, bodies.omega, bodies.inv_mass
+    row_J, row_kind, row_body, row_hi = rows.J, rows.kind, rows.body, rows.hi
+    block_start, block_count = rows.block_start, rows.block_count
+    cf, row_of, block_of = buf.cf, buf.row_of, buf.block_of
+    n_blocks = buf.n[N_BLOCKS] if buf.n[N_NOW] > 0 else 0
+    w = kappa / h
+    fn_sum = np.zeros(n_blocks)
+    for q in range(buf.n[N_NOW]):
+        r = row_of[q]
+        depth = cf[q, 6]
+        if r < 0 or depth <= 0.0:
+            continue
+        blk = block_of[q]
+        start = block_start[blk]
+        a, b = row_body[r, 0], row_body[r, 1]
+        p = 0
+        while row_kind[start + p] != ROW_FREE:
+            p += 1
+        k = body_inv_mass[a] + body_inv_mass[b]
+        if k <= 0.0:
+            continue
+        me = 1.0 / (k * p)
+        vn = row_speed(row_J, r, a, b, body_vel, body_omega)
+        f = max(0.0, me * w * w * depth - 2.0 * zeta * me * w * vn)
+        if f > 0.0:
+            add_row_force(row_J, r, a, b, f, force, torque)
+            fn_sum[blk] += f
+    for blk in range(n_blocks):
+        start = block_start[blk]
+        end = start + block_count[blk]
+        f0 = start
+        while row_kind[f0] != ROW_FREE:
+            f0 += 1
+        a, b = row_body[start, 0], row_body[start, 1]
+        mu = row_hi[f0]
+        if fn_sum[blk] == 0.0 or mu == 0.0:
+            continue
+        # the forces that would stop each friction row within the step, scaled into the
+        # Coulomb ball ‖f‖ ≤ μ Σf_n
+        f1 = f2 = f3 = 0.0
+        norm = 0.0
+        for r in range(f0, end):
+            k = row_inverse_mass(row_J, r, a, b, bodies)
+            f = -row_speed_after(row_J, r, a, b, bodies, force, torque, gravity, h) / (k * h) if k > 0.0 else 0.0
+            norm += f * f
+            if r == f0:
+                f1 = f
+            elif r == f0 + 1:
+                f2 = f
+            else:
+                f3 = f
+        norm = math.sqrt(norm)
+        scale = min(1.0, mu * fn_sum[blk] / norm) if norm > 0.0 else 0.0
+        for r in range(f0, end):
+            f = f1 if r == f0 else (f2 if r == f0 + 1 else f3)
+            add_row_force(row_J, r, a, b, scale * f, force, torque)
+
+
+# ---------------------------------------------------------------------------- Python side
+def shape_numbers(shape):
+    """(kind code, 4 shape numbers) of a shape for physics/collision, or None (no collision)."""
+    kind = getattr(shape, "kind", None)
+    if kind not in KIND_CODES:
+        return None
+    size = np.zeros(4)
+    if kind == "box":
+        size[:3] = shape.half_extents
+    elif kind == "sphere":
+        size[0] = shape.radius
+    elif kind in ("capsule", "cylinder"):
+        size[0], size[1] = shape.radius, shape.half_length
+    return KIND_CODES[kind], size
+
+
+def _rows_table(n_rows, n_blocks):
+    f, i = np.float64, np.int64
+    return Rows(np.full(n_rows, -1, i), np.zeros(n_rows, i), np.zeros(n_rows, i), np.zeros((n_rows, 2), i),
+                np.zeros((n_rows, 12), f), np.zeros(n_rows, f), np.zeros(n_rows, i), np.zeros(n_rows, f),
+                np.zeros(n_rows, f), np.zeros(n_rows, f), np.ones(n_rows, f), np.zeros(n_rows, f),
+                np.zeros(n_rows, f), np.zeros(n_blocks, i), np.zeros(n_blocks, i))
+
+
+class Contacts:
+    """The World's contact settings (CONTACT_SETTINGS) and the arrays the solvers take
+    (ContactData), rebuilt when bodies change and grown when contacts overflow them."""
+
+    def __init__(self):
+        self.settings = defaults(CONTACT_SETTINGS)
+        self._data = None
+        self._layout = None         # (model version, contact-property edits) the data was built for
+        self.edits = 0              # bumped when a body's friction, restitution or collide changes
+
+    def configure(self, **values):
+        self.settings.update(checked(CONTACT_SETTINGS, values, "contacts"))
+        if self._data is not None:
+            self._pack(self._data.shapes.settings)
+
+    def _pack(self, out):
+        s = self.settings
+        out[:] = (1.0 if s["enabled"] else 0.0, s["margin"], s["slop"], s["restitution_threshold"])
+
+    def data(self, world):
+        """The ContactData of the world's bodies (cached)."""
+        layout = (world.model.version, self.edits)
+        if self._data is None or self._layout != layout:
+            self._data = self._build(world, None)
+            self._layout = layout
+        return self._data
+
+    def grow_if_needed(self, world):
+        """After a kernel: grow the buffers if detection overflowed them."""
+        d = self._data
+        if d is not None and d.buffers.n[N_OVERFLOW]:
+            self._data = self._build(world, d)
+
+    def _build(self, world, old):
+        mb, sb = world.model.bodies, world.state.bodies
+        info = world.model.body_info
+        index, kinds, sizes = [], [], []
+        for i in range(1, mb.count):        # body 0, the static world, never collides
+            shape = shape_numbers(info[i].shape)
+            if shape is None or not mb.collide[i]:
+                continue
+            index.append(i)
+            kinds.append(shape[0])
+            sizes.append(shape[1])
+        k = len(index)
+        index = np.array(index, np.int64)
+        compact = np.full(mb.count, -1, np.int64)
+        compact[index] = np.arange(k)
+        joined = world.model.joints.body
+        pairs = compact[joined] if len(joined) else np.zeros((0, 2), np.int64)
+        pairs = pairs[(pairs >= 0).all(axis=1)] if len(pairs) else pairs
+        static = (mb.inv_mass[index] == 0.0) if k else np.zeros(0, bool)
+        settings = np.zeros(4)
+        self._pack(settings)
+        shapes = ContactShapes(index, np.array(kinds, np.int64), np.array(sizes).reshape(k, 4),
+                               np.ascontiguousarray(static, dtype=np.bool_),
+                               mb.friction[index].copy(), mb.restitution[index].copy(),
+                               joined_keys(pairs, max(k, 1)), settings)
+        n_pairs, n_contacts = 8 * k + 16, 4 * k + 16       # grown when they overflow
+        if old is not None and old.shapes.body.shape[0] == k:
+            count = old.buffers.count
+            n_pairs = max(old.buffers.pairs.shape[0], 2 * len(old.buffers.pairs))
+            n_contacts = max(2 * old.buffers.ci.shape[0], 2 * int(count[0] + count[1]))
+        i64 = np.int64
+        buf = ContactBuffers(np.zeros((k, 3)), np.zeros((k, 4)), np.zeros((n_pairs, 2), i64),
+                             np.zeros((n_contacts, 3), i64), np.zeros((n_contacts, 7)), np.zeros(2, i64),
+                             np.zeros(2 * n_contacts, i64), np.zeros(n_contacts, i64), np.zeros(n_contacts, i64),
+                             np.zeros(n_contacts, i64),
+                             np.zeros(2 * n_contacts, i64), np.zeros((2 * n_contacts, 4)), np.zeros(6, i64))
+        if old is not None and old.shapes.body.shape[0] == k:     # keep the warm start
+            n_prev = int(old.buffers.n[N_PREV])
+            buf.prev_key[:n_prev] = old.buffers.prev_key[:n_prev]
+            buf.prev_impulse[:n_prev] = old.buffers.prev_impulse[:n_prev]
+            buf.n[N_PREV] = n_prev
+        n_rows = 3 * n_contacts
+        work = ContactWork(np.zeros((n_rows, 12)), np.zeros(n_rows), np.zeros(n_rows), np.zeros(n_rows),
+                           np.zeros(n_rows, np.int64))
+        return ContactData(shapes, buf, _rows_table(n_rows, n_contacts), work)
+
+    def save(self, world):
+        """The warm-start memory (part of the state: a replay from a saved state repeats),
+        in a layout that stays the same from step to step (the timeline packs states into
+        fixed rows): (model version, edits, count, keys, impulses) at the buffers' size."""
+        b = self.data(world).buffers
+        return (self._layout[0], self._layout[1], int(b.n[N_PREV]), b.prev_key.copy(), b.prev_impulse.copy())
+
+    def restore(self, world, saved):
+        b = self.data(world).buffers
+        if saved is None or tuple(saved[:2]) != self._layout or len(saved[3]) != len(b.prev_key):
+            b.n[N_PREV] = 0             # saved for another model or buffer size: start cold
+            return
+        b.prev_key[:] = saved[3]
+        b.prev_impulse[:] = saved[4]
+        b.n[N_PREV] = saved[2]
+
+    def current(self, world):
+        """The contacts of the last substep, as plain arrays: bodies (m,2) World indices,
+        point (m,3) (on b's surface), normal (m,3) from a to b, depth (m,) m, normal impulse
+        (m,) N·s on b, friction impulse (m,3) N·s on b (a world vector: its pair's friction,
+        shared evenly by the pair's points)."""
+        d = self._data
+        m = 0 if d is None else int(d.buffers.n[N_NOW])
+        if m == 0 or d.buffers.n[N_BLOCKS] == 0:
+            z = np.zeros((0, 3))
+            return {"bodies": np.zeros((0, 2), np.int64), "point": z, "normal": z.copy(), "depth": np.zeros(0),
+                    "normal_impulse": np.zeros(0), "friction_impulse": z.copy()}
+        b, rows = d.buffers, d.rows
+        nb = int(b.n[N_BLOCKS])
+        kept = np.flatnonzero(b.row_of[:m] >= 0)       # the points that made rows
+        row, block = b.row_of[kept], b.block_of[kept]
+        friction = np.zeros((nb, 3))
+        for blk in range(nb):       # a few per pair: for viewers and tests, not the step
+            start, count = rows.block_start[blk], rows.block_count[blk]
+            f0 = start + int(np.sum(rows.kind[start:start + count] != ROW_FREE))
+            friction[blk] = rows.impulse[f0] * rows.J[f0, 6:9] + rows.impulse[f0 + 1] * rows.J[f0 + 1, 6:9]
+        points = np.bincount(block, minlength=nb)
+        body = d.shapes.body
+        return {"bodies": np.column_stack([body[b.ci[kept, 0]], body[b.ci[kept, 1]]]), "point": b.cf[kept, 0:3],
+                "normal": b.cf[kept, 3:6], "depth": b.cf[kept, 6],
+                "normal_impulse": rows.impulse[row].copy(), "friction_impulse": friction[block] / points[block, None]}

@@ -1,0 +1,193 @@
+"""Rigid contact (physics/contacts.py) under the impulse solver, against closed forms:
+Newton restitution, resting contact, Coulomb friction on an incline, stacking."""
+import math
+
+import numpy as np
+import pytest
+
+from physics.quat import q_mul
+from physics.shapes import Box, Plane, Sphere
+from physics.world import World
+
+G = 9.81
+
+
+def ground_world(dt, solver="impulse", **contacts):
+    w = World(dt=dt, solver=solver)
+    w.add_body("ground", Plane(), static=True)
+    if contacts:
+        w.configure_contacts(**contacts)
+    return w
+
+
+@pytest.mark.parametrize("dt, tolerance", [(0.001, 0.02), (0.01, 0.15)])
+def test_sphere_rebounds_to_e_squared_times_drop_height(dt, tolerance):
+    """Dropped from H = 1 m with e = 0.5, a sphere comes back up to e²·H (Newton's law
+    ġ⁺ = −e·ġ⁻ at the impact; gravity alone before and after)."""
+    w = ground_world(dt)
+    r = 0.1
+    ball = w.add_body("ball", Sphere(r), mass=1.0, position=(0, 0, 1.0 + r), restitution=0.5)
+    heights = []
+    for _ in range(int(1.2 / dt)):
+        w.step()
+        heights.append(ball.position[2] - r)
+    heights = np.array(heights)
+    impact = int(np.argmin(heights[:int(0.7 / dt)]))
+    assert abs(impact * dt - math.sqrt(2.0 / G)) < 2 * dt + 0.01     # it fell freely
+    apex = heights[impact:].max()
+    assert apex == pytest.approx(0.25, rel=tolerance)
+
+
+def test_slow_impact_comes_to_rest_instead_of_bouncing():
+    """Below the restitution threshold a contact rests: a sphere dropped from 1 mm stays down."""
+    w = ground_world(0.005)
+    ball = w.add_body("ball", Sphere(0.1), mass=1.0, position=(0, 0, 0.101), restitution=0.9)
+    w.advance(0.2)
+    assert abs(ball.velocity[2]) < 1e-6
+    assert ball.position[2] < 0.1 + 1e-6
+
+
+def test_resting_box_carries_its_weight_exactly():
+    """A box at rest on the ground: it stops (|v| < 1e-3 m/s after 1 s), sinks no deeper
+    than the slop, and the ground's normal impulses per step sum to m·g·Δt (1e-6)."""
+    dt, m = 0.01, 2.0
+    w = ground_world(dt)
+    box = w.add_body("box", Box((0.2, 0.15, 0.1)), mass=m, position=(0, 0, 0.11), angular_velocity=(0.3, -0.2, 0))
+    w.advance(1.0)
+    assert np.linalg.norm(box.velocity) < 1e-3
+    assert np.linalg.norm(box.angular_velocity) < 1e-3
+    c = w.contacts()
+    assert len(c["depth"]) == 4
+    assert c["depth"].max() <= w.contact_settings["slop"] + 1e-9
+    assert c["normal_impulse"].sum() == pytest.approx(m * G * dt, abs=1e-6)
+
+
+@pytest.mark.parametrize("solver", ["impulse"])
+@pytest.mark.parametrize("yaw_deg", [0.0, 45.0])
+@pytest.mark.parametrize("mu", [0.7, 0.3])
+def test_box_on_incline_sticks_or_slides_at_coulomb_acceleration(solver, mu, yaw_deg):
+    """A box on a 30° incline: with μ = 0.7 > tan 30° it sticks; with μ = 0.3 it slides down
+    at g(sin 30° − μ cos 30°) (2 %), whatever its yaw on the slope (no spin)."""
+    theta = math.radians(30.0)
+    w = World(dt=0.01, solver=solver)
+    tilt = np.array([0.0, math.sin(theta / 2), 0.0, math.cos(theta / 2)])
+    w.add_body("ramp", Box((2.0, 2.0, 0.1)), static=True, orientation=tilt, friction=mu)
+    normal = np.array([math.sin(theta), 0.0, math.cos(theta)])
+    yaw = math.radians(yaw_deg)
+    q = q_mul(tilt, np.array([0.0, 0.0, math.sin(yaw / 2), math.cos(yaw / 2)]))
+    box = w.add_body("box", Box((0.1, 0.1, 0.1)), mass=1.0, position=tuple(0.2 * normal), orientation=q, friction=mu)
+    w.advance(0.3)
+    v0 = box.velocity
+    w.advance(0.5)
+    a = (box.velocity - v0) / 0.5
+    expected = max(0.0, G * (math.sin(theta) - mu * math.cos(theta)))
+    if expected == 0.0:
+        assert np.linalg.norm(box.velocity) < 1e-6
+    else:
+        assert np.linalg.norm(a) == pytest.approx(expected, rel=0.02)
+        down = np.array([math.cos(theta), 0.0, -math.sin(theta)])
+        assert a @ down == pytest.approx(np.linalg.norm(a), rel=1e-6)      # straight down the slope
+        assert np.linalg.norm(box.angular_velocity) < 1e-6
+
+
+def test_stack_of_five_boxes_stands_ten_seconds():
+    """Five 20 cm boxes stacked on the ground at the default settings: after 10 s no box
+    has moved by more than 1 mm."""
+    w = ground_world(0.01)
+    for i in range(5):
+        w.add_body(f"b{i}", Box((0.1, 0.1, 0.1)), mass=1.0, position=(0.0, 0.0, 0.1 + 0.2 * i))
+    p0 = w.state.bodies.pos.copy()
+    w.advance(10.0)
+    assert np.abs(w.state.bodies.pos - p0).max() < 1e-3
+
+
+def test_friction_coefficients_mix_as_geometric_mean():
+    """μ = √(μa μb): a box with μ = 0.9 on a ramp with μ = 0.1 slides as with μ = 0.3."""
+    theta = math.radians(30.0)
+    w = World(dt=0.01, solver="impulse")
+    tilt = np.array([0.0, math.sin(theta / 2), 0.0, math.cos(theta / 2)])
+    w.add_body("ramp", Box((2.0, 2.0, 0.1)), static=True, orientation=tilt, friction=0.1)
+    normal = np.array([math.sin(theta), 0.0, math.cos(theta)])
+    box = w.add_body("box", Box((0.1, 0.1, 0.1)), mass=1.0, position=tuple(0.2 * normal), orientation=tilt,
+                     friction=0.9)
+    w.advance(0.3)
+    v0 = box.velocity
+    w.advance(0.5)
+    assert np.linalg.norm(box.velocity - v0) / 0.5 == pytest.approx(G * (math.sin(theta) - 0.3 * math.cos(theta)),
+                                                                     rel=0.02)
+
+
+def test_bodies_that_do_not_collide_pass_through():
+    """collide = false, contacts disabled, and bodies joined by a joint: no contact."""
+    w = ground_world(0.01)
+    ghost = w.add_body("ghost", Sphere(0.1), mass=1.0, position=(0, 0, 0.2), collide=False)
+    w.advance(0.5)
+    assert ghost.position[2] < -0.5
+    w = ground_world(0.01, enabled=False)
+    ball = w.add_body("ball", Sphere(0.1), mass=1.0, position=(0, 0, 0.2))
+    w.advance(0.5)
+    assert ball.position[2] < -0.5
+    # two overlapping boxes on a hinge: the joint holds them, they do not push apart
+    w = ground_world(0.01)
+    w.add_body("a", Box((0.1, 0.1, 0.1)), static=True, position=(0, 0, 1))
+    b = w.add_body("b", Box((0.1, 0.1, 0.1)), mass=1.0, position=(0.15, 0, 1))
+    w.add_joint("hinge", "revolute", "a", "b", anchor=(0.05, 0, 1), axis=(0, 1, 0))
+    w.step()
+    assert len(w.contacts()["depth"]) == 0
+
+
+def test_speculative_contact_stops_a_fast_body_at_the_surface():
+    """A box falling at 4 m/s from 1.5 cm above the ground (within the 2 cm margin) at
+    Δt = 10 ms — it would move 4 cm in the step — stops on the surface instead of sinking in."""
+    w = ground_world(0.01)
+    box = w.add_body("box", Box((0.1, 0.1, 0.1)), mass=1.0, position=(0, 0, 0.115), velocity=(0, 0, -4.0))
+    for _ in range(20):
+        w.step()
+        assert box.position[2] > 0.1 - w.contact_settings["slop"] - 1e-9
+
+
+def test_penalty_contact_holds_a_box_with_a_sinking_of_g_over_omega_squared():
+    """Under penalty a contact point is a critically damped one-sided spring (ω = κ/Δt,
+    shared by the pair's points): a resting box sinks g/ω² = g(Δt/κ)² and stops."""
+    from physics.solvers.penalty import CONTACT_KAPPA
+    dt = 0.003
+    w = ground_world(dt, solver="penalty")
+    box = w.add_body("box", Box((0.1, 0.1, 0.1)), mass=2.0, position=(0, 0, 0.1))
+    w.advance(1.0)
+    assert np.linalg.norm(box.velocity) < 1e-4
+    assert 0.1 - box.position[2] == pytest.approx(G * (dt / CONTACT_KAPPA) ** 2, rel=0.01)
+    assert all(feature != "contacts" for feature, _ in w.unhonoured())
+
+
+def test_penalty_contact_friction_holds_a_box_on_an_incline():
+    """Penalty friction at the patch (a velocity-level Coulomb law): μ = 0.7 holds a box on
+    a 30° slope (creep < 1 mm in 1 s); μ = 0.3 lets it slide at g(sin − μ cos) (3 %)."""
+    theta = math.radians(30.0)
+    for mu, expected in ((0.7, 0.0), (0.3, G * (math.sin(theta) - 0.3 * math.cos(theta)))):
+        w = World(dt=0.003, solver="penalty")
+        tilt = np.array([0.0, math.sin(theta / 2), 0.0, math.cos(theta / 2)])
+        w.add_body("ramp", Box((2.0, 2.0, 0.1)), static=True, orientation=tilt, friction=mu)
+        normal = np.array([math.sin(theta), 0.0, math.cos(theta)])
+        box = w.add_body("box", Box((0.1, 0.1, 0.1)), mass=1.0, position=tuple(0.2 * normal), orientation=tilt,
+                         friction=mu)
+        w.advance(0.3)
+        p0, v0 = box.position, box.velocity
+        w.advance(0.5)
+        if expected == 0.0:
+            assert np.linalg.norm(box.position - p0) < 1e-3
+        else:
+            assert np.linalg.norm(box.velocity - v0) / 0.5 == pytest.approx(expected, rel=0.03)
+
+
+def test_contacts_restore_with_the_state_so_a_replay_repeats():
+    """save_state/restore_state keep the contacts' warm start: the replay is bit-identical."""
+    w = ground_world(0.01)
+    for i in range(3):
+        w.add_body(f"b{i}", Box((0.1, 0.1, 0.1)), mass=1.0, position=(0.02 * i, 0.0, 0.1 + 0.21 * i))
+    w.advance(0.5)
+    saved = w.save_state()
+    w.advance(0.5)
+    first = w.state.bodies.pos.copy()
+    w.restore_state(saved)
+    w.advance(0.5)
+    assert np.array_equal(w.state.bodies.pos, first)
