@@ -566,7 +566,7 @@ class Contacts:
                                np.ascontiguousarray(static, dtype=np.bool_),
                                mb.friction[index].copy(), mb.restitution[index].copy(),
                                joined_keys(pairs, max(k, 1)), settings)
-        n_pairs, n_contacts = 8 * k + 16, 4 * k + 16       # grown when they overflow
+        n_pairs, n_contacts = 8 * k + 16, 2 * k + 8        # grown when they overflow
         if old is not None and old.shapes.body.shape[0] == k:
             count = old.buffers.count
             n_pairs = max(old.buffers.pairs.shape[0], 2 * len(old.buffers.pairs))
