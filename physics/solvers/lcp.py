@@ -70,7 +70,7 @@ import numpy as np
 from numba import njit
 
 from ..clock import ticks, ticks_per_ms
-from ..contacts import S_THRESHOLD, contact_views, keep_contact_impulses, prepare_contacts
+from ..contacts import N_NOW, S_THRESHOLD, contact_views, keep_contact_impulses, prepare_contacts
 from ..integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from ..joint_rows import (FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOTOR_OFF, ROW_FREE,
                           compute_joint_rates, compute_joint_rows, write_drive_rows)
@@ -86,8 +86,8 @@ from .tree_solve import (articulated_factor, articulated_lambda, articulated_sol
 
 # the kernel's params vector (LcpSolver._pack)
 P_METHOD, P_LEMKE_MAX, P_PGS_ITERATIONS, P_PGS_TOLERANCE, P_TIME_CAP_MS, P_STABILIZATION, P_ERP, P_IMPACT, \
-    P_TICKS_PER_MS, P_MAY_ITERATE = range(10)
-N_PARAMS = 10
+    P_TICKS_PER_MS, P_MAY_ITERATE, P_GEOMETRIC = range(11)
+N_PARAMS = 11
 AUTO, LEMKE, PGS = 0, 1, 2
 METHODS = {"auto": AUTO, "lemke": LEMKE, "pgs": PGS}
 SPLIT, BAUMGARTE, NO_STABILIZATION = 0, 1, 2
@@ -126,6 +126,9 @@ SETTINGS = (
                  "velocity bias) or none."),
     Setting("lcp_erp", "float", 0.2, 0.0, 1.0, label="ERP",
             help="Share of the drift corrected per step by the split pass or Baumgarte (0-1)."),
+    Setting("geometric_stiffness", "bool", False, label="geometric stiffness",
+            help="Add h²K of the joint forces to the tree bodies' inertia (as the impulse solver's direct path), "
+                 "which steadies long hanging chains at large steps but slows fast mechanisms."),
     Setting("impact_lcp", "bool", True, label="impact LCP",
             help="Impacts as in seed 004: an impact LCP with Newton restitution, then the contact LCP. Off: "
                  "restitution as a velocity target inside the one LCP."),
@@ -139,7 +142,7 @@ SETTINGS = (
 LcpWork = namedtuple("LcpWork", "u_tab u_row u_body u_J u_lo u_hi u_mu u_g0 u_g1 u_bias u_C u_eps u_pos "
                                 "A b x bp xp plo phi a_ptr a_idx body_ptr body_idx "
                                 "l_row l_body l_J l_C G l_perm B W lam_l tmp_l work_l "
-                                "in_tree zc yv yw P fv fw c_vn c_imp c_S impacts lemke")
+                                "in_tree zc yv yw P fv fw c_vn c_imp c_S c_gap impacts lemke")
 """Work of the lcp kernel. U rows (capacity R): u_tab (R,) 0 joint row / 1 contact row, u_row
 (R,) its row in that table, u_body (R,2), u_J (R,12), u_lo/u_hi (R,) fixed bounds, u_mu (R,) μ of
 a friction row (0 otherwise) and u_g0/u_g1 (R,) the U range of its contact's normals, u_bias (R,)
@@ -150,7 +153,7 @@ split pass; A (R,R), b, x (R,) the velocity LCP; bp, xp, plo, phi (R,) the posit
 W (R,L) = B G_L⁺ per U row, lam_l, tmp_l, work_l (L,). Per body: in_tree (nb,) 1 for bodies of
 the joint tree, zc (nb,6) momenta of a column, yv, yw (nb,3) its velocities, P (nb,6) impulses
 Σ Jᵀλ, fv, fw (nb,3) free velocities. Per contact row (capacity Rc): c_vn (Rc,) ġ⁻, c_imp (Rc,)
-1 if impacting, c_S (Rc,) impact impulse. impacts (IMPACT_CAPACITY, IMPACT_COLUMNS); lemke:
+1 if impacting, c_S (Rc,) impact impulse, c_gap (Rc,) gap (m, 0 when touching). impacts (IMPACT_CAPACITY, IMPACT_COLUMNS); lemke:
 LemkeWork for lemke_max_rows rows."""
 
 
@@ -479,7 +482,7 @@ def collect_rows(phase, rate, bodies, joints, rows, crows, lw):
             if c_active[r] == 0:
                 continue
             if phase == IMPACT_PHASE:
-                if c_bias[r] > 0.0:
+                if c_imp[r] == 0 and c_bias[r] > 0.0:
                     continue                # speculative: not touching yet
                 bias = c_bias[r] if c_imp[r] == 1 else 0.0
                 n = add_row(arrays, n, 1, r, a, b, c_J, 0.0, math.inf, bias, c_C[r], 0.0)
@@ -514,21 +517,49 @@ def plain_k(row_J, r, a, b, body_inv_mass, body_inv_inertia, body_quat):
 
 
 @njit(cache=True)
-def classify_contacts(threshold, crows, vel, omega, c_vn, c_imp):
-    """ġ⁻ = J·V of every contact normal row at the step's start; c_imp = 1 for the
-    impacting ones (touching — bias ≤ 0: physics/contacts.py writes −depth/h > 0 for a
-    gap — and approaching faster than the threshold). Returns how many impact."""
-    c_J, c_active, c_bias, c_kind, c_body = crows.J, crows.active, crows.bias, crows.kind, crows.body
-    n = 0
+def classify_contacts(threshold, h, contacts, crows, vel, omega, c_vn, c_imp, c_gap):
+    """The contacts' rows as the lcp family uses them (module docstring, impacts): ġ⁻ =
+    J·V of every point's normal row at the step's start (c_vn) and its gap (c_gap, 0 when
+    touching). A point impacts (c_imp = 1, target e·ġ⁻: ġ⁺ + e ġ⁻ ≥ 0) when it approaches
+    faster than the threshold and touches or — with restitution — would reach the surface
+    in this step at that speed (gap < −ġ⁻·h): the impact is taken in the step in which it
+    happens. Every other point with a gap is a speculative row (ġ ≥ −gap/h), including
+    the bouncing ones physics/contacts.py leaves off until they touch, so nothing sinks
+    in; a contact with such a row has its friction on. Returns how many points impact."""
+    buf, cs = contacts.buffers, contacts.shapes
+    ci, cf, row_of, restitution = buf.ci, buf.cf, buf.row_of, cs.restitution
+    c_J, c_active, c_bias, c_body, c_kind, c_hi = crows.J, crows.active, crows.bias, crows.body, crows.kind, crows.hi
+    block_start, block_count = crows.block_start, crows.block_count
+    m = buf.n[N_NOW] if block_start.shape[0] > 0 else 0
     for r in range(c_J.shape[0]):
         c_imp[r] = 0
-        if c_kind[r] == ROW_FREE or c_active[r] == 0:
-            continue
+    n = 0
+    for q in range(m):
+        r = row_of[q]
         vn = row_speed(c_J, r, c_body[r, 0], c_body[r, 1], vel, omega)
+        depth = cf[q, 6]
         c_vn[r] = vn
-        if c_bias[r] <= 0.0 and vn < -threshold:
+        c_gap[r] = max(-depth, 0.0)
+        e = max(restitution[ci[q, 0]], restitution[ci[q, 1]])
+        if vn < -threshold and (depth >= 0.0 or (e > 0.0 and -depth < -0.5 * vn * h)):
             c_imp[r] = 1
+            c_active[r] = 1
+            c_bias[r] = e * vn
             n += 1
+        elif vn < -threshold and e > 0.0 and -depth < -vn * h:
+            c_active[r] = 0                 # reached in the second half: bounces next step
+        elif c_active[r] == 0:
+            c_active[r] = 1
+            c_bias[r] = -depth / h
+    for blk in range(block_start.shape[0]):
+        start = block_start[blk]
+        end = start + block_count[blk]
+        f0 = end
+        while f0 > start and c_kind[f0 - 1] == ROW_FREE:
+            f0 -= 1
+        if f0 < end and c_active[f0] == FREE_OFF and c_hi[f0] > 0.0 and f0 > start:
+            for r in range(f0, end):
+                c_active[r] = FREE_CONTACT
     return n
 
 
@@ -811,7 +842,7 @@ def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drive
     erp = params[P_ERP]
     rate_v = erp / h if stab == BAUMGARTE else 0.0
     rate_p = erp / h if stab == SPLIT else 0.0
-    use_k = stab != NO_STABILIZATION
+    use_k = params[P_GEOMETRIC] != 0.0
     targets = stab != NO_STABILIZATION
     may_iterate = params[P_MAY_ITERATE] != 0.0
     impact_lcp = params[P_IMPACT] != 0.0
@@ -850,7 +881,7 @@ def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drive
         rank = build_loops(nl, tree, joint_body, body_inv_mass, inv_I, lw) if nl > 0 else 0
         stats[S_LOOP_ROWS] = nl
         stats[S_LOOP_RANK] = rank
-        n_imp = classify_contacts(threshold, crows, body_vel, body_omega, c_vn, c_imp)
+        n_imp = classify_contacts(threshold, h, contacts, crows, body_vel, body_omega, c_vn, c_imp, lw.c_gap)
         for r in range(crows.J.shape[0]):
             c_S[r] = 0.0
         # impacts (seed 004 eq. 8-14): impact LCP from the step's start velocities
@@ -885,7 +916,8 @@ def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drive
                             rec[7] = ke1
                             rec[8] = lw.x[u]
                         n_impacts += 1
-                        crows.bias[r] = 0.0     # resting from here: ġ ≥ 0 in the contact LCP
+                        # resting from here: ġ ≥ 0 in the contact LCP (or ġ ≥ −gap/h)
+                        crows.bias[r] = lw.c_gap[r] / h
         # forces, then the contact LCP of the step
         gather_forces(t, bodies, loads, force_acc, torque_acc)
         integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
@@ -997,7 +1029,7 @@ def make_work(n_bodies, rows, loops, contact_rows, lemke_rows):
                    z(R, i), z((R, R)), z(R), z(R), z(R), z(R), z(R), z(R), z(R + 1, i), z(R * R, i), z(nb + 1, i),
                    z(2 * R, i), z(L, i), z((L, 2), i), z((L, 12)), z(L), z((L, L)), z(L, i), z((R, L)), z((R, L)),
                    z(L), z(L), z(L), z(nb, i), z((nb, 6)), z((nb, 3)), z((nb, 3)), z((nb, 6)), z((nb, 3)),
-                   z((nb, 3)), z(Rc), z(Rc, i), z(Rc), z((IMPACT_CAPACITY, IMPACT_COLUMNS), f),
+                   z((nb, 3)), z(Rc), z(Rc, i), z(Rc), z(Rc), z((IMPACT_CAPACITY, IMPACT_COLUMNS), f),
                    lemke_work(lemke_rows))
 
 
@@ -1034,6 +1066,7 @@ class LcpSolver:
         p[P_STABILIZATION] = STABILIZATIONS[s["lcp_stabilization"]]
         p[P_ERP] = s["lcp_erp"]
         p[P_IMPACT] = 1.0 if s["impact_lcp"] else 0.0
+        p[P_GEOMETRIC] = 1.0 if s["geometric_stiffness"] else 0.0
         if self._work is not None and self._work.lemke.slack.shape[0] < 3 * s["lemke_max_rows"]:
             self._work = None
 
