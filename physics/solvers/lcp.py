@@ -1142,3 +1142,41 @@ class LcpSolver:
             loop_rows=int(st[S_LOOP_ROWS]), loop_rank=int(st[S_LOOP_RANK]), fallbacks=fallbacks,
             impacts=np.vstack(impacts) if impacts else np.zeros((0, IMPACT_COLUMNS)))
         return done
+
+
+def mhat_dense(world):
+    """M̂ (6n × 6n, per body v then ω) of the world's joint tree at the current poses, each
+    column M̂ e_k by the same tree solve the step uses (mhat_column) — for tests and
+    tools. Bodies of no tree get M⁻¹; loop joints' rows are not in it."""
+    from ..reference import world_inertia
+    world._ensure_rows()
+    m = world.model
+    plan = build_tree_plan(m.joints.body, m.joints.type, static_bodies(m.bodies.inv_mass, m.bodies.inv_inertia))
+    tree = make_tree(plan, m.rows.count)
+    _, bodies, _, joints, _, rows, _ = world.kernel_bundles(world.active_solver.free_rows_used(world))
+    nb = m.bodies.count
+    select_rows(tree, joints.type, joints.row_start, rows.active, False, tree.row_direct)
+    body_I = np.ascontiguousarray(world_inertia(world))
+    articulated_factor(tree, joints.type, joints.body, rows.J, rows.C, bodies.pos, bodies.inv_mass, body_I, False,
+                       False)
+    inv_I = np.zeros((nb, 9))
+    for i in range(nb):
+        if bodies.inv_mass[i] > 0.0:
+            inv_I[i] = np.linalg.inv(body_I[i].reshape(3, 3)).ravel()
+    in_tree = np.zeros(nb, np.int64)
+    mark_tree(tree, in_tree)
+    out = np.zeros((6 * nb, 6 * nb))
+    J, zc, yv, yw = np.zeros((1, 12)), np.zeros((nb, 6)), np.zeros((nb, 3)), np.zeros((nb, 3))
+    for i in range(nb):
+        if bodies.inv_mass[i] == 0.0:
+            continue
+        for k in range(6):
+            J[:] = 0.0
+            J[0, k] = 1.0
+            live = mhat_column(J, 0, i, 0, tree, joints.body, in_tree, bodies.inv_mass, inv_I, zc, yv, yw)
+            col = np.hstack([yv, yw])
+            if not live:
+                col[in_tree == 1] = 0.0
+            out[:, 6 * i + k] = col.ravel()
+            clear_column(i, 0, in_tree, yv, yw)
+    return out
