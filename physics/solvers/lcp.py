@@ -363,9 +363,10 @@ def build_system(nu, nl, rank, tree, joint_body, body_inv_mass, inv_I, lw):
 # ---------------------------------------------------------------------------- rows of the step
 @njit(cache=True)
 def count_rows(joints, rows, crows, body_inv_mass):
-    """How many U rows the velocity phase can have (the impact phase has fewer)."""
+    """At least as many as the U rows the velocity phase can have (the impact phase has
+    fewer)."""
     joint_type, joint_body, joint_row_start = joints.type, joints.body, joints.row_start
-    row_active, c_active, c_kind = rows.active, crows.active, crows.kind
+    row_active, c_active = rows.active, crows.active
     n = 0
     for k in range(joint_type.shape[0]):
         if body_inv_mass[joint_body[k, 0]] == 0.0 and body_inv_mass[joint_body[k, 1]] == 0.0:
@@ -375,10 +376,7 @@ def count_rows(joints, rows, crows, body_inv_mass):
         for r in range(start, start + N_LIMIT[t] + N_FREE[t]):
             if row_active[r] != 0:
                 n += 1
-    for r in range(c_active.shape[0]):
-        if c_active[r] != 0:
-            n += 1
-    return n
+    return n + c_active.shape[0]        # every contact row (classify_contacts may switch some on)
 
 
 @njit(cache=True)
