@@ -47,7 +47,7 @@ MALFORMED = {
     "limits lo > hi": (GOOD_BODY + GOOD_JOINT + "limits_deg = [30, -30]\n", "joints[0].limits_deg", "lo <= hi"),
     "a plane that is not static": ('[[bodies]]\nname = "g"\nshape = "plane"\nmass = 1.0\n', "bodies[0].static",
                                    "plane"),
-    "solver that does not exist yet": ('[solver]\nkind = "lcp"\n', "solver.kind", "not available yet"),
+    "solver that does not exist": ('[solver]\nkind = "magic"\n', "solver.kind", "penalty, impulse, lcp"),
     "unknown contact setting": ('[contacts]\nname = "r"\n', "contacts.name", "margin"),
     "restitution above 1": (GOOD_BODY + "restitution = 1.5\n", "bodies[0].restitution", "between 0 and 1"),
     "rope without an end": ('[[ropes]]\nname = "r"\nstart = [0, 0, 1]\n', "ropes[0].end", "missing"),

@@ -23,7 +23,7 @@ from .widgets import ERROR, GOOD, MUTED, WARNING, Widgets
 
 DEFAULT_SCENES = Path(__file__).resolve().parent.parent / "scenes"
 # widget kinds for schema settings shown as sliders (the rest are typed fields)
-SLIDERS = {"erp"}
+SLIDERS = {"erp", "lcp_erp"}
 
 
 def schema_param(world, family, setting):
@@ -456,6 +456,8 @@ class Panel:
             changed, method = self._choice("solver.method", "impulse", "method")
             if changed:
                 guarded(self.notices, "method", world.set_impulse_settings, method=method)
+        elif world.solver == "lcp":
+            self._lcp_settings(params)
         else:
             imgui.new_line()
             changed, preset = self._choice("solver.preset", "penalty", "penalty_preset")
@@ -470,6 +472,32 @@ class Panel:
                 self._pair(params["solver.stiff_kappa"], params["solver.stiff_zeta"])
         self._readouts()
 
+    def _lcp_settings(self, params):
+        """The lcp family's settings (physics/solvers/lcp.py SETTINGS)."""
+        world, w = self.v.world, self.w
+        s = world.solver_settings("lcp")
+        schema = by_name(world.solvers["lcp"].SETTINGS)
+        imgui.new_line()
+        changed, method = self._choice("solver.lcp_method", "lcp", "lcp_method")
+        if changed:
+            guarded(self.notices, "LCP method", world.configure, "lcp", lcp_method=method)
+        imgui.same_line(self.col2)
+        w.param(params["solver.lemke_max_rows"], width=90)
+        self._pair(params["solver.pgs_iterations"], params["solver.pgs_tolerance"])
+        self._pair(params["solver.lcp_time_cap_ms"], params["solver.lcp_erp"])
+        changed, stab = self._choice("solver.lcp_stabilization", "lcp", "lcp_stabilization")
+        if changed:
+            guarded(self.notices, "drift", world.configure, "lcp", lcp_stabilization=stab)
+        for i, name in enumerate(("impact_lcp", "projection", "geometric_stiffness")):
+            if i % 2:
+                imgui.same_line(self.col2)
+            changed, on = w.checkbox(f"solver.{name}", schema[name].label, s[name], schema[name].help)
+            if changed:
+                guarded(self.notices, schema[name].label, world.configure, "lcp", **{name: on})
+        if s["projection"]:
+            imgui.same_line(self.col2)
+            w.param(params["solver.projection_iterations"], label="projection iter.", width=90)
+
     def _choice(self, key, family, name):
         """A combo over a "choice" setting of the schema; returns (changed, value)."""
         setting = by_name(self.v.world.solvers[family].SETTINGS)[name]
@@ -483,6 +511,13 @@ class Panel:
             w.readout("iterations", f"{st.iterations}", "Iterations the last solve used.", MUTED)
             imgui.same_line(self.col2)
             w.readout("residual", f"{st.residual:.2e} N·s", "Largest |Δp| of the last iteration (N·s).", MUTED)
+        if world.solver == "lcp":
+            work = f"{st.pivots} pivots" if st.method == "lemke" else f"{st.sweeps} sweeps"
+            w.readout("LCP", f"{st.method}, {st.rows} rows, {work}",
+                      "The last step's LCP: method, one-sided and bounded rows, Lemke pivots or PGS sweeps.", MUTED)
+            imgui.same_line(self.col2)
+            w.readout("fallbacks", f"{st.fallbacks}", "Steps of the last advance where Lemke failed and PGS ran.",
+                      WARNING if st.fallbacks else MUTED)
         w.readout("solve", f"{st.solve_ms:.3f} ms", "Wall-clock time of one step's solve (ms).", MUTED)
         if world.solver == "impulse":
             imgui.same_line(self.col2)

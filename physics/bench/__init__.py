@@ -8,6 +8,8 @@ trees turned off): microseconds per step (wall clock over the whole run, kernel 
 beforehand; the median of `--repeat` runs), the largest joint gap (m) after `duration`
 simulated seconds and the largest over every step of the run (an untimed rerun of the
 same trajectory), and for `impulse` which path ran (direct: tree_solve.py, or iterative).
+Also the process CPU time per step, the smallest of the `--repeat` runs (`cpu us`): the
+figure to compare on a shared machine. `lcp` (seeds 003/004) runs at its defaults.
 `--startup` also measures the import + first-step time in a fresh interpreter, cold
 (empty numba cache) and warm (cache filled by the cold run).
 """
@@ -55,9 +57,10 @@ def run_chain(n, joint, solver, dt, duration, repeat=1):
     record = {"scene": "chain", "n": n, "joint": joint, "solver": solver, "dt": dt}
     if name == "impulse":
         record["path"] = "direct" if world.solvers["impulse"].uses_direct(world) else "iterative"
-    times = []
+    times, cpu = [], []
     for _ in range(max(int(repeat), 1)):
         world.reset()
+        c0 = time.process_time()
         t0 = time.perf_counter()
         try:
             world.advance_steps(steps)
@@ -69,7 +72,9 @@ def run_chain(n, joint, solver, dt, duration, repeat=1):
             record["max_gap_m"] = float("nan")
             record["blew_up_at_s"] = round(e.time, 4)
         times.append((time.perf_counter() - t0) / done * 1e6)
+        cpu.append((time.process_time() - c0) / done * 1e6)
     record["us_per_step"] = float(np.median(times))
+    record["cpu_us_per_step"] = float(min(cpu))
     # the same trajectory again, one step at a time: the largest gap over the run
     world.reset()
     worst = 0.0
@@ -123,7 +128,7 @@ def print_records(records, as_json, header, row, key, **extra):
         print(row(r))
 
 
-CHAIN_HEADER = (f"{'solver':24} {'joint':5} {'N':>5} {'dt (s)':>7} {'us/step':>9} {'max gap (m)':>12} "
+CHAIN_HEADER = (f"{'solver':24} {'joint':5} {'N':>5} {'dt (s)':>7} {'us/step':>9} {'cpu us':>8} {'max gap (m)':>12} "
                 f"{'worst gap (m)':>13} {'path':>9}")
 
 
@@ -131,7 +136,8 @@ def chain_row(r):
     """One line of the chain table."""
     gap = f"{r['max_gap_m']:.2e}" if r["blew_up_at_s"] is None else f"blew up {r['blew_up_at_s']} s"
     worst = f"{r['worst_gap_m']:.2e}" if r["blew_up_at_s"] is None else "-"
-    return (f"{r['solver']:24} {r['joint']:5} {r['n']:>5} {r['dt']:>7} {r['us_per_step']:>9.1f} {gap:>12} "
+    return (f"{r['solver']:24} {r['joint']:5} {r['n']:>5} {r['dt']:>7} {r['us_per_step']:>9.1f} "
+            f"{r['cpu_us_per_step']:>8.1f} {gap:>12} "
             f"{worst:>13} {r.get('path', '-'):>9}")
 
 
@@ -141,7 +147,7 @@ def main(argv=None):
     p.add_argument("--joint", nargs="+", default=["hinge", "ball"], choices=sorted(JOINTS))
     p.add_argument("--solver", nargs="+",
                    default=["penalty:paper", "penalty:critical", "impulse:10x1", "impulse:4x4"],
-                   help="penalty:PRESET, impulse:ITERATIONSxSUBSTEPS or impulse-iterative:ITERATIONSxSUBSTEPS")
+                   help="penalty:PRESET, impulse:ITERATIONSxSUBSTEPS, impulse-iterative:ITERATIONSxSUBSTEPS, impulse or lcp")
     p.add_argument("--dt", type=float, default=0.003, help="step (s)")
     add_run_arguments(p, 1.0, 1, "timed runs per case (the median is reported)")
     p.add_argument("--startup", action="store_true", help="also time import + first step, cold and warm")

@@ -22,7 +22,7 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
     gyroscopic = false             # add the ω×Iω term
 
     [solver]
-    kind = "penalty"               # "penalty" | "impulse"  (physics/solvers FAMILIES)
+    kind = "penalty"               # "penalty" | "impulse" | "lcp"  (physics/solvers FAMILIES)
     # penalty (seed 000)
     penalty_preset = "stiff"       # "stiff" (implicit) | "paper" | "critical" (explicit)
     alpha_lin, beta_lin, alpha_rot, beta_rot, kappa, zeta, stiff_kappa, stiff_zeta   # numbers >= 0
@@ -32,7 +32,15 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
     warm_start = true
     stabilization = "split"        # "split" | "baumgarte" | "none"
     method = "auto"                # joint trees' equality rows: "auto" | "direct" (O(N), Baraff) | "iterative"
-    # Both solvers' settings are kept, so a world can switch solver at any time.
+    # lcp (seeds 003, 004)
+    lcp_method = "auto"            # "auto" | "lemke" | "pgs"
+    lemke_max_rows, pgs_iterations, projection_iterations                 # integers
+    pgs_tolerance, lcp_time_cap_ms, lcp_erp                                # numbers
+    lcp_stabilization = "split"    # "split" | "baumgarte" | "none"
+    impact_lcp = true              # impact LCP then contact LCP (seed 004); false: restitution as a target
+    projection = true              # seed 004's projection after each step (physics/solvers/projection.py)
+    geometric_stiffness = false
+    # Every solver's settings are kept, so a world can switch solver at any time.
 
     [contacts]                     # physics/contacts.py
     enabled = true                 # bodies collide with each other and the ground

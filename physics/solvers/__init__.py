@@ -13,10 +13,11 @@ small surface (penalty.PenaltySolver is the shortest example):
 Adding a family is one module and one line in FAMILIES.
 """
 from .impulse import ImpulseSolver
+from .lcp import LcpSolver
 from .penalty import PenaltySolver
 from .stats import SolverStats
 
-FAMILIES = {"penalty": PenaltySolver, "impulse": ImpulseSolver}
-PLANNED = ("penalty", "impulse", "lcp")     # the families the scene schema knows of
+FAMILIES = {"penalty": PenaltySolver, "impulse": ImpulseSolver, "lcp": LcpSolver}
+PLANNED = ("penalty", "impulse")     # the families the scene schema knows of
 
-__all__ = ["FAMILIES", "PLANNED", "SolverStats", "PenaltySolver", "ImpulseSolver"]
+__all__ = ["FAMILIES", "PLANNED", "SolverStats", "PenaltySolver", "ImpulseSolver", "LcpSolver"]
