@@ -534,6 +534,8 @@ def classify_contacts(threshold, h, contacts, crows, vel, omega, c_vn, c_imp, c_
     n = 0
     for q in range(m):
         r = row_of[q]
+        if r < 0:
+            continue                        # a gap the pair cannot close: no row (contacts.py)
         vn = row_speed(c_J, r, c_body[r, 0], c_body[r, 1], vel, omega)
         depth = cf[q, 6]
         c_vn[r] = vn
