@@ -551,6 +551,9 @@ class ViewerWindow(pyglet.window.Window):
     def action_solver_impulse(self):
         self.set_solver("impulse")
 
+    def action_solver_lcp(self):
+        self.set_solver("lcp")
+
     def action_reset_view(self):
         self.camera.reset()
 

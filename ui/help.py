@@ -30,6 +30,7 @@ KEYS = (
               "resume live from the scrubbed state (the recorded future is dropped)"),
     KeyAction("1", (key._1, key.NUM_1), "solver_penalty", "penalty solver (seed 000)"),
     KeyAction("2", (key._2, key.NUM_2), "solver_impulse", "impulse solver (seed 001)"),
+    KeyAction("3", (key._3, key.NUM_3), "solver_lcp", "lcp solver (seeds 003, 004)"),
     KeyAction("R", (key.R,), "reset_view", "reset the camera"),
     KeyAction("J", (key.J,), "overlay_joints", "joint frames on / off"),
     KeyAction("L", (key.L,), "overlay_limits", "joint limits on / off"),
