@@ -21,9 +21,12 @@ Velocity targets (the row's bias, J·V⁺ = −bias):
     touching (depth ≥ 0) and approaching faster than the restitution threshold:
         Newton restitution ġ⁺ = −e·ġ⁻, ġ⁻ the normal velocity at the start of the step;
     touching, slower: resting contact, ġ⁺ ≥ 0;
-    a gap g < margin (depth < 0): speculative contact, ġ⁺ ≥ −g/h (the body may close
-        the gap in this step, no more) — except for a bouncing contact (e > 0, approaching
-        faster than the threshold), which waits until it touches and bounces then.
+    a gap g below the margin (depth < 0): speculative contact, ġ⁺ ≥ −g/h (the body may
+        close the gap in this step, no more) — except for a bouncing contact (e > 0,
+        approaching faster than the threshold), which waits until it touches and bounces
+        then. Gaps beyond the margin are not seen: a body faster than margin/h may sink
+        in by up to its travel in one step, and is pushed out by the drift correction.
+        Gaps the pair cannot close within the substep make no rows.
 Position drift (split impulses, or Baumgarte): C = min(0, slop − depth), so a resting
 contact settles `slop` deep and is never pushed apart beyond touching.
 
@@ -45,6 +48,7 @@ from numba import njit
 from .collision import KIND_CODES, collide_packed, joined_keys
 from .joint_rows import FREE_CONTACT, FREE_OFF, ROW_FREE, ROW_LIMIT
 from .model import Rows, Scratch
+from .quat import world_inv_inertia_times
 from .settings import Setting, checked, defaults
 
 CONTACT_SETTINGS = (
@@ -65,11 +69,12 @@ ContactShapes = namedtuple("ContactShapes", "body kind size static friction rest
 size (k,4) shape numbers (collision/common.py); static (k,) bool; friction (k,) μ; restitution
 (k,) e; skip_keys sorted keys of the joined pairs (collision/broad.joined_keys, compact indices);
 settings (4,) enabled, margin (m), slop (m), restitution threshold (m/s)."""
-ContactBuffers = namedtuple("ContactBuffers", "pos quat pairs ci cf count key row_of block_key prev_key prev_impulse n")
+ContactBuffers = namedtuple("ContactBuffers", "pos quat pairs ci cf count key row_of block_of block_key prev_key "
+                                             "prev_impulse n")
 """Detection and warm-start buffers: pos (k,3), quat (k,4) the colliding bodies' poses; pairs
 (P,2) candidate pairs; ci (M,3) a, b (compact), feature; cf (M,7) point, normal, depth; count
-(2,) contacts written, dropped; key (2M,) this substep's keys (points, then pairs); row_of (M,)
-each point's normal row; block_key (M,) each pair's key; prev_key (2M,) and prev_impulse (2M,4)
+(2,) contacts written, dropped; key (2M,) this substep's keys (points, then pairs; −1: a point
+that made no row); row_of, block_of (M,) each point's normal row and block (−1: none); block_key (M,) each pair's key; prev_key (2M,) and prev_impulse (2M,4)
 last substep's, sorted by key (a point: λ_n; a pair: twist, then the friction impulse as a
 world vector, N·s); n (6,) int64: contacts now, entries in prev, overflow flag, rows and
 blocks written, spare."""
@@ -81,17 +86,15 @@ ContactData = namedtuple("ContactData", "shapes buffers rows work")
 capacity R = 3M, trimmed per substep by contact_views) and ContactWork."""
 N_NOW, N_PREV, N_OVERFLOW, N_ROWS, N_BLOCKS = range(5)
 PATCH_FEATURE = (1 << FEATURE_BITS) - 1     # the key of a pair's friction patch
-MAX_REACH = 1.0             # m: the speculative margin grows with speed up to this
 
 
 # ---------------------------------------------------------------------------- kernels
 @njit(cache=True)
-def find_contacts(data, bodies, h):
-    """Collision detection at the bodies' current poses (physics/collision), within the
-    margin plus twice the farthest a body's surface can move in the substep h (so that a
-    speculative contact catches every gap that can close); returns the number of contacts
-    in data.buffers (ci, cf). Flags an overflow (the buffers are grown after the kernel;
-    contacts that did not fit are dropped for this substep)."""
+def find_contacts(data, bodies):
+    """Collision detection at the bodies' current poses (physics/collision), gaps up to the
+    margin included; returns the number of contacts in data.buffers (ci, cf). Flags an
+    overflow (the buffers are grown after the kernel; contacts that did not fit are
+    dropped for this substep)."""
     cs, buf = data.shapes, data.buffers
     body, pos, quat = cs.body, buf.pos, buf.quat
     k = body.shape[0]
@@ -100,22 +103,14 @@ def find_contacts(data, bodies, h):
     if k < 2 or cs.settings[S_ENABLED] == 0.0:
         buf.n[N_NOW] = 0
         return 0
-    body_pos, body_quat, body_vel, body_omega = bodies.pos, bodies.quat, bodies.vel, bodies.omega
-    size = cs.size
-    reach = 0.0         # the farthest any body's surface can move in this substep (m)
+    body_pos, body_quat = bodies.pos, bodies.quat
     for c in range(k):
         i = body[c]
         for q in range(3):
             pos[c, q] = body_pos[i, q]
         for q in range(4):
             quat[c, q] = body_quat[i, q]
-        v = math.sqrt(body_vel[i, 0] ** 2 + body_vel[i, 1] ** 2 + body_vel[i, 2] ** 2)
-        w = math.sqrt(body_omega[i, 0] ** 2 + body_omega[i, 1] ** 2 + body_omega[i, 2] ** 2)
-        extent = math.sqrt(size[c, 0] ** 2 + size[c, 1] ** 2 + size[c, 2] ** 2)
-        reach = max(reach, h * (v + w * extent))
-    # speculative contacts must see every gap a body can close in this substep
-    margin = cs.settings[S_MARGIN] + min(2.0 * reach, MAX_REACH)
-    n_pairs = collide_packed(cs.kind, cs.size, pos, quat, cs.static, cs.skip_keys, margin,
+    n_pairs = collide_packed(cs.kind, cs.size, pos, quat, cs.static, cs.skip_keys, cs.settings[S_MARGIN],
                              buf.pairs, buf.ci, buf.cf, buf.count)
     if n_pairs > buf.pairs.shape[0] or buf.count[1] > 0:
         buf.n[N_OVERFLOW] = 1
@@ -176,7 +171,7 @@ def write_contact_rows(data, bodies, h, m):
     number of blocks; data.buffers.n holds the rows and blocks written."""
     cs, buf, rows = data.shapes, data.buffers, data.rows
     body, friction, restitution, settings = cs.body, cs.friction, cs.restitution, cs.settings
-    ci, cf, key, row_of = buf.ci, buf.cf, buf.key, buf.row_of
+    ci, cf, key, row_of, block_of = buf.ci, buf.cf, buf.key, buf.row_of, buf.block_of
     row_joint, row_kind, row_rot, row_body, row_J = rows.joint, rows.kind, rows.rot, rows.body, rows.J
     row_C, row_active, row_lo, row_hi, row_bias = rows.C, rows.active, rows.lo, rows.hi, rows.bias
     row_mass_scale, row_impulse_scale, row_lambda = rows.mass_scale, rows.impulse_scale, rows.impulse
@@ -206,12 +201,16 @@ def write_contact_rows(data, bodies, h, m):
             px = cf[q, 0] + 0.5 * depth * cf[q, 3]
             py = cf[q, 1] + 0.5 * depth * cf[q, 4]
             pz = cf[q, 2] + 0.5 * depth * cf[q, 5]
-            cx += px
-            cy += py
-            cz += pz
             contact_row(row_J, r, cf[q, 3], cf[q, 4], cf[q, 5], px - body_pos[a, 0], py - body_pos[a, 1],
                         pz - body_pos[a, 2], px - body_pos[b, 0], py - body_pos[b, 1], pz - body_pos[b, 2])
             vn = row_speed(row_J, r, a, b, body_vel, body_omega)      # ġ⁻, before this step's forces
+            row_of[q] = -1
+            key[q] = -1
+            if -depth > 2.0 * h * max(0.0, -vn) and -depth > slop:
+                continue        # a gap this pair cannot close in the substep: no row
+            cx += px
+            cy += py
+            cz += pz
             active = 1
             bias = 0.0
             if depth >= 0.0:
@@ -232,13 +231,19 @@ def write_contact_rows(data, bodies, h, m):
             key[q] = pair_key + ci[q, 2]
             row_lambda[r] = warm_impulse(buf, key[q], 0) if active != 0 else 0.0
             row_of[q] = r
+            block_of[q] = nb
             r += 1
+        n_pts = r - block_start[nb]
+        if n_pts == 0:
+            c = end
+            continue
         # friction at the centre of the points: two tangent rows and, for a patch, a twist
         # row about n scaled by 1/r̄ (N·s like the others), in one Coulomb ball μ Σλ_n
-        n_pts = end - c
         cx, cy, cz = cx / n_pts, cy / n_pts, cz / n_pts
         rbar = 0.0
         for q in range(c, end):
+            if row_of[q] < 0:
+                continue
             dx, dy, dz = cf[q, 0] - cx, cf[q, 1] - cy, cf[q, 2] - cz
             dn = dx * nx + dy * ny + dz * nz
             rbar += math.sqrt(max(dx * dx + dy * dy + dz * dz - dn * dn, 0.0))
@@ -302,7 +307,7 @@ def warm_impulse(buf, key, column):
 @njit(cache=True)
 def prepare_contacts(data, bodies, h):
     """Detection, then the contact rows: returns the number of contact blocks."""
-    m = find_contacts(data, bodies, h)
+    m = find_contacts(data, bodies)
     return write_contact_rows(data, bodies, h, m)
 
 
@@ -333,21 +338,150 @@ def keep_contact_impulses(data, n_blocks):
     for blk in range(n_blocks):                 # the patches' keys after the points'
         key[m + blk] = buf.block_key[blk]
     order = np.argsort(key[:m + n_blocks])
-    for i in range(m + n_blocks):
-        c = order[i]
+    i = 0
+    for o in range(m + n_blocks):
+        c = order[o]
+        if key[c] < 0:
+            continue            # a point that made no row
         prev_key[i] = key[c]
+        i += 1
         if c < m:
-            prev_impulse[i, 0] = row_lambda[row_of[c]]
+            prev_impulse[i - 1, 0] = row_lambda[row_of[c]]
             continue
         start = block_start[c - m]
         end = start + block_count[c - m]
         f0 = start
         while row_kind[f0] != ROW_FREE:
             f0 += 1
-        prev_impulse[i, 0] = row_lambda[f0 + 2] if end - f0 == 3 else 0.0
+        prev_impulse[i - 1, 0] = row_lambda[f0 + 2] if end - f0 == 3 else 0.0
         for q in range(3):
-            prev_impulse[i, 1 + q] = row_lambda[f0] * row_J[f0, 6 + q] + row_lambda[f0 + 1] * row_J[f0 + 1, 6 + q]
-    buf.n[N_PREV] = m + n_blocks
+            prev_impulse[i - 1, 1 + q] = (row_lambda[f0] * row_J[f0, 6 + q]
+                                          + row_lambda[f0 + 1] * row_J[f0 + 1, 6 + q])
+    buf.n[N_PREV] = i
+
+
+# ---------------------------------------------------------------------------- penalty
+@njit(cache=True, inline="always")
+def row_inverse_mass(row_J, r, a, b, bodies):
+    """J M⁻¹ Jᵀ of row r (world inverse inertia from the bodies' orientations)."""
+    body_quat, body_inv_mass, body_inv_inertia = bodies.quat, bodies.inv_mass, bodies.inv_inertia
+    k = 0.0
+    for side in range(2):
+        i = a if side == 0 else b
+        o = 6 * side
+        k += body_inv_mass[i] * (row_J[r, o] ** 2 + row_J[r, o + 1] ** 2 + row_J[r, o + 2] ** 2)
+        ix, iy, iz = world_inv_inertia_times(body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
+                                             body_inv_inertia[i, 0], body_inv_inertia[i, 1],
+                                             body_inv_inertia[i, 2], row_J[r, o + 3], row_J[r, o + 4],
+                                             row_J[r, o + 5])
+        k += row_J[r, o + 3] * ix + row_J[r, o + 4] * iy + row_J[r, o + 5] * iz
+    return k
+
+
+@njit(cache=True, inline="always")
+def add_row_force(row_J, r, a, b, f, force, torque):
+    """force/torque += Jᵀ f for row r."""
+    for q in range(3):
+        force[a, q] += row_J[r, q] * f
+        torque[a, q] += row_J[r, 3 + q] * f
+        force[b, q] += row_J[r, 6 + q] * f
+        torque[b, q] += row_J[r, 9 + q] * f
+
+
+@njit(cache=True, inline="always")
+def row_speed_after(row_J, r, a, b, bodies, force, torque, gravity, h):
+    """J·V the row would have after a step of h under the forces so far and gravity."""
+    body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega
+    body_inv_mass, body_inv_inertia = bodies.inv_mass, bodies.inv_inertia
+    s = 0.0
+    for side in range(2):
+        i = a if side == 0 else b
+        o = 6 * side
+        im = body_inv_mass[i]
+        if im == 0.0:
+            for q in range(3):
+                s += row_J[r, o + q] * body_vel[i, q] + row_J[r, o + 3 + q] * body_omega[i, q]
+            continue
+        wx, wy, wz = world_inv_inertia_times(body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
+                                             body_inv_inertia[i, 0], body_inv_inertia[i, 1],
+                                             body_inv_inertia[i, 2], torque[i, 0], torque[i, 1], torque[i, 2])
+        s += row_J[r, o + 3] * (body_omega[i, 0] + h * wx) + row_J[r, o + 4] * (body_omega[i, 1] + h * wy)
+        s += row_J[r, o + 5] * (body_omega[i, 2] + h * wz)
+        for q in range(3):
+            s += row_J[r, o + q] * (body_vel[i, q] + h * (im * force[i, q] + gravity[q]))
+    return s
+
+
+@njit(cache=True)
+def penalty_contact_forces(data, bodies, h, kappa, zeta, force, torque, gravity):
+    """Contact forces for the penalty family, added to force/torque (N, N·m), from the rows
+    write_contact_rows made this step. Each point is a one-sided spring-damper through
+    seed 000's dead zone (eq. 20-21: χ = min(0, g) with the gap g = −depth, so only
+    penetration pushes): f_n = max(0, α·depth − β·ġ), α = m ω²/p, β = 2ζ m ω/p, ω = κ/Δt,
+    m = 1/(1/m_a + 1/m_b) the pair's translational effective mass (as the paper preset's
+    masses only) and p its point count: a resting body sinks g/ω². The tilt modes of a
+    patch are at most √3 ω for a box (Σ α r² ≤ 3 ω² I), kept stable by κ ≤ 0.5. Friction at the patch centre:
+    Coulomb with a velocity-level regularization — a force against the sliding velocity
+    v_t the step would end with under the forces so far and gravity, of magnitude
+    min(μ Σf_n, m_t |v_t|/Δt) (m_t the friction row's effective mass), so a slow slide
+    stops within the step and a sticking contact holds (no creep); the twist row likewise."""
+    buf, rows = data.buffers, data.rows
+    body_vel, body_omega, body_inv_mass = bodies.vel, bodies.omega, bodies.inv_mass
+    row_J, row_kind, row_body, row_hi = rows.J, rows.kind, rows.body, rows.hi
+    block_start, block_count = rows.block_start, rows.block_count
+    cf, row_of, block_of = buf.cf, buf.row_of, buf.block_of
+    n_blocks = buf.n[N_BLOCKS] if buf.n[N_NOW] > 0 else 0
+    w = kappa / h
+    fn_sum = np.zeros(n_blocks)
+    for q in range(buf.n[N_NOW]):
+        r = row_of[q]
+        depth = cf[q, 6]
+        if r < 0 or depth <= 0.0:
+            continue
+        blk = block_of[q]
+        start = block_start[blk]
+        a, b = row_body[r, 0], row_body[r, 1]
+        p = 0
+        while row_kind[start + p] != ROW_FREE:
+            p += 1
+        k = body_inv_mass[a] + body_inv_mass[b]
+        if k <= 0.0:
+            continue
+        me = 1.0 / (k * p)
+        vn = row_speed(row_J, r, a, b, body_vel, body_omega)
+        f = max(0.0, me * w * w * depth - 2.0 * zeta * me * w * vn)
+        if f > 0.0:
+            add_row_force(row_J, r, a, b, f, force, torque)
+            fn_sum[blk] += f
+    for blk in range(n_blocks):
+        start = block_start[blk]
+        end = start + block_count[blk]
+        f0 = start
+        while row_kind[f0] != ROW_FREE:
+            f0 += 1
+        a, b = row_body[start, 0], row_body[start, 1]
+        mu = row_hi[f0]
+        if fn_sum[blk] == 0.0 or mu == 0.0:
+            continue
+        # the forces that would stop each friction row within the step, scaled into the
+        # Coulomb ball ‖f‖ ≤ μ Σf_n
+        f1 = f2 = f3 = 0.0
+        norm = 0.0
+        for r in range(f0, end):
+            k = row_inverse_mass(row_J, r, a, b, bodies)
+            f = -row_speed_after(row_J, r, a, b, bodies, force, torque, gravity, h) / (k * h) if k > 0.0 else 0.0
+            norm += f * f
+            if r == f0:
+                f1 = f
+            elif r == f0 + 1:
+                f2 = f
+            else:
+                f3 = f
+        norm = math.sqrt(norm)
+        scale = min(1.0, mu * fn_sum[blk] / norm) if norm > 0.0 else 0.0
+        for r in range(f0, end):
+            f = f1 if r == f0 else (f2 if r == f0 + 1 else f3)
+            add_row_force(row_J, r, a, b, scale * f, force, torque)
 
 
 # ---------------------------------------------------------------------------- Python side
@@ -432,7 +566,7 @@ class Contacts:
                                np.ascontiguousarray(static, dtype=np.bool_),
                                mb.friction[index].copy(), mb.restitution[index].copy(),
                                joined_keys(pairs, max(k, 1)), settings)
-        n_pairs, n_contacts = 8 * k + 16, 16 * k + 64
+        n_pairs, n_contacts = 8 * k + 16, 4 * k + 16       # grown when they overflow
         if old is not None and old.shapes.body.shape[0] == k:
             count = old.buffers.count
             n_pairs = max(old.buffers.pairs.shape[0], 2 * len(old.buffers.pairs))
@@ -441,6 +575,7 @@ class Contacts:
         buf = ContactBuffers(np.zeros((k, 3)), np.zeros((k, 4)), np.zeros((n_pairs, 2), i64),
                              np.zeros((n_contacts, 3), i64), np.zeros((n_contacts, 7)), np.zeros(2, i64),
                              np.zeros(2 * n_contacts, i64), np.zeros(n_contacts, i64), np.zeros(n_contacts, i64),
+                             np.zeros(n_contacts, i64),
                              np.zeros(2 * n_contacts, i64), np.zeros((2 * n_contacts, 4)), np.zeros(6, i64))
         if old is not None and old.shapes.body.shape[0] == k:     # keep the warm start
             n_prev = int(old.buffers.n[N_PREV])
@@ -452,24 +587,21 @@ class Contacts:
                            np.zeros(n_rows, np.int64))
         return ContactData(shapes, buf, _rows_table(n_rows, n_contacts), work)
 
-    def save(self):
-        """The warm-start memory (part of the state: a replay from a saved state repeats)."""
-        if self._data is None:
-            return None
-        b = self._data.buffers
-        n = int(b.n[N_PREV])
-        return self._layout, b.prev_key[:n].copy(), b.prev_impulse[:n].copy()
+    def save(self, world):
+        """The warm-start memory (part of the state: a replay from a saved state repeats),
+        in a layout that stays the same from step to step (the timeline packs states into
+        fixed rows): (model version, edits, count, keys, impulses) at the buffers' size."""
+        b = self.data(world).buffers
+        return (self._layout[0], self._layout[1], int(b.n[N_PREV]), b.prev_key.copy(), b.prev_impulse.copy())
 
-    def restore(self, saved):
-        if self._data is None:
+    def restore(self, world, saved):
+        b = self.data(world).buffers
+        if saved is None or tuple(saved[:2]) != self._layout or len(saved[3]) != len(b.prev_key):
+            b.n[N_PREV] = 0             # saved for another model or buffer size: start cold
             return
-        b = self._data.buffers
-        if saved is None or saved[0] != self._layout or len(saved[1]) > len(b.prev_key):
-            b.n[N_PREV] = 0
-            return
-        n = len(saved[1])
-        b.prev_key[:n], b.prev_impulse[:n] = saved[1], saved[2]
-        b.n[N_PREV] = n
+        b.prev_key[:] = saved[3]
+        b.prev_impulse[:] = saved[4]
+        b.n[N_PREV] = saved[2]
 
     def current(self, world):
         """The contacts of the last substep, as plain arrays: bodies (m,2) World indices,
@@ -484,8 +616,8 @@ class Contacts:
                     "normal_impulse": np.zeros(0), "friction_impulse": z.copy()}
         b, rows = d.buffers, d.rows
         nb = int(b.n[N_BLOCKS])
-        row = b.row_of[:m]
-        block = np.searchsorted(rows.block_start[:nb], row, side="right") - 1
+        kept = np.flatnonzero(b.row_of[:m] >= 0)       # the points that made rows
+        row, block = b.row_of[kept], b.block_of[kept]
         friction = np.zeros((nb, 3))
         for blk in range(nb):       # a few per pair: for viewers and tests, not the step
             start, count = rows.block_start[blk], rows.block_count[blk]
@@ -493,6 +625,6 @@ class Contacts:
             friction[blk] = rows.impulse[f0] * rows.J[f0, 6:9] + rows.impulse[f0 + 1] * rows.J[f0 + 1, 6:9]
         points = np.bincount(block, minlength=nb)
         body = d.shapes.body
-        return {"bodies": np.column_stack([body[b.ci[:m, 0]], body[b.ci[:m, 1]]]), "point": b.cf[:m, 0:3].copy(),
-                "normal": b.cf[:m, 3:6].copy(), "depth": b.cf[:m, 6].copy(),
+        return {"bodies": np.column_stack([body[b.ci[kept, 0]], body[b.ci[kept, 1]]]), "point": b.cf[kept, 0:3],
+                "normal": b.cf[kept, 3:6], "depth": b.cf[kept, 6],
                 "normal_impulse": rows.impulse[row].copy(), "friction_impulse": friction[block] / points[block, None]}

@@ -965,7 +965,7 @@ class World:
         c = self.control.joints
         s["motors"] = (c.motor_mode.copy(), c.motor_target.copy())
         s["ropes"] = {name: rope.save_state() for name, rope in self.ropes.items()}
-        s["contacts"] = self.contact_model.save()
+        s["contacts"] = self.contact_model.save(self)
         return s
 
     def restore_state(self, s):
@@ -983,7 +983,7 @@ class World:
                     self.ropes[name].restore_state(saved)
                 except ValueError:      # the rope was re-discretized since: keep its shape
                     pass
-        self.contact_model.restore(s.get("contacts"))
+        self.contact_model.restore(self, s.get("contacts"))
         self._next_event = sum(1 for e in self._events if e[0] < self.time - 1e-9)
         self.blown_up = None
         self._watch = None
@@ -1095,7 +1095,8 @@ class World:
         n0 = hinge/slide/twist axis), child_frame (m,3,3), q (m,3), error (m,), bodies (m,2),
         limit_on/lo/hi (m,3) as in Joint.limit. ropes: per rope name, radius, color,
         positions (N,3) and frames (N−1,4) (element quaternions, local z along the rope).
-        grab: grab_info (the mouse spring) or None.
+        grab: grab_info (the mouse spring) or None. contacts: the last step's contacts
+        (World.contacts: bodies, point, normal, depth, normal_impulse, friction_impulse).
         """
         self._ensure_rows()
         mj, sb, sj = self.model.joints, self.state.bodies, self.state.joints
@@ -1124,4 +1125,5 @@ class World:
                        "positions": rope.positions.copy(), "frames": rope.frames.copy()}
                       for name, rope in self.ropes.items()],
             "grab": self.grab_info,
+            "contacts": self.contacts(),
         }

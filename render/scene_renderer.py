@@ -82,7 +82,7 @@ class SceneRenderer:
         self.shadow_tex = self.shadow_fbo = None
         self.set_shadow_size(shadow_size)
         self.shadows = True
-        self.overlays = {"joints": False, "limits": False, "com": False, "violation": False}
+        self.overlays = {"joints": False, "limits": False, "com": False, "violation": False, "contacts": False}
         self.line_vbo = ctx.buffer(reserve=6 * 4 * 2)
         self.line_vao = None
         self.ropes = RopeSet(ctx)
@@ -203,6 +203,16 @@ class SceneRenderer:
                     e = np.zeros(3)
                     e[k] = r
                     seg(c - e, c + e, (0.05, 0.05, 0.05))
+        contacts = snap.get("contacts")
+        if self.overlays["contacts"] and contacts is not None:
+            # each contact point: a cross on the surface, its normal (a → b) as a 10 cm stick
+            for p, n in zip(contacts["point"], contacts["normal"]):
+                seg(p, p + 0.1 * n, (1.0, 0.2, 0.85))
+                t = np.cross(n, (1.0, 0.0, 0.0) if abs(n[0]) < 0.9 else (0.0, 1.0, 0.0))
+                t *= 0.015 / np.linalg.norm(t)
+                u = np.cross(n, t)
+                seg(p - t, p + t, (1.0, 0.2, 0.85))
+                seg(p - u, p + u, (1.0, 0.2, 0.85))
         return np.array(segs, np.float32) if segs else None
 
     # ------------------------------------------------------------------ draw

@@ -569,6 +569,9 @@ class ViewerWindow(pyglet.window.Window):
     def action_overlay_violation(self):
         self._toggle_overlay("violation")
 
+    def action_overlay_contacts(self):
+        self._toggle_overlay("contacts")
+
     def action_shadows(self):
         self.renderer.shadows = not self.renderer.shadows
 

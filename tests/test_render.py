@@ -56,6 +56,31 @@ def test_overlays_draw_joint_frames():
     assert changed > 0.002
 
 
+def test_contacts_overlay_draws_the_normals_at_the_contact_points():
+    """A box resting on the ground (impulse solver): with the contacts overlay (key N) the
+    pixels just above each of its four bottom corners turn magenta, the normal's colour."""
+    w = World(dt=0.01, solver="impulse")
+    w.add_body("ground", physics.Plane(), static=True, color=(0.6, 0.6, 0.6))
+    w.add_body("box", Box((0.3, 0.3, 0.3)), mass=1.0, position=(0, 0, 0.3), color=(0.2, 0.3, 0.9))
+    w.advance(0.1)
+    points = w.contacts()["point"]
+    assert len(points) == 4
+    cam = OrbitCamera()
+    cam.look((2.5, -3.0, 1.2), (0.0, 0.0, 0.3))
+    plain, _ = render_world(w, W, H, camera=cam)
+    shown, _ = render_world(w, W, H, camera=cam, overlays={"contacts": True})
+    def magenta_near(rgb, point):
+        x, y = cam.project(point, W, H)
+        x, y = int(round(x)), int(round(y))
+        patch = rgb[max(y - 4, 0):y + 5, max(x - 4, 0):x + 5].astype(float)
+        r, g, b = patch[..., 0], patch[..., 1], patch[..., 2]
+        return bool(np.any((r > 1.6 * g) & (b > 1.4 * g) & (r > 120)))
+
+    lifted = [p + np.array([0.0, 0.0, 0.05]) for p in points]      # halfway up each normal
+    assert all(magenta_near(shown, p) for p in lifted)
+    assert not any(magenta_near(plain, p) for p in lifted)
+
+
 def test_violation_tint_turns_bodies_green_when_joints_hold():
     w = _world_with(Box((0.3, 0.3, 0.3)), (0, 0, 1.0), (0.9, 0.1, 0.1))
     w.add_joint("pin", "spherical", "world", "thing", anchor=(0, 0, 1.3))

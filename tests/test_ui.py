@@ -485,6 +485,7 @@ def test_every_key_in_the_help_overlay_does_what_it_says(door, tmp_path, monkeyp
         "overlay_limits": toggles(lambda: win.renderer.overlays["limits"]),
         "overlay_com": toggles(lambda: win.renderer.overlays["com"]),
         "overlay_violation": toggles(lambda: win.renderer.overlays["violation"]),
+        "overlay_contacts": toggles(lambda: win.renderer.overlays["contacts"]),
         "shadows": toggles(lambda: win.renderer.shadows), "screenshot": screenshot,
         "light_rendering": toggles(lambda: (win.quality.name, win.renderer.shadow_size)),
         "toggle_panel": panel, "toggle_help": help_, "quit": quit_,

@@ -35,6 +35,7 @@ KEYS = (
     KeyAction("L", (key.L,), "overlay_limits", "joint limits on / off"),
     KeyAction("C", (key.C,), "overlay_com", "centres of mass on / off"),
     KeyAction("V", (key.V,), "overlay_violation", "tint bodies by constraint violation"),
+    KeyAction("N", (key.N,), "overlay_contacts", "contact points and normals on / off"),
     KeyAction("S", (key.S,), "shadows", "shadows on / off"),
     KeyAction("G", (key.G,), "light_rendering", "light rendering on / off (low resolution, no MSAA)"),
     KeyAction("P / F12", (key.P, key.F12), "screenshot", "save a screenshot in ./screenshots/"),

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 from imgui_bundle import imgui
 
+from physics.contacts import CONTACT_SETTINGS
 from physics.io.scene_writer import save_scene
 from physics.settings import by_name
 from .joints_table import JointsTable
@@ -116,9 +117,18 @@ class Panel:
         return {p.key: p for family, solver in world.solvers.items() for p in
                 (schema_param(world, family, s) for s in solver.SETTINGS if s.kind in ("int", "float"))}
 
+    def contact_params(self):
+        """The numeric contact settings (physics/contacts.py CONTACT_SETTINGS)."""
+        world = self.v.world
+        return {f"contacts.{s.name}": Param(f"contacts.{s.name}", s.label or s.name, s.help,
+                                            lambda s=s: world.contact_settings[s.name],
+                                            lambda x, s=s: world.configure_contacts(**{s.name: x}), s.lo, s.hi,
+                                            kind="float", fmt="%.4g", unit=s.unit)
+                for s in CONTACT_SETTINGS if s.kind == "float"}
+
     def param(self, key):
-        """A Param of the Simulation or Solver section by key (e.g. "solver.iterations")."""
-        return {**self.sim_params(), **self.solver_params()}[key]
+        """A Param of the Simulation, Solver or Contacts section by key (e.g. "solver.iterations")."""
+        return {**self.sim_params(), **self.solver_params(), **self.contact_params()}[key]
 
     def set(self, key, value):
         """What a widget does when a value is committed (tests use it too)."""
@@ -190,6 +200,7 @@ class Panel:
             self._compare()
             self._timeline()
             self._joints()
+            self._contacts()
             ropes = getattr(self.v.world, "ropes", None)
             if ropes:
                 if imgui.collapsing_header("Ropes", imgui.TreeNodeFlags_.default_open):
@@ -520,6 +531,31 @@ class Panel:
         v = self.v
         self.joints.draw(v.world, v.selected_joint, v.select_joint)
         self.joints.draw_details(v.world, v.selected_joint)
+
+    def _contacts(self):
+        if not imgui.collapsing_header("Contacts", imgui.TreeNodeFlags_.default_open):
+            return
+        v, w = self.v, self.w
+        world = v.world
+        s = world.contact_settings
+        enabled = by_name(CONTACT_SETTINGS)["enabled"]
+        changed, on = w.checkbox("contacts.enabled", "bodies collide", s["enabled"], enabled.help)
+        if changed:
+            guarded(self.notices, "contacts", world.configure_contacts, enabled=on)
+        imgui.same_line(self.col2)
+        changed, on = w.checkbox("contacts.overlay", "show (N)", v.renderer.overlays["contacts"],
+                                 "Draw each contact point and its normal (key N).")
+        if changed:
+            v.renderer.overlays["contacts"] = on
+        params = self.contact_params()
+        self._pair(params["contacts.margin"], params["contacts.slop"])
+        w.param(params["contacts.restitution_threshold"], width=90)
+        n = len(world.contacts()["depth"])
+        imgui.same_line(self.col2)
+        w.readout("contacts", f"{n}", "Contact points found in the last step.", MUTED)
+        if s["enabled"] and "contacts" not in world.active_solver.HONOURS and world.collides():
+            imgui.text_colored(WARNING, f"the {world.solver} solver does not act on contacts:")
+            imgui.text_colored(WARNING, "bodies pass through each other")
 
     def view_params(self):
         v = self.v

@@ -25,6 +25,7 @@ from numba import njit
 
 import time
 
+from ..contacts import penalty_contact_forces, prepare_contacts
 from ..integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from ..joint_rows import ROW_FREE, compute_joint_rates, compute_joint_rows, row_velocity
 from ..quat import world_inv_inertia_times
@@ -33,6 +34,9 @@ from .row_ops import scatter_row
 from .stats import SolverStats
 
 PAPER, CRITICAL = 0, 1
+# ωΔt of a contact's spring (contacts.penalty_contact_forces): a body resting at Δt sinks
+# g(Δt/κ)², 0.35 mm at 3 ms
+CONTACT_KAPPA = 0.5
 PRESETS = {"paper": PAPER, "critical": CRITICAL}
 COEFFICIENTS = ("alpha_lin", "beta_lin", "alpha_rot", "beta_rot", "kappa", "zeta")   # params[1:7]
 
@@ -144,14 +148,17 @@ def penalty_forces(params, h, bodies, rows, work):
 
 
 @njit(cache=True, error_model="numpy")
-def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, rows, work):
+def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, rows, work, contacts):
     """Advance n_steps fixed steps. Rows must hold the current poses on entry; they hold
-    the final poses on return. Returns the number of steps done before a blow-up
-    (n_steps when none)."""
+    the final poses on return. Contacts (physics/contacts.py) push as one-sided springs
+    (contacts.penalty_contact_forces, κ = CONTACT_KAPPA, ζ = 1). Returns the number of
+    steps done before a blow-up (n_steps when none)."""
     force_acc, torque_acc = work.force_acc, work.torque_acc
     gravity, gyroscopic, max_speed, max_spin = env.gravity, env.gyroscopic, env.max_speed, env.max_spin
     for step in range(n_steps):
         gather_forces(t0 + step * h, bodies, loads, force_acc, torque_acc)
+        if prepare_contacts(contacts, bodies, h) > 0:
+            penalty_contact_forces(contacts, bodies, h, CONTACT_KAPPA, 1.0, force_acc, torque_acc, gravity)
         penalty_forces(params, h, bodies, rows, work)
         integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
         integrate_positions(bodies, h)
@@ -167,7 +174,7 @@ class PenaltySolver:
     params vector built from the settings."""
     name = "penalty"
     description = "Penalty forces, seed 000: every row a spring-damper."
-    HONOURS = frozenset({"limits"})     # joint features it acts on (friction and motors: not yet)
+    HONOURS = frozenset({"limits", "contacts"})     # joint features it acts on (friction and motors: not yet)
     SETTINGS = SETTINGS
 
     def __init__(self):
@@ -196,7 +203,9 @@ class PenaltySolver:
         """n steps of Δt; returns the steps done before a blow-up."""
         t0 = time.perf_counter()
         env, bodies, loads, joints, _, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
-        done = penalty_run(n, world.dt, world.time, self.params, env, bodies, loads, joints, rows, work)
+        done = penalty_run(n, world.dt, world.time, self.params, env, bodies, loads, joints, rows, work,
+                           world.contact_data())
+        world.contacts_stepped()
         ms = (time.perf_counter() - t0) * 1e3 / max(n, 1)
         self.stats = SolverStats(0, 0.0, ms, False, 0, done)
         return done
