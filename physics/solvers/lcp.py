@@ -41,14 +41,19 @@ sliding contact gets exactly μ Σλ_n against its motion (the box only differs 
 ball for sticking contacts, where it allows up to √2 μ Σλ_n diagonally). Joint friction
 is the same box over a joint's free rows (exact for one free row).
 
-Impacts (seed 004 eqs. 8-14): contacts touching and approaching faster than the
-restitution threshold (ġ⁻ < −threshold, ġ⁻ the normal velocity at the start of the
-step, before this step's forces) first take an impact LCP: no forces, the touching
-contacts (with friction) and active limits, W = ġ⁺ + e ġ⁻ ≥ 0 ⊥ S ≥ 0 (eq. 9) for the
-impacting ones and ġ⁺ ≥ 0 for the others; then the contact LCP of the step runs from
-V⁺ + h M⁻¹ F with them as resting contacts (ġ ≥ 0). Each impact's ġ⁻, ġ⁺, e and the
-kinetic energy before and after are in the stats (LcpStats.impacts). With impact_lcp
-off, restitution is the impulse solver's velocity target inside the one LCP.
+Impacts (seed 004 eqs. 8-14): a contact point impacts when it approaches faster than
+the restitution threshold (ġ⁻ < −threshold, ġ⁻ the normal velocity at the start of the
+step, before this step's forces act) and touches — or, with restitution, its gap closes
+in the first half of the step at that speed (the impact is taken in the step in which
+it happens; one reached in the second half touches and bounces in the next step, so the
+impact times are not biased either way). The impacting points first take an impact
+LCP: no forces, the touching contacts (with friction) and active limits, W = ġ⁺ + e ġ⁻
+≥ 0 ⊥ S ≥ 0 (eq. 9) for the impacting ones and ġ⁺ ≥ 0 for the others; then the
+contact LCP of the step runs from V⁺ + h M⁻¹ F with them as resting contacts. Every
+other point with a gap is a speculative row (ġ ≥ −gap/h), so nothing sinks in. Each
+impact's ġ⁻, ġ⁺, e and the kinetic energy before and after are in the stats
+(LcpStats.impacts). With impact_lcp off, restitution is the impulse solver's velocity
+target inside the one LCP.
 
 Drift (lcp_stabilization): `split` — a second, position-level solve on pseudo-velocities
 V^p with J V^p = −erp·C/h on the equality rows (the tree solve's second right-hand side
@@ -520,10 +525,11 @@ def classify_contacts(threshold, h, contacts, crows, vel, omega, c_vn, c_imp, c_
     J·V of every point's normal row at the step's start (c_vn) and its gap (c_gap, 0 when
     touching). A point impacts (c_imp = 1, target e·ġ⁻: ġ⁺ + e ġ⁻ ≥ 0) when it approaches
     faster than the threshold and touches or — with restitution — would reach the surface
-    in this step at that speed (gap < −ġ⁻·h): the impact is taken in the step in which it
-    happens. Every other point with a gap is a speculative row (ġ ≥ −gap/h), including
-    the bouncing ones physics/contacts.py leaves off until they touch, so nothing sinks
-    in; a contact with such a row has its friction on. Returns how many points impact."""
+    in the first half of this step at that speed (gap < −ġ⁻·h/2); reached in the second
+    half, its row stays off and it touches and bounces next step. Every other point with
+    a gap is a speculative row (ġ ≥ −gap/h), including the bouncing ones physics/
+    contacts.py leaves off until they touch; a contact with such a row has its friction
+    on. Returns how many points impact."""
     buf, cs = contacts.buffers, contacts.shapes
     ci, cf, row_of, restitution = buf.ci, buf.cf, buf.row_of, cs.restitution
     c_J, c_active, c_bias, c_body, c_kind, c_hi = crows.J, crows.active, crows.bias, crows.body, crows.kind, crows.hi
@@ -820,6 +826,25 @@ def clear_joint_drive_impulses(joints, rows):
             row_lambda[r] = 0.0
 
 
+@njit(cache=True)
+def record_impact(impacts, n, t, r, crows, c_vn, vel, omega, ke0, ke1, S):
+    """Impact record n (LcpStats.impacts) of contact row r, if it fits; returns n + 1."""
+    if n < impacts.shape[0]:
+        a, b = crows.body[r, 0], crows.body[r, 1]
+        vn = c_vn[r]
+        rec = impacts[n]
+        rec[0] = t
+        rec[1] = a
+        rec[2] = b
+        rec[3] = vn
+        rec[4] = row_speed(crows.J, r, a, b, vel, omega)
+        rec[5] = crows.bias[r] / vn if vn != 0.0 else 0.0
+        rec[6] = ke0
+        rec[7] = ke1
+        rec[8] = S
+    return n + 1
+
+
 # ---------------------------------------------------------------------------- the kernel
 @njit(cache=True)
 def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drives, rows, work, tree, contacts, lw):
@@ -902,20 +927,8 @@ def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drive
                     r = lw.u_row[u]
                     c_S[r] = lw.x[u]
                     if c_imp[r] == 1:
-                        a, b = crows.body[r, 0], crows.body[r, 1]
-                        vn = c_vn[r]
-                        if n_impacts < impacts.shape[0]:
-                            rec = impacts[n_impacts]
-                            rec[0] = t
-                            rec[1] = a
-                            rec[2] = b
-                            rec[3] = vn
-                            rec[4] = row_speed(crows.J, r, a, b, body_vel, body_omega)
-                            rec[5] = crows.bias[r] / vn if vn != 0.0 else 0.0
-                            rec[6] = ke0
-                            rec[7] = ke1
-                            rec[8] = lw.x[u]
-                        n_impacts += 1
+                        n_impacts = record_impact(impacts, n_impacts, t, r, crows, c_vn, body_vel, body_omega,
+                                                  ke0, ke1, lw.x[u])
                         # resting from here: ġ ≥ 0 in the contact LCP (or ġ ≥ −gap/h)
                         crows.bias[r] = lw.c_gap[r] / h
         # forces, then the contact LCP of the step
@@ -938,20 +951,8 @@ def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drive
         if not impact_lcp:
             for u in range(nu):
                 if lw.u_tab[u] == 1 and lw.u_mu[u] == 0.0 and c_imp[lw.u_row[u]] == 1:
-                    r = lw.u_row[u]
-                    a, b = crows.body[r, 0], crows.body[r, 1]
-                    if n_impacts < impacts.shape[0]:
-                        rec = impacts[n_impacts]
-                        rec[0] = t
-                        rec[1] = a
-                        rec[2] = b
-                        rec[3] = c_vn[r]
-                        rec[4] = row_speed(crows.J, r, a, b, body_vel, body_omega)
-                        rec[5] = crows.bias[r] / c_vn[r] if c_vn[r] != 0.0 else 0.0
-                        rec[6] = 0.0
-                        rec[7] = 0.0
-                        rec[8] = lw.x[u]
-                    n_impacts += 1
+                    n_impacts = record_impact(impacts, n_impacts, t, lw.u_row[u], crows, c_vn, body_vel, body_omega,
+                                              0.0, 0.0, lw.x[u])
         # drift: split impulses, positions moved with V + V^p
         if rate_p != 0.0:
             position_pass(params, nu, nl, rank, rate_p, bodies, joint_body, tree, inv_I, pvel, pomega, lw)
