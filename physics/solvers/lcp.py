@@ -934,11 +934,13 @@ def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drive
         # forces, then the contact LCP of the step
         gather_forces(t, bodies, loads, force_acc, torque_acc)
         integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
-        free_velocity(rate_v, bodies, joint_body, tree, body_I, lw)
-        align_friction(crows, lw.fv, lw.fw)
-        nu = collect_rows(VELOCITY_PHASE, rate_v, bodies, joints, rows, crows, lw)
-        build_system(nu, nl, rank, tree, joint_body, body_inv_mass, inv_I, lw)
-        phase_rhs(nu, nl, rank, rate_v, lw)
+        nu = 0
+        if n_need > 0 or nl > 0:            # else the tree solve below is the whole step
+            free_velocity(rate_v, bodies, joint_body, tree, body_I, lw)
+            align_friction(crows, lw.fv, lw.fw)
+            nu = collect_rows(VELOCITY_PHASE, rate_v, bodies, joints, rows, crows, lw)
+            build_system(nu, nl, rank, tree, joint_body, body_inv_mass, inv_I, lw)
+            phase_rhs(nu, nl, rank, rate_v, lw)
         solve_lcp(params, stats, nu, lw)
         clear_joint_drive_impulses(joints, rows)
         gather_impulses(nu, nl, lw.x, lw)
