@@ -28,7 +28,8 @@ top of the tree), A ← A − B G_L⁺ Bᵀ with B = J_U M̂ J_Lᵀ.
 The LCP (method `auto`): Lemke's method (lcp_dense.lemke, exact, lexicographic so it
 cannot cycle) when |U| ≤ lemke_max_rows, else projected Gauss–Seidel from the warm
 start. Fallback rule: PGS also runs when Lemke fails (a ray, the pivot budget, a
-non-finite pivot) and when the time cap (lcp_time_cap_ms) is smaller than Lemke's
+non-finite pivot, round-off taking over, or a result whose residual is not below
+LEMKE_RESIDUAL — PGS then starts from it) and when the time cap (lcp_time_cap_ms) is smaller than Lemke's
 predicted time (LEMKE_NS_PER_N3 · n³, n = 2 × rows) — Lemke cannot be cut midway,
 PGS can stop after any sweep with a feasible λ. Method `lemke` skips the prediction,
 `pgs` always iterates.
@@ -110,6 +111,7 @@ LEMKE_NS_PER_N3 = 2.0        # measured ≈ 1 ns per (2·rows)³ on this machine
 IMPACT_COLUMNS = 9          # time, body a, body b, ġ⁻, ġ⁺, e, KE⁻, KE⁺, S (LcpStats.impacts)
 IMPACT_CAPACITY = 1024
 PGS_POSITION_SWEEPS = 50    # the split pass's PGS (a drift correction needs no exact solve)
+LEMKE_RESIDUAL = 1e-8       # Lemke's λ is taken when its BLCP residual is below this × max(1, |b|)
 LOOP_RANK_TOL = 1e-10       # loop rows whose pivot is below this × the largest are dependent
 
 SETTINGS = (
@@ -119,9 +121,9 @@ SETTINGS = (
     Setting("lemke_max_rows", "int", 64, 1, 400, label="Lemke rows",
             help="Largest number of one-sided and bounded rows solved by Lemke's method (its cost grows as the "
                  "cube); above it, projected Gauss-Seidel."),
-    Setting("pgs_iterations", "int", 200, 1, 100000, label="PGS sweeps",
+    Setting("pgs_iterations", "int", 100, 1, 100000, label="PGS sweeps",
             help="Projected Gauss-Seidel: most sweeps per solve."),
-    Setting("pgs_tolerance", "float", 1e-10, 0.0, 1e3, unit="N·s", label="PGS tol.",
+    Setting("pgs_tolerance", "float", 1e-9, 0.0, 1e3, unit="N·s", label="PGS tol.",
             help="Projected Gauss-Seidel stops when every impulse change is below this (N·s)."),
     Setting("lcp_time_cap_ms", "float", 0.0, 0.0, 1000.0, unit="ms", label="time cap",
             help="Wall-clock budget of one LCP solve (ms); 0 = none. Lemke runs only when its predicted time fits; "
@@ -711,15 +713,21 @@ def solve_lcp(params, stats, nu, lw):
         n_est = 2.0 * nu                        # LCP variables, about (friction rows take three)
         predicted_ms = LEMKE_NS_PER_N3 * n_est ** 3 * 1e-6
         if method == LEMKE or params[P_TIME_CAP_MS] <= 0.0 or predicted_ms <= params[P_TIME_CAP_MS]:
+            for i in range(nu):
+                lw.xp[i] = x[i]             # the warm start, for PGS if Lemke fails
             status, pivots, size = solve_blcp_lemke(A, b, lo, hi, mu, g0, g1, nu, x, lw.lemke)
             stats[S_PIVOTS] = pivots
             stats[S_SIZE] = size
-            if status == LEMKE_OK:
+            scale = 1.0
+            for i in range(nu):
+                scale = max(scale, abs(b[i]))
+            if status == LEMKE_OK and blcp_residual(A, b, lo, hi, mu, g0, g1, nu, x) <= LEMKE_RESIDUAL * scale:
                 used = LEMKE
             else:
                 stats[S_FALLBACKS] += 1
-                for i in range(nu):
-                    x[i] = 0.0
+                if status != LEMKE_OK:
+                    for i in range(nu):
+                        x[i] = lw.xp[i]
     if used == PGS:
         sparsity(A, nu, lw.a_ptr, lw.a_idx)
         spent = ticks() - t0
