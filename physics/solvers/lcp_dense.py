@@ -54,7 +54,7 @@ row var_off (n,), first (n,) int, slack (n,) int; scale (m,) of each LCP variabl
 (blcp_to_lcp)."""
 PIVOT_TOL = 1e-9            # entries of the (scaled) entering column below this cannot pivot
 TIE_TOL = 1e-11             # ratios this close (relative) are ties, broken lexicographically
-RHS_TOL = 1e-10             # a basic variable below −this (× the largest |q|) means round-off took over
+RHS_TOL = 1e-7              # a basic variable below −this (× max(1, |q|)) means round-off took over
 
 
 # ---------------------------------------------------------------------------- Lemke
