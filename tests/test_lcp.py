@@ -11,7 +11,7 @@ import pytest
 
 from physics import Box, World, load_scene
 from physics.reference import inverse_mass_matrix, jacobian_matrix, world_inertia
-from physics.shapes import Plane, Sphere
+from physics.shapes import Sphere
 from physics.solvers.lcp import mhat_dense, projection_module
 from physics.solvers.lcp_dense import solve_blcp
 from test_contacts import G, ground_world
