@@ -11,7 +11,7 @@ import pytest
 
 from physics import Box, World, load_scene
 from physics.reference import inverse_mass_matrix, jacobian_matrix, world_inertia
-from physics.shapes import Plane, Sphere
+from physics.shapes import Sphere
 from physics.solvers.lcp import mhat_dense, projection_module
 from physics.solvers.lcp_dense import solve_blcp
 from test_contacts import G, ground_world
@@ -168,6 +168,27 @@ def test_lemke_solves_friction_coupled_problems_like_the_enumeration():
         solutions = brute_force_blcp(A, b, lo, hi, mu, groups)
         assert info["status"] == 0 and solutions
         assert min(np.abs(x - s).max() for s in solutions) <= 1e-8 * max(1.0, np.abs(x).max())
+
+
+def test_lemke_reports_failure_instead_of_a_wrong_answer():
+    """An infeasible LCP (w = −1 whatever λ ≥ 0) ends on a ray, not in a "solution"."""
+    x, info = solve_blcp(np.zeros((1, 1)), np.array([-1.0]), np.array([0.0]), np.array([np.inf]), method="lemke")
+    assert info["status"] != 0
+
+
+def test_fallback_rule_row_count_time_cap_and_method():
+    """A stack of five boxes has 35 one-sided and bounded rows: Lemke at the defaults; PGS
+    when lemke_max_rows is below 35, or when the time cap is below Lemke's predicted time
+    (method auto; `lemke` does not consult the prediction); PGS always with method pgs."""
+    w = ground_world(0.01, solver="lcp")
+    for i in range(5):
+        w.add_body(f"b{i}", Box((0.1, 0.1, 0.1)), mass=1.0, position=(0.0, 0.0, 0.1 + 0.2 * i))
+    cases = [({}, "lemke"), ({"lemke_max_rows": 34}, "pgs"), ({"lemke_max_rows": 64, "lcp_time_cap_ms": 1e-4}, "pgs"),
+             ({"lcp_method": "lemke"}, "lemke"), ({"lcp_method": "pgs", "lcp_time_cap_ms": 0.0}, "pgs")]
+    for settings, method in cases:
+        w.configure("lcp", **settings)
+        w.step()
+        assert (w.stats.rows, w.stats.method, w.stats.fallbacks) == (35, method, 0), settings
 
 
 def test_one_step_equals_the_dense_mixed_lcp_of_the_same_rows():

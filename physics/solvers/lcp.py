@@ -28,8 +28,9 @@ top of the tree), A ← A − B G_L⁺ Bᵀ with B = J_U M̂ J_Lᵀ.
 The LCP (method `auto`): Lemke's method (lcp_dense.lemke, exact, lexicographic so it
 cannot cycle) when |U| ≤ lemke_max_rows, else projected Gauss–Seidel from the warm
 start. Fallback rule: PGS also runs when Lemke fails (a ray, the pivot budget, a
-non-finite pivot) and when the time cap (lcp_time_cap_ms) is smaller than Lemke's
-predicted time (LEMKE_NS_PER_N3 · n³ for n LCP variables) — Lemke cannot be cut midway,
+non-finite pivot, round-off taking over, or a result whose residual is not below
+LEMKE_RESIDUAL — PGS then starts from it) and when the time cap (lcp_time_cap_ms) is smaller than Lemke's
+predicted time (LEMKE_NS_PER_N3 · n³, n = 2 × rows) — Lemke cannot be cut midway,
 PGS can stop after any sweep with a feasible λ. Method `lemke` skips the prediction,
 `pgs` always iterates.
 
@@ -41,14 +42,19 @@ sliding contact gets exactly μ Σλ_n against its motion (the box only differs 
 ball for sticking contacts, where it allows up to √2 μ Σλ_n diagonally). Joint friction
 is the same box over a joint's free rows (exact for one free row).
 
-Impacts (seed 004 eqs. 8-14): contacts touching and approaching faster than the
-restitution threshold (ġ⁻ < −threshold, ġ⁻ the normal velocity at the start of the
-step, before this step's forces) first take an impact LCP: no forces, the touching
-contacts (with friction) and active limits, W = ġ⁺ + e ġ⁻ ≥ 0 ⊥ S ≥ 0 (eq. 9) for the
-impacting ones and ġ⁺ ≥ 0 for the others; then the contact LCP of the step runs from
-V⁺ + h M⁻¹ F with them as resting contacts (ġ ≥ 0). Each impact's ġ⁻, ġ⁺, e and the
-kinetic energy before and after are in the stats (LcpStats.impacts). With impact_lcp
-off, restitution is the impulse solver's velocity target inside the one LCP.
+Impacts (seed 004 eqs. 8-14): a contact point impacts when it approaches faster than
+the restitution threshold (ġ⁻ < −threshold, ġ⁻ the normal velocity at the start of the
+step, before this step's forces act) and touches — or, with restitution, its gap closes
+in the first half of the step at that speed (the impact is taken in the step in which
+it happens; one reached in the second half touches and bounces in the next step, so the
+impact times are not biased either way). The impacting points first take an impact
+LCP: no forces, the touching contacts (with friction) and active limits, W = ġ⁺ + e ġ⁻
+≥ 0 ⊥ S ≥ 0 (eq. 9) for the impacting ones and ġ⁺ ≥ 0 for the others; then the
+contact LCP of the step runs from V⁺ + h M⁻¹ F with them as resting contacts. Every
+other point with a gap is a speculative row (ġ ≥ −gap/h), so nothing sinks in. Each
+impact's ġ⁻, ġ⁺, e and the kinetic energy before and after are in the stats
+(LcpStats.impacts). With impact_lcp off, restitution is the impulse solver's velocity
+target inside the one LCP.
 
 Drift (lcp_stabilization): `split` — a second, position-level solve on pseudo-velocities
 V^p with J V^p = −erp·C/h on the equality rows (the tree solve's second right-hand side
@@ -100,11 +106,12 @@ N_STATS = 15
 IMPACT_PHASE, VELOCITY_PHASE = 0, 1
 # position roles of a U row in the split pass
 POS_NONE, POS_BOUNDED, POS_FREE_ROW = 0, 1, 2
-# measured Lemke cost (tableau pivots) per n³ LCP variables, ns; kept wide (lcp_dense)
-LEMKE_NS_PER_N3 = 2.0
+# predicted Lemke cost, ns per n³ with n = 2 × rows (about its LCP variables); kept wide
+LEMKE_NS_PER_N3 = 2.0        # measured ≈ 1 ns per (2·rows)³ on this machine
 IMPACT_COLUMNS = 9          # time, body a, body b, ġ⁻, ġ⁺, e, KE⁻, KE⁺, S (LcpStats.impacts)
 IMPACT_CAPACITY = 1024
 PGS_POSITION_SWEEPS = 50    # the split pass's PGS (a drift correction needs no exact solve)
+LEMKE_RESIDUAL = 1e-8       # Lemke's λ is taken when its BLCP residual is below this × max(1, |b|)
 LOOP_RANK_TOL = 1e-10       # loop rows whose pivot is below this × the largest are dependent
 
 SETTINGS = (
@@ -114,9 +121,9 @@ SETTINGS = (
     Setting("lemke_max_rows", "int", 64, 1, 400, label="Lemke rows",
             help="Largest number of one-sided and bounded rows solved by Lemke's method (its cost grows as the "
                  "cube); above it, projected Gauss-Seidel."),
-    Setting("pgs_iterations", "int", 200, 1, 100000, label="PGS sweeps",
+    Setting("pgs_iterations", "int", 100, 1, 100000, label="PGS sweeps",
             help="Projected Gauss-Seidel: most sweeps per solve."),
-    Setting("pgs_tolerance", "float", 1e-10, 0.0, 1e3, unit="N·s", label="PGS tol.",
+    Setting("pgs_tolerance", "float", 1e-9, 0.0, 1e3, unit="N·s", label="PGS tol.",
             help="Projected Gauss-Seidel stops when every impulse change is below this (N·s)."),
     Setting("lcp_time_cap_ms", "float", 0.0, 0.0, 1000.0, unit="ms", label="time cap",
             help="Wall-clock budget of one LCP solve (ms); 0 = none. Lemke runs only when its predicted time fits; "
@@ -520,10 +527,11 @@ def classify_contacts(threshold, h, contacts, crows, vel, omega, c_vn, c_imp, c_
     J·V of every point's normal row at the step's start (c_vn) and its gap (c_gap, 0 when
     touching). A point impacts (c_imp = 1, target e·ġ⁻: ġ⁺ + e ġ⁻ ≥ 0) when it approaches
     faster than the threshold and touches or — with restitution — would reach the surface
-    in this step at that speed (gap < −ġ⁻·h): the impact is taken in the step in which it
-    happens. Every other point with a gap is a speculative row (ġ ≥ −gap/h), including
-    the bouncing ones physics/contacts.py leaves off until they touch, so nothing sinks
-    in; a contact with such a row has its friction on. Returns how many points impact."""
+    in the first half of this step at that speed (gap < −ġ⁻·h/2); reached in the second
+    half, its row stays off and it touches and bounces next step. Every other point with
+    a gap is a speculative row (ġ ≥ −gap/h), including the bouncing ones physics/
+    contacts.py leaves off until they touch; a contact with such a row has its friction
+    on. Returns how many points impact."""
     buf, cs = contacts.buffers, contacts.shapes
     ci, cf, row_of, restitution = buf.ci, buf.cf, buf.row_of, cs.restitution
     c_J, c_active, c_bias, c_body, c_kind, c_hi = crows.J, crows.active, crows.bias, crows.body, crows.kind, crows.hi
@@ -705,15 +713,21 @@ def solve_lcp(params, stats, nu, lw):
         n_est = 2.0 * nu                        # LCP variables, about (friction rows take three)
         predicted_ms = LEMKE_NS_PER_N3 * n_est ** 3 * 1e-6
         if method == LEMKE or params[P_TIME_CAP_MS] <= 0.0 or predicted_ms <= params[P_TIME_CAP_MS]:
+            for i in range(nu):
+                lw.xp[i] = x[i]             # the warm start, for PGS if Lemke fails
             status, pivots, size = solve_blcp_lemke(A, b, lo, hi, mu, g0, g1, nu, x, lw.lemke)
             stats[S_PIVOTS] = pivots
             stats[S_SIZE] = size
-            if status == LEMKE_OK:
+            scale = 1.0
+            for i in range(nu):
+                scale = max(scale, abs(b[i]))
+            if status == LEMKE_OK and blcp_residual(A, b, lo, hi, mu, g0, g1, nu, x) <= LEMKE_RESIDUAL * scale:
                 used = LEMKE
             else:
                 stats[S_FALLBACKS] += 1
-                for i in range(nu):
-                    x[i] = 0.0
+                if status != LEMKE_OK:
+                    for i in range(nu):
+                        x[i] = lw.xp[i]
     if used == PGS:
         sparsity(A, nu, lw.a_ptr, lw.a_idx)
         spent = ticks() - t0
@@ -820,6 +834,25 @@ def clear_joint_drive_impulses(joints, rows):
             row_lambda[r] = 0.0
 
 
+@njit(cache=True)
+def record_impact(impacts, n, t, r, crows, c_vn, vel, omega, ke0, ke1, S):
+    """Impact record n (LcpStats.impacts) of contact row r, if it fits; returns n + 1."""
+    if n < impacts.shape[0]:
+        a, b = crows.body[r, 0], crows.body[r, 1]
+        vn = c_vn[r]
+        rec = impacts[n]
+        rec[0] = t
+        rec[1] = a
+        rec[2] = b
+        rec[3] = vn
+        rec[4] = row_speed(crows.J, r, a, b, vel, omega)
+        rec[5] = crows.bias[r] / vn if vn != 0.0 else 0.0
+        rec[6] = ke0
+        rec[7] = ke1
+        rec[8] = S
+    return n + 1
+
+
 # ---------------------------------------------------------------------------- the kernel
 @njit(cache=True)
 def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drives, rows, work, tree, contacts, lw):
@@ -902,30 +935,20 @@ def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drive
                     r = lw.u_row[u]
                     c_S[r] = lw.x[u]
                     if c_imp[r] == 1:
-                        a, b = crows.body[r, 0], crows.body[r, 1]
-                        vn = c_vn[r]
-                        if n_impacts < impacts.shape[0]:
-                            rec = impacts[n_impacts]
-                            rec[0] = t
-                            rec[1] = a
-                            rec[2] = b
-                            rec[3] = vn
-                            rec[4] = row_speed(crows.J, r, a, b, body_vel, body_omega)
-                            rec[5] = crows.bias[r] / vn if vn != 0.0 else 0.0
-                            rec[6] = ke0
-                            rec[7] = ke1
-                            rec[8] = lw.x[u]
-                        n_impacts += 1
+                        n_impacts = record_impact(impacts, n_impacts, t, r, crows, c_vn, body_vel, body_omega,
+                                                  ke0, ke1, lw.x[u])
                         # resting from here: ġ ≥ 0 in the contact LCP (or ġ ≥ −gap/h)
                         crows.bias[r] = lw.c_gap[r] / h
         # forces, then the contact LCP of the step
         gather_forces(t, bodies, loads, force_acc, torque_acc)
         integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
-        free_velocity(rate_v, bodies, joint_body, tree, body_I, lw)
-        align_friction(crows, lw.fv, lw.fw)
-        nu = collect_rows(VELOCITY_PHASE, rate_v, bodies, joints, rows, crows, lw)
-        build_system(nu, nl, rank, tree, joint_body, body_inv_mass, inv_I, lw)
-        phase_rhs(nu, nl, rank, rate_v, lw)
+        nu = 0
+        if n_need > 0 or nl > 0:            # else the tree solve below is the whole step
+            free_velocity(rate_v, bodies, joint_body, tree, body_I, lw)
+            align_friction(crows, lw.fv, lw.fw)
+            nu = collect_rows(VELOCITY_PHASE, rate_v, bodies, joints, rows, crows, lw)
+            build_system(nu, nl, rank, tree, joint_body, body_inv_mass, inv_I, lw)
+            phase_rhs(nu, nl, rank, rate_v, lw)
         solve_lcp(params, stats, nu, lw)
         clear_joint_drive_impulses(joints, rows)
         gather_impulses(nu, nl, lw.x, lw)
@@ -938,20 +961,8 @@ def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drive
         if not impact_lcp:
             for u in range(nu):
                 if lw.u_tab[u] == 1 and lw.u_mu[u] == 0.0 and c_imp[lw.u_row[u]] == 1:
-                    r = lw.u_row[u]
-                    a, b = crows.body[r, 0], crows.body[r, 1]
-                    if n_impacts < impacts.shape[0]:
-                        rec = impacts[n_impacts]
-                        rec[0] = t
-                        rec[1] = a
-                        rec[2] = b
-                        rec[3] = c_vn[r]
-                        rec[4] = row_speed(crows.J, r, a, b, body_vel, body_omega)
-                        rec[5] = crows.bias[r] / c_vn[r] if c_vn[r] != 0.0 else 0.0
-                        rec[6] = 0.0
-                        rec[7] = 0.0
-                        rec[8] = lw.x[u]
-                    n_impacts += 1
+                    n_impacts = record_impact(impacts, n_impacts, t, lw.u_row[u], crows, c_vn, body_vel, body_omega,
+                                              0.0, 0.0, lw.x[u])
         # drift: split impulses, positions moved with V + V^p
         if rate_p != 0.0:
             position_pass(params, nu, nl, rank, rate_p, bodies, joint_body, tree, inv_I, pvel, pomega, lw)

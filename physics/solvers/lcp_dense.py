@@ -24,8 +24,12 @@ Two methods:
                                      (c the half-width; for friction c = mu Σ λ_n)
            (Stewart & Trinkle's form of friction, one pyramid face pair per row); the
            tableau is n_lcp × (2 n_lcp + 2), O(n_lcp²) per pivot, a few n_lcp pivots.
-           It either finishes exactly or fails (ray, pivot budget, non-finite): it
-           cannot be cut midway and return something usable.
+           It either finishes exactly or fails (ray, pivot budget, a non-finite pivot,
+           or a basic variable driven negative by round-off — heavily redundant rows,
+           e.g. a tall stack of four-point faces, make the basis ill-conditioned): it
+           cannot be cut midway and return something usable. The variables are scaled
+           to a unit diagonal first (a small patch's twist row is ~10⁴ times a normal
+           row), so one pivot tolerance fits every row.
   pgs      projected Gauss–Seidel on the BLCP itself, from a warm start: O(nnz) per
            sweep, stopped by a tolerance on the largest |Δλ|, a sweep budget or a
            wall-clock cap — any sweep leaves a feasible λ.
@@ -42,13 +46,15 @@ from numba import njit
 
 from ..clock import ticks
 
-LEMKE_OK, LEMKE_RAY, LEMKE_BUDGET, LEMKE_NONFINITE = range(4)
-LemkeWork = namedtuple("LemkeWork", "M q T basis z var_row var_sign var_off first slack")
+LEMKE_OK, LEMKE_RAY, LEMKE_BUDGET, LEMKE_NONFINITE, LEMKE_LOST = range(5)
+LemkeWork = namedtuple("LemkeWork", "M q T basis z var_row var_sign var_off first slack scale")
 """Work of Lemke's method on a BLCP of up to n rows (m = 3n LCP variables): M (m,m), q (m,),
 T (m, 2m+2) tableau, basis (m,) int, z (m,), var_row (m,) int, var_sign (m,), and per BLCP
-row var_off (n,), first (n,) int, slack (n,) int (blcp_to_lcp)."""
-PIVOT_TOL = 1e-12           # entries of the entering column below this (relative) cannot pivot
+row var_off (n,), first (n,) int, slack (n,) int; scale (m,) of each LCP variable
+(blcp_to_lcp)."""
+PIVOT_TOL = 1e-9            # entries of the (scaled) entering column below this cannot pivot
 TIE_TOL = 1e-11             # ratios this close (relative) are ties, broken lexicographically
+RHS_TOL = 1e-7              # a basic variable below −this (× max(1, |q|)) means round-off took over
 
 
 # ---------------------------------------------------------------------------- Lemke
@@ -82,6 +88,7 @@ def lemke(M, q, n, T, basis, z, max_pivots):
         T[i, rhs] = q[i]
         basis[i] = i
     scale = max(scale, 1.0)
+    lost = RHS_TOL * max(-qmin, 1.0)
     entering = 2 * n                        # z0 enters, the most negative q leaves
     pivots = 0
     while True:
@@ -122,8 +129,10 @@ def lemke(M, q, n, T, basis, z, max_pivots):
             if f != 0.0:
                 for j in range(width):
                     T[i, j] -= f * T[r, j]
-            if pivots == 0 and T[i, rhs] < 0.0:
-                T[i, rhs] = 0.0             # round-off after the first pivot
+            if T[i, rhs] < 0.0:
+                if T[i, rhs] < -lost:
+                    return LEMKE_LOST, pivots + 1   # ill-conditioned basis (many redundant rows)
+                T[i, rhs] = 0.0             # round-off: a degenerate basic variable
         leaving = basis[r]
         basis[r] = entering
         pivots += 1
@@ -238,6 +247,20 @@ def blcp_to_lcp(A, b, lo, hi, mu, g0, g1, n, work):
                 M[g, first[k]] += mu[i]     # c = mu Σ λ_n
         else:
             q[g] = 0.5 * (hi[i] - lo[i])
+    # scale the variables (z = S z̃, W̃ = S W keeps the complementarity) to a unit diagonal,
+    # so that one pivot tolerance fits rows of any size (a small patch's twist row is ~10⁴
+    # times a normal row); a slack γ takes the inverse of its row's scale
+    sc = work.scale
+    for j in range(nv):
+        rj = var_row[j]
+        sc[j] = 1.0 / math.sqrt(M[j, j]) if rj >= 0 and M[j, j] > 0.0 else 1.0
+    for i in range(n):
+        if slack[i] >= 0:
+            sc[slack[i]] = 1.0 / sc[first[i]]
+    for j in range(nv):
+        q[j] *= sc[j]
+        for k in range(nv):
+            M[j, k] *= sc[j] * sc[k]
     return nv
 
 
@@ -294,7 +317,10 @@ def solve_blcp_lemke(A, b, lo, hi, mu, g0, g1, n, x, work):
         return LEMKE_NONFINITE, 0, 0
     status, pivots = lemke(work.M, work.q, nv, work.T, work.basis, work.z, 50 + 10 * nv)
     if status == LEMKE_OK:
-        lcp_to_blcp(work.z, nv, work.var_row, work.var_sign, work.var_off, n, x)
+        z, sc = work.z, work.scale
+        for j in range(nv):
+            z[j] *= sc[j]
+        lcp_to_blcp(z, nv, work.var_row, work.var_sign, work.var_off, n, x)
     return status, pivots, nv
 
 
@@ -412,7 +438,7 @@ def lemke_work(n):
     m = 3 * max(int(n), 1)
     i64 = np.int64
     return LemkeWork(np.zeros((m, m)), np.zeros(m), np.zeros((m, 2 * m + 2)), np.zeros(m, i64), np.zeros(m),
-                     np.zeros(m, i64), np.zeros(m), np.zeros(m), np.zeros(m, i64), np.zeros(m, i64))
+                     np.zeros(m, i64), np.zeros(m), np.zeros(m), np.zeros(m, i64), np.zeros(m, i64), np.zeros(m))
 
 
 def solve_blcp(A, b, lo, hi, mu=None, groups=None, method="lemke", x0=None, sweeps=10000, tol=1e-14):
