@@ -44,7 +44,7 @@ SHOW_AFTER = 0.5          # s: a warm-up quicker than this shows no message
 # A cold warm-up's CPU seconds per step, measured here (2 cores; the kernels are compiled
 # by the first step that calls them: the penalty solver by chain, the ropes by
 # rope_swing, the impulse solver by chain; the other steps load them). Other steps: SMALL.
-WEIGHTS = {("chain", "penalty"): 30.0, ("rope_swing", "penalty"): 90.0, ("chain", "impulse"): 140.0}
+WEIGHTS = {("chain", "penalty"): 85.0, ("rope_swing", "penalty"): 90.0, ("chain", "impulse"): 140.0}
 SMALL = 0.3
 # The warm-up runs as two processes on two cores: the impulse solver (the longest
 # compile) beside the penalty solver and the ropes; the impulse steps with ropes come

@@ -121,7 +121,7 @@ DRIVE_NONE, DRIVE_FRICTION, DRIVE_POSITION, DRIVE_VELOCITY = 0, 1, 2, 3
 
 SETTINGS = (
     Setting("penalty_preset", "choice", "stiff", choices=tuple(PRESETS), label="preset",
-            help="stiff: stiff springs from each row's effective mass, integrated implicitly (stable at any Δt); "
+            help="stiff: stiff springs integrated implicitly (backward Euler; stable at any Δt and stiffness); "
                  "paper: α, β from the effective mass and α*, β* (seed 000), explicit; critical: every row "
                  "critically damped from its effective mass and Δt, explicit."),
     Setting("alpha_lin", "float", 5000.0, 0.0, 1e9, unit="1/s²", label="α* lin",
@@ -138,8 +138,9 @@ SETTINGS = (
                  "0.7 by default."),
     Setting("zeta", "float", 1.0, 0.0, 100.0, label="ζ", help="Critical preset: damping ratio of every row (1 = critical)."),
     Setting("stiff_kappa", "float", 100.0, 0.0, 1000.0, label="κ stiff",
-            help="Stiff preset: ωΔt of every row on its own effective mass (dimensionless, any size: implicit); "
-                 "a steady load opens a row by F Δt²/(κ² m)."),
+            help="Stiff preset: ωΔt of every row (dimensionless, any size: implicit) on its mass m (the bodies' "
+                 "m_eff for translational rows, their inertias about the axis for rotational ones); a steady "
+                 "load F opens a row by F Δt²/(κ² m)."),
     Setting("stiff_zeta", "float", 1.0, 0.0, 100.0, label="ζ stiff",
             help="Stiff preset: damping ratio of every row (1 = critical)."),
 )
@@ -158,8 +159,11 @@ bodies (−1: one is static), joint_b_late (m,) 1 if body b is the later node. S
 diag0, offd0, rhs0 the step's matrix and right side before the bounded rows, diag, offd,
 rhs those of one solve (blocks 6×6 row-major, lower triangle of the diagonal blocks);
 inertia_world, inv_inertia_world (n,9); row_w, row_g (r,) each implicit row's weight and
-right side; per joint: drive_kind, drive_max (N·m or N), drive_clamped, drive_dir (m,3)
-the unit direction of a clamped force over the free rows."""
+right side, c_lin (r,) its linearized value at the end of the step, engaged (r,) the
+side of a limit row binding at some iterate of this step; per joint: drive_kind,
+drive_max (N·m or N), drive_clamped, drive_dir (m,3) the unit direction of a clamped force
+over the free rows; pos0, quat0, vel0, omega0 the step's start and vel_k, omega_k the
+velocities of the last Newton iterate (stiff_step)."""
 
 
 # ---------------------------------------------------------------------------- explicit forces
@@ -1182,7 +1186,7 @@ class PenaltySolver:
     def free_rows_used(self, world):
         """Per joint, 1 where its free rows carry friction or a motor."""
         m, c = world.model.joints, world.control.joints
-        nf = np.array([N_FREE[t] for t in m.type], np.int64) if m.count else np.zeros(0, np.int64)
+        nf = N_FREE[m.type]
         motor = (nf == 1) & (c.motor_mode != MOTOR_OFF)
         return (motor | ((nf > 0) & (m.friction > 0.0))).astype(np.int64)
 
