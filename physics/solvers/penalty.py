@@ -122,7 +122,7 @@ DRIVE_NONE, DRIVE_FRICTION, DRIVE_POSITION, DRIVE_VELOCITY = 0, 1, 2, 3
 
 SETTINGS = (
     Setting("penalty_preset", "choice", "stiff", choices=tuple(PRESETS), label="preset",
-            help="stiff: stiff springs from each row's effective mass, integrated implicitly (stable at any Δt); "
+            help="stiff: stiff springs integrated implicitly (backward Euler; stable at any Δt and stiffness); "
                  "paper: α, β from the effective mass and α*, β* (seed 000), explicit; critical: every row "
                  "critically damped from its effective mass and Δt, explicit."),
     Setting("alpha_lin", "float", 5000.0, 0.0, 1e9, unit="1/s²", label="α* lin",
@@ -139,8 +139,9 @@ SETTINGS = (
                  "0.7 by default."),
     Setting("zeta", "float", 1.0, 0.0, 100.0, label="ζ", help="Critical preset: damping ratio of every row (1 = critical)."),
     Setting("stiff_kappa", "float", 100.0, 0.0, 1000.0, label="κ stiff",
-            help="Stiff preset: ωΔt of every row on its own effective mass (dimensionless, any size: implicit); "
-                 "a steady load opens a row by F Δt²/(κ² m)."),
+            help="Stiff preset: ωΔt of every row (dimensionless, any size: implicit) on its mass m (the bodies' "
+                 "m_eff for translational rows, their inertias about the axis for rotational ones); a steady "
+                 "load F opens a row by F Δt²/(κ² m)."),
     Setting("stiff_zeta", "float", 1.0, 0.0, 100.0, label="ζ stiff",
             help="Stiff preset: damping ratio of every row (1 = critical)."),
 )
@@ -159,8 +160,11 @@ bodies (−1: one is static), joint_b_late (m,) 1 if body b is the later node. S
 diag0, offd0, rhs0 the step's matrix and right side before the bounded rows, diag, offd,
 rhs those of one solve (blocks 6×6 row-major, lower triangle of the diagonal blocks);
 inertia_world, inv_inertia_world (n,9); row_w, row_g (r,) each implicit row's weight and
-right side; per joint: drive_kind, drive_max (N·m or N), drive_clamped, drive_dir (m,3)
-the unit direction of a clamped force over the free rows."""
+right side, c_lin (r,) its linearized value at the end of the step, engaged (r,) the
+side of a limit row binding at some iterate of this step; per joint: drive_kind,
+drive_max (N·m or N), drive_clamped, drive_dir (m,3) the unit direction of a clamped force
+over the free rows; pos0, quat0, vel0, omega0 the step's start and vel_k, omega_k the
+velocities of the last Newton iterate (stiff_step)."""
 
 
 # ωΔt of a contact's spring (contacts.penalty_contact_forces): a body resting at Δt sinks
@@ -254,6 +258,24 @@ def penalty_forces(params, h, bodies, rows, work):
             beta = 2.0 * params[6] * w / d
         lam = -(alpha * row_C[r] + beta * row_velocity(row_J, r, a, b, body_vel, body_omega))
         scatter_row(row_J, r, a, b, lam, force_acc, torque_acc)
+
+
+@njit(cache=True, error_model="numpy")
+def copy2d(dst, src):
+    """dst[:, :] = src for two arrays of the same shape (explicit loops: numba's slice
+    assignment compiles a shape-mismatch error path with string formatting, which costs
+    tens of seconds of compile time per caller)."""
+    for i in range(dst.shape[0]):
+        for j in range(dst.shape[1]):
+            dst[i, j] = src[i, j]
+
+
+@njit(cache=True, error_model="numpy")
+def fill2d(dst, value):
+    """dst[:, :] = value."""
+    for i in range(dst.shape[0]):
+        for j in range(dst.shape[1]):
+            dst[i, j] = value
 
 
 # ---------------------------------------------------------------------------- 6×6 block algebra
@@ -524,8 +546,8 @@ def body_blocks(h, geometric, gravity, bodies, joints, rows, force_acc, torque_a
     body_node, node_body = plan.body_node, plan.node_body
     diag0, offd0, rhs0 = plan.diag0, plan.offd0, plan.rhs0
     inertia_world, inv_inertia_world = plan.inertia_world, plan.inv_inertia_world
-    diag0[:, :] = 0.0
-    offd0[:, :] = 0.0
+    fill2d(diag0, 0.0)
+    fill2d(offd0, 0.0)
     for k in range(node_body.shape[0]):
         i = node_body[k]
         qx, qy, qz, qw = body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3]
@@ -695,8 +717,8 @@ def servo_masses(h, joints, drives, rows, plan):
     pair_ptr, pair_lo, pair_hi, pair_target = plan.pair_ptr, plan.pair_lo, plan.pair_hi, plan.pair_target
     diag0, offd0, diag, offd, x = plan.diag0, plan.offd0, plan.diag, plan.offd, plan.rhs
     row_w, row_g, drive_kind, vel_k, omega_k = plan.row_w, plan.row_g, plan.drive_kind, plan.vel_k, plan.omega_k
-    diag[:, :] = diag0
-    offd[:, :] = offd0
+    copy2d(diag, diag0)
+    copy2d(offd, offd0)
     factor(diag, offd, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target)
     for j in range(joint_type.shape[0]):
         if drive_kind[j] != DRIVE_POSITION:
@@ -705,7 +727,7 @@ def servo_masses(h, joints, drives, rows, plan):
         a = joint_body[j, 0]
         b = joint_body[j, 1]
         na, nb = body_node[a], body_node[b]
-        x[:, :] = 0.0
+        fill2d(x, 0.0)
         for c in range(6):
             if na >= 0:
                 x[na, c] = row_J[r, c]
@@ -929,10 +951,12 @@ def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, d
     if stiff and n_drives > 0:
         servo_masses(h, joints, drives, rows, plan)
     for it in range(PASSES):
-        diag[:, :] = diag0
-        offd[:, :] = offd0
-        rhs[:, :] = rhs0
-        if n_drives > 0:
+        if n_drives == 0:               # one solve: factor the step's matrix in place
+            diag, offd, rhs = diag0, offd0, rhs0
+        else:
+            copy2d(diag, diag0)
+            copy2d(offd, offd0)
+            copy2d(rhs, rhs0)
             add_drives(h, joints, rows, plan)
         factor(diag, offd, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target)
         solve(diag, offd, up_ptr, up_node, rhs)
@@ -987,13 +1011,15 @@ def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, wor
     pos0, quat0, vel0, omega0, vel_k, omega_k = plan.pos0, plan.quat0, plan.vel0, plan.omega0, plan.vel_k, plan.omega_k
     newton = int(params[P_NEWTON])
     if newton > 0:
-        pos0[:, :] = body_pos
-        quat0[:, :] = body_quat
-        vel0[:, :] = body_vel
-        omega0[:, :] = body_omega
-    vel_k[:, :] = 0.0
-    omega_k[:, :] = 0.0
-    plan.engaged[:] = 0
+        copy2d(pos0, body_pos)
+        copy2d(quat0, body_quat)
+        copy2d(vel0, body_vel)
+        copy2d(omega0, body_omega)
+    fill2d(vel_k, 0.0)
+    fill2d(omega_k, 0.0)
+    engaged = plan.engaged
+    for r in range(engaged.shape[0]):
+        engaged[r] = 0
     for it in range(newton + 1):
         implicit_velocities(params, h, it > 0, gravity, gyroscopic, bodies, joints, drives, rows, work, plan)
         integrate_positions(bodies, h)
@@ -1001,12 +1027,12 @@ def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, wor
         if it == newton or nonlinearity(joints, rows, plan) <= NEWTON_TOL:
             break
         # linearize again at the poses reached: X_k = X + Δt V_k, from the step's start
-        vel_k[:, :] = body_vel
-        omega_k[:, :] = body_omega
-        body_pos[:, :] = pos0
-        body_quat[:, :] = quat0
-        body_vel[:, :] = vel0
-        body_omega[:, :] = omega0
+        copy2d(vel_k, body_vel)
+        copy2d(omega_k, body_omega)
+        copy2d(body_pos, pos0)
+        copy2d(body_quat, quat0)
+        copy2d(body_vel, vel0)
+        copy2d(body_omega, omega0)
 
 
 @njit(cache=True, error_model="numpy")
@@ -1042,7 +1068,9 @@ def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows
         else:
             penalty_forces(params, h, bodies, rows, work)
             if implicit:
-                implicit_velocities(params, h, False, gravity, gyroscopic, bodies, joints, drives, rows, work, plan)
+                # relin = stiff, False here: a typed bool, not the literal False (numba would
+                # compile implicit_velocities a second time for the literal)
+                implicit_velocities(params, h, stiff, gravity, gyroscopic, bodies, joints, drives, rows, work, plan)
             else:
                 integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
             integrate_positions(bodies, h)
@@ -1166,7 +1194,7 @@ class PenaltySolver:
     def free_rows_used(self, world):
         """Per joint, 1 where its free rows carry friction or a motor."""
         m, c = world.model.joints, world.control.joints
-        nf = np.array([N_FREE[t] for t in m.type], np.int64) if m.count else np.zeros(0, np.int64)
+        nf = N_FREE[m.type]
         motor = (nf == 1) & (c.motor_mode != MOTOR_OFF)
         return (motor | ((nf > 0) & (m.friction > 0.0))).astype(np.int64)
 
