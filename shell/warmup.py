@@ -2,7 +2,7 @@
 
 The physics kernels are numba functions cached on disk (`cache=True`). On a fresh
 clone (or after an edit of a physics file) the first process that steps a world
-compiles them: about 190 s of CPU in all (`python -m shell.compile_times` measures it
+compiles them: about 200 s of CPU in all (`python -m shell.compile_times` measures it
 per kernel), during which a window would show nothing. So the window opens first and
 runs the warm-up below in subprocesses, which load the shipped scenes and step each one
 with both solvers (bodies and joints, ropes, the mouse spring: every kernel the app
