@@ -2,7 +2,7 @@
 
 The physics kernels are numba functions cached on disk (`cache=True`). On a fresh
 clone (or after an edit of a physics file) the first process that steps a world
-compiles them: about 190 s of CPU in all (`python -m shell.compile_times` measures it
+compiles them: about 200 s of CPU in all (`python -m shell.compile_times` measures it
 per kernel), during which a window would show nothing. So the window opens first and
 runs the warm-up below in subprocesses, which load the shipped scenes and step each one
 with both solvers (bodies and joints, ropes, the mouse spring: every kernel the app
@@ -52,7 +52,7 @@ SOLVERS = ("penalty", "impulse")
 # compiles the first time it needs them: the ones every world uses (joint rows, energy),
 # each solver's, the ropes', the impulse solver's tree kernels (TREE; part of "impulse"
 # unless another process compiled them first). A step weighs what it compiles first.
-GROUP_WEIGHTS = {"common": 9.0, "penalty": 11.0, "impulse": 66.0, "tree": 24.0, "ropes": 70.0}
+GROUP_WEIGHTS = {"common": 9.0, "penalty": 10.0, "impulse": 56.0, "tree": 33.0, "ropes": 70.0}
 SMALL = 0.3               # a step that compiles nothing new (loads from the cache)
 TREE = Path("tree kernels")   # the step compiling tree_solve's kernels (not a scene)
 # The warm-up runs as two processes on two cores: the impulse solver (the longest
@@ -232,21 +232,34 @@ def exercise_tree():
     """Solve the equality rows of a 3-link chain by the articulated form
     (tree_solve.solve_joint_rows: the kernels the impulse solver's direct path calls, with
     the argument types it passes), so they are in the cache when the impulse solver
-    compiles."""
+    compiles; then articulated_solve once more as the split-impulse solve calls it, with
+    the constant `two = False` (a specialization of its own: faster, compiled apart). The
+    rows are made up (random, full rank): writing them would compile the joint-row kernels
+    first, which the impulse process compiles meanwhile anyway."""
     import numpy as np
+    from numba import njit
     import physics
     from physics.builders import make_chain
-    from physics.solvers.tree_solve import solve_joint_rows, static_bodies
+    from physics.solvers.tree_solve import (articulated_solve, build_tree_plan, make_tree, solve_joint_rows,
+                                            static_bodies)
+
+    @njit
+    def positions_solve(tree, joint_body, rate, body_z, vel, omega, body_z2):
+        articulated_solve(tree, joint_body, rate, body_z, vel, omega, False, 0.0, body_z2, vel, omega)
+
     world = physics.World(solver="impulse")
     make_chain(world, links=3)
-    world.max_constraint_error()             # writes the rows
-    m, rows = world.model, world.rows
-    body_I = np.zeros((m.bodies.count, 9))
+    m, nb = world.model, world.model.bodies.count
+    row_J = np.random.default_rng(0).normal(size=(m.rows.count, 12))
+    body_I = np.zeros((nb, 9))
     body_I[:, [0, 4, 8]] = m.bodies.inertia
     body_I[0] = 0.0
-    solve_joint_rows(m.joints.type, m.joints.body, m.joints.row_start, rows.J, world.state.bodies.pos,
-                     m.bodies.inv_mass, body_I, static_bodies(m.bodies.inv_mass, m.bodies.inv_inertia),
-                     np.zeros(len(rows.J)))
+    static = static_bodies(m.bodies.inv_mass, m.bodies.inv_inertia)
+    solve_joint_rows(m.joints.type, m.joints.body, m.joints.row_start, row_J, world.state.bodies.pos,
+                     m.bodies.inv_mass, body_I, static, np.ones(m.rows.count))
+    tree = make_tree(build_tree_plan(m.joints.body, m.joints.type, static), m.rows.count)
+    vel, omega = np.zeros((nb, 3)), np.zeros((nb, 3))
+    positions_solve(tree, np.ascontiguousarray(m.joints.body), 0.0, tree.body_z, vel, omega, tree.body_z2)
 
 
 def warm_up(out=None, scenes=SCENES, part=None, needs=None):
