@@ -76,7 +76,8 @@ import numpy as np
 from numba import njit
 
 from ..clock import ticks, ticks_per_ms
-from ..contacts import N_NOW, S_THRESHOLD, contact_views, keep_contact_impulses, prepare_contacts
+from ..contacts import (N_NOW, S_THRESHOLD, contact_views, detection_overflowed, keep_contact_impulses,
+                        prepare_contacts)
 from ..integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from ..joint_rows import (FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOTOR_OFF, ROW_FREE,
                           compute_joint_rates, compute_joint_rows, write_drive_rows)
@@ -973,6 +974,8 @@ def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drive
         if may_iterate and step > 0:
             write_drive_rows(joints, drives, rows, h)
         n_blocks = prepare_contacts(contacts, bodies, h)
+        if detection_overflowed(contacts):
+            return step                     # nothing moved yet: redone with grown buffers
         crows, cwork, cdirect = contact_views(contacts, work, n_blocks)
         n_need = count_rows(joints, rows, crows, body_inv_mass)
         if n_need > lw.u_row.shape[0]:
@@ -1211,7 +1214,7 @@ class LcpSolver:
             lw = self._work_for(world, contacts)
             k = lcp_kernel(chunk, world.dt, world.time + done * world.dt, self.params, st, env, bodies, loads,
                            joints, drives, rows, work, tree, contacts, lw)
-            world.contacts_stepped()
+            grew = world.contacts_stepped()
             done += k
             fallbacks += int(st[S_FALLBACKS])
             capped += int(st[S_CAPPED_STEPS])
@@ -1223,8 +1226,10 @@ class LcpSolver:
                 self._room = (max(rows_room, 2 * int(st[S_NEED_ROWS])), max(loops_room, 2 * int(st[S_NEED_LOOPS])))
                 self._work = None
                 continue
-            if k < chunk:
+            if k < chunk and not grew:
                 break                       # blew up
+            if k < chunk:
+                continue                    # the contact buffers grew: the rest of the chunk
             if project:
                 _project(world, self.settings["projection_iterations"])
         tpm = self.params[P_TICKS_PER_MS]
