@@ -114,6 +114,16 @@ def broad_phase(kind, body, static, skip_keys, margin, aabb, key, pairs):
     for i in range(n):
         key[i] = aabb[i, axis] if kind[i] != PLANE else math.inf
     order = np.argsort(key)
+    return sweep_and_prune(kind, body, static, skip_keys, margin, aabb, order, m, axis, pairs)
+
+
+@njit(_nrt=False, **JIT)
+def sweep_and_prune(kind, body, static, skip_keys, margin, aabb, order, m, axis, pairs):
+    """broad_phase's sweep along `axis` over the m non-planes in `order`, then the planes
+    (order[m:]) against every non-static body; returns the number of pairs. Compiled
+    without numba's reference counting (`_nrt=False`, it allocates nothing): the helpers
+    inlined per candidate would count references to the arrays they take."""
+    n = kind.shape[0]
     a1, a2 = (axis + 1) % 3, (axis + 2) % 3
     count = 0
     for s in range(m):

@@ -91,7 +91,9 @@ def plane_capsule(body, p, b, margin, ci, cf, count):
 @njit(inline="always", **JIT)
 def plane_box(body, p, b, margin, sp, sf, ci, cf, count):
     """Each corner c ± hx a0 ± hy a1 ± hz a2 at height (c − o)·n ± hx a0·n ± hy a1·n ± hz a2·n
-    (three dot products for all 8); the corners below the margin, reduced to 4."""
+    (three dot products for all 8); the corners below the margin, reduced to 4. With at
+    most 4 below (a box resting on a face, an edge or a corner: the common case) they are
+    written straight out in corner order, as flush_manifold would."""
     nx, ny, nz, off = _plane(body, p)
     r00, r10, r20, r01, r11, r21, r02, r12, r22 = frame_axes(body[b, QUAT], body[b, QUAT + 1], body[b, QUAT + 2],
                                                              body[b, QUAT + 3])
@@ -101,6 +103,15 @@ def plane_box(body, p, b, margin, sp, sf, ci, cf, count):
     e2 = hz * (r02 * nx + r12 * ny + r22 * nz)
     cx, cy, cz = body[b, 0], body[b, 1], body[b, 2]
     height = cx * nx + cy * ny + cz * nz - off
+    below = 0
+    for k in range(8):
+        s0 = 1.0 if k & 1 else -1.0
+        s1 = 1.0 if k & 2 else -1.0
+        s2 = 1.0 if k & 4 else -1.0
+        if height + s0 * e0 + s1 * e1 + s2 * e2 < margin:
+            below += 1
+    if below == 0:
+        return
     m = 0
     for k in range(8):
         s0 = 1.0 if k & 1 else -1.0
@@ -111,8 +122,12 @@ def plane_box(body, p, b, margin, sp, sf, ci, cf, count):
             px = cx + s0 * hx * r00 + s1 * hy * r01 + s2 * hz * r02
             py = cy + s0 * hx * r10 + s1 * hy * r11 + s2 * hz * r12
             pz = cz + s0 * hx * r20 + s1 * hy * r21 + s2 * hz * r22
-            m = add_candidate(sp, sf, m, px, py, pz, -gap, k)
-    flush_manifold(sp, sf, m, p, b, nx, ny, nz, ci, cf, count)
+            if below <= 4:
+                emit(ci, cf, count, p, b, px, py, pz, nx, ny, nz, -gap, k)
+            else:
+                m = add_candidate(sp, sf, m, px, py, pz, -gap, k)
+    if below > 4:
+        flush_manifold(sp, sf, m, p, b, nx, ny, nz, ci, cf, count)
 
 
 @njit(inline="always", **JIT)
@@ -370,13 +385,22 @@ def collide_pair(kind, body, a, b, margin, sp, sf, poly, tags, boxes, rot, ci, c
 def narrow_phase(kind, body, pairs, n_pairs, margin, ci, cf, count):
     """Contacts of the first n_pairs candidate pairs into ci, cf (common.py's layout; count
     reset first). Allocates its small workspaces once per call."""
-    count[0] = 0
-    count[1] = 0
     sp = np.empty((MAX_CANDIDATES, 4))
     sf = np.empty(MAX_CANDIDATES, np.int64)
     poly = np.empty((2, 16, 3))
     tags = np.empty((2, 16, 2), np.int64)
     boxes = np.empty((2, 3, 4))
     rot = np.empty((3, 3))
+    narrow_pairs(kind, body, pairs, n_pairs, margin, sp, sf, poly, tags, boxes, rot, ci, cf, count)
+
+
+@njit(_nrt=False, **JIT)
+def narrow_pairs(kind, body, pairs, n_pairs, margin, sp, sf, poly, tags, boxes, rot, ci, cf, count):
+    """narrow_phase's loop over the pairs, with its workspaces (box_box's). Compiled
+    without numba's reference counting (`_nrt=False`: it allocates nothing): the
+    helpers inlined per pair would otherwise count references to every array they take,
+    a dozen atomic calls per pair, more than a box–plane manifold costs."""
+    count[0] = 0
+    count[1] = 0
     for p in range(n_pairs):
         collide_pair(kind, body, pairs[p, 0], pairs[p, 1], margin, sp, sf, poly, tags, boxes, rot, ci, cf, count)
