@@ -25,8 +25,8 @@ from numba import njit
 from ..contact_geometry import box_distance
 from ..quat import frame_axes, rotate, rotate_inv
 from .box_box import box_box
-from .common import BOX, CAPSULE, CYLINDER, JIT, MAX_CANDIDATES, PAR, PLANE, QUAT, SPHERE, add_candidate, emit, \
-    flush_manifold
+from .common import BOX, CAPSULE, CYLINDER, JIT, JIT_NO_REFS, MAX_CANDIDATES, PAR, PLANE, QUAT, SPHERE, \
+    add_candidate, emit, flush_manifold
 
 PARALLEL_SIN_CAPSULES = 0.02
 PARALLEL_SIN_FACE = 0.1
@@ -189,7 +189,7 @@ def sphere_box(body, a, b, margin, ci, cf, count):
         emit(ci, cf, count, a, b, cx - (gap + r) * nx, cy - (gap + r) * ny, cz - (gap + r) * nz, -nx, -ny, -nz, -gap, 0)
 
 
-@njit(**JIT)
+@njit(**JIT_NO_REFS)
 def capsule_capsule(body, a, b, margin, ci, cf, count):
     """Segments P(s) = P0 + s d1, Q(t) = Q0 + t d2 (s, t ∈ [0, 1]); their closest points by
     Ericson's ClosestPtSegmentSegment; the contact is that of the spheres of radius ra, rb
@@ -255,7 +255,7 @@ def _box_sdf(px, py, pz, hx, hy, hz):
     return math.sqrt(ox * ox + oy * oy + oz * oz) + min(max(qx, max(qy, qz)), 0.0)
 
 
-@njit(**JIT)
+@njit(**JIT_NO_REFS)
 def capsule_box(body, a, b, margin, ci, cf, count):
     """Capsule (or cylinder, as a capsule) a against box b: see the module table. The signed
     distance of a point to a box is convex, so along the segment it has one minimum, found by
@@ -394,12 +394,10 @@ def narrow_phase(kind, body, pairs, n_pairs, margin, ci, cf, count):
     narrow_pairs(kind, body, pairs, n_pairs, margin, sp, sf, poly, tags, boxes, rot, ci, cf, count)
 
 
-@njit(_nrt=False, **JIT)
+@njit(**JIT_NO_REFS)
 def narrow_pairs(kind, body, pairs, n_pairs, margin, sp, sf, poly, tags, boxes, rot, ci, cf, count):
-    """narrow_phase's loop over the pairs, with its workspaces (box_box's). Compiled
-    without numba's reference counting (`_nrt=False`: it allocates nothing): the
-    helpers inlined per pair would otherwise count references to every array they take,
-    a dozen atomic calls per pair, more than a box–plane manifold costs."""
+    """narrow_phase's loop over the pairs, with its workspaces (sp, sf: manifold candidates;
+    poly, tags, boxes, rot: box_box's), without reference counting (common.JIT_NO_REFS)."""
     count[0] = 0
     count[1] = 0
     for p in range(n_pairs):
