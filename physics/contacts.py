@@ -163,12 +163,16 @@ def find_previous(prev_key, n_prev, key):
     return lo if lo < n_prev and prev_key[lo] == key else -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def write_contact_rows(data, bodies, h, m):
     """The rows of the m contacts just found, one block per touching pair (its manifold):
     a normal row per point, then the friction rows at the points' centre (module
-    docstring), with velocity targets, drift values and warm-start impulses. Returns the
-    number of blocks; data.buffers.n holds the rows and blocks written."""
+    docstring), with velocity targets, drift values and warm-start impulses (last
+    substep's, found by key: one binary search per point and one per pair). Returns the
+    number of blocks; data.buffers.n holds the rows and blocks written. Compiled without
+    numba's reference counting (`_nrt=False`: it allocates nothing and returns a number),
+    which would otherwise count references to the arrays its inlined row helpers take,
+    several atomic calls per row."""
     cs, buf, rows = data.shapes, data.buffers, data.rows
     body, friction, restitution, settings = cs.body, cs.friction, cs.restitution, cs.settings
     ci, cf, key, row_of, block_of = buf.ci, buf.cf, buf.key, buf.row_of, buf.block_of
@@ -177,6 +181,7 @@ def write_contact_rows(data, bodies, h, m):
     row_mass_scale, row_impulse_scale, row_lambda = rows.mass_scale, rows.impulse_scale, rows.impulse
     block_start, block_count = rows.block_start, rows.block_count
     body_pos, body_vel, body_omega = bodies.pos, bodies.vel, bodies.omega
+    prev_key, prev_impulse, n_prev = buf.prev_key, buf.prev_impulse, buf.n[N_PREV]
     k = body.shape[0]
     slop, threshold = settings[S_SLOP], settings[S_THRESHOLD]
     r = 0
@@ -229,7 +234,8 @@ def write_contact_rows(data, bodies, h, m):
             row_bias[r] = bias
             row_C[r] = min(0.0, slop - depth)
             key[q] = pair_key + ci[q, 2]
-            row_lambda[r] = warm_impulse(buf, key[q], 0) if active != 0 else 0.0
+            prev = find_previous(prev_key, n_prev, key[q]) if active != 0 else -1
+            row_lambda[r] = prev_impulse[prev, 0] if prev >= 0 else 0.0
             row_of[q] = r
             block_of[q] = nb
             r += 1
@@ -272,11 +278,13 @@ def write_contact_rows(data, bodies, h, m):
             row_C[s] = 0.0
             row_lambda[s] = 0.0
         if touching and mu > 0.0:
-            fx, fy, fz = warm_impulse(buf, patch, 1), warm_impulse(buf, patch, 2), warm_impulse(buf, patch, 3)
-            row_lambda[r] = fx * t1x + fy * t1y + fz * t1z
-            row_lambda[r + 1] = fx * t2x + fy * t2y + fz * t2z
-            if nf == 3:
-                row_lambda[r + 2] = warm_impulse(buf, patch, 0)
+            prev = find_previous(prev_key, n_prev, patch)
+            if prev >= 0:
+                fx, fy, fz = prev_impulse[prev, 1], prev_impulse[prev, 2], prev_impulse[prev, 3]
+                row_lambda[r] = fx * t1x + fy * t1y + fz * t1z
+                row_lambda[r + 1] = fx * t2x + fy * t2y + fz * t2z
+                if nf == 3:
+                    row_lambda[r + 2] = prev_impulse[prev, 0]
         r += nf
         block_count[nb] = r - block_start[nb]
         nb += 1
@@ -295,13 +303,6 @@ def plain_row(row_joint, row_rot, row_body, row_mass_scale, row_impulse_scale, r
     row_body[r, 1] = b
     row_mass_scale[r] = 1.0
     row_impulse_scale[r] = 0.0
-
-
-@njit(cache=True, inline="always")
-def warm_impulse(buf, key, column):
-    """Last substep's impulse `column` of the contact (or patch) with this key, or 0."""
-    p = find_previous(buf.prev_key, buf.n[N_PREV], key)
-    return buf.prev_impulse[p, column] if p >= 0 else 0.0
 
 
 @njit(cache=True)

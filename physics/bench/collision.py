@@ -11,7 +11,8 @@ For each: microseconds per detection call (broad + narrow phase, one `collide` k
 with the workspaces prebuilt: the median over `repeat` runs of `calls` calls each; kernels
 compiled beforehand; wall clock and the thread's CPU time); the same for `collide_packed`
 (the contacts left in the kernels' packed buffers, no copy); the wall clock through `Detector.__call__` (the Python entry that checks
-the buffers), the candidate pairs and the contacts found.
+the buffers), the candidate pairs and the contacts found. Whole World steps with these
+contacts solved: `python -m physics.bench.contacts`.
 """
 import argparse
 import math

@@ -14,7 +14,7 @@ import math
 from numba import njit
 
 from ..quat import frame_axes
-from .common import JIT, PAR, QUAT, add_candidate, flush_manifold
+from .common import JIT, JIT_NO_REFS, PAR, QUAT, add_candidate, flush_manifold
 
 REL_TOL = 0.05   # an axis replaces a face of a only if its separation is larger by 5 % of |s|
 ABS_TOL = 1e-5   # plus this (m): faces are preferred, and the choice does not flicker (Box2D's rule)
@@ -45,7 +45,7 @@ def _clip_id(label, plane):
     return 20 + 4 * (label - 4) + plane
 
 
-@njit(**JIT)
+@njit(**JIT_NO_REFS)
 def box_box(body, a, b, margin, sp, sf, poly, tags, F, C, ci, cf, count):
     """Contacts of boxes a and b (see the module docstring). Workspaces: sp, sf the manifold
     candidates, poly (2,16,3) and tags (2,16,2) (edge label, vertex id) the clipping
@@ -127,7 +127,7 @@ def _edge_point(F, slot, skip, toward, lx, ly, lz, px, py, pz):
     return px, py, pz, code
 
 
-@njit(**JIT)
+@njit(**JIT_NO_REFS)
 def _edge_contact(body, a, b, F, sp, sf, ci, cf, count, i, j, lx, ly, lz, sep):
     """One point: the closest points of a's edge along a_i and b's edge along b_j that are
     extreme along the axis L = a_i × b_j (oriented from a to b); depth = −separation."""
@@ -154,7 +154,7 @@ def _edge_contact(body, a, b, F, sp, sf, ci, cf, count, i, j, lx, ly, lz, sep):
     flush_manifold(sp, sf, m, a, b, lx, ly, lz, ci, cf, count)
 
 
-@njit(**JIT)
+@njit(**JIT_NO_REFS)
 def _face_contact(body, a, b, margin, sp, sf, poly, tags, F, ci, cf, count, ref, r_ax):
     """Reference face: box `ref` (0 = a, 1 = b), axis r_ax, the side facing the other box.
     Incident face: the other box's face most anti-parallel to it. The incident quad, in the

@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 
 from ..quat import frame_axes, rotate
-from .common import BOX, CAPSULE, CYLINDER, JIT, PAR, PLANE, QUAT, SPHERE
+from .common import BOX, CAPSULE, CYLINDER, JIT, JIT_NO_REFS, PAR, PLANE, QUAT, SPHERE
 
 
 def joined_keys(skip, n):
@@ -36,7 +36,7 @@ def is_joined(skip_keys, n, i, j):
     return lo < skip_keys.shape[0] and skip_keys[lo] == key
 
 
-@njit(**JIT)
+@njit(**JIT_NO_REFS)
 def compute_aabbs(kind, body, margin, aabb):
     """World AABB of every body into aabb (n,6) (min xyz, max xyz, m), grown by margin/2 on
     every side so that boxes overlap when the gap is below the margin. Box: half widths
@@ -114,6 +114,15 @@ def broad_phase(kind, body, static, skip_keys, margin, aabb, key, pairs):
     for i in range(n):
         key[i] = aabb[i, axis] if kind[i] != PLANE else math.inf
     order = np.argsort(key)
+    return sweep_and_prune(kind, body, static, skip_keys, margin, aabb, order, m, axis, pairs)
+
+
+@njit(**JIT_NO_REFS)
+def sweep_and_prune(kind, body, static, skip_keys, margin, aabb, order, m, axis, pairs):
+    """broad_phase's sweep along `axis` over the m non-planes in `order`, then the planes
+    (order[m:]) against every non-static body; returns the number of pairs. Without
+    reference counting (common.JIT_NO_REFS)."""
+    n = kind.shape[0]
     a1, a2 = (axis + 1) % 3, (axis + 2) % 3
     count = 0
     for s in range(m):

@@ -30,6 +30,11 @@ POS, QUAT, PAR = 0, 3, 7
 BODY_WIDTH = 11
 
 JIT = dict(cache=True, error_model="numpy")
+# For kernels that allocate nothing and return no array: compiled without numba's
+# reference counting. numba counts references to every array an `inline="always"` helper
+# takes, and in a loop with branches its pruning leaves them in: a dozen atomic calls per
+# pair, more than a box–plane manifold costs (the contacts are the same bit for bit).
+JIT_NO_REFS = dict(JIT, _nrt=False)
 
 MAX_CANDIDATES = 16
 

@@ -25,8 +25,8 @@ from numba import njit
 from ..contact_geometry import box_distance
 from ..quat import frame_axes, rotate, rotate_inv
 from .box_box import box_box
-from .common import BOX, CAPSULE, CYLINDER, JIT, MAX_CANDIDATES, PAR, PLANE, QUAT, SPHERE, add_candidate, emit, \
-    flush_manifold
+from .common import BOX, CAPSULE, CYLINDER, JIT, JIT_NO_REFS, MAX_CANDIDATES, PAR, PLANE, QUAT, SPHERE, \
+    add_candidate, emit, flush_manifold
 
 PARALLEL_SIN_CAPSULES = 0.02
 PARALLEL_SIN_FACE = 0.1
@@ -91,7 +91,9 @@ def plane_capsule(body, p, b, margin, ci, cf, count):
 @njit(inline="always", **JIT)
 def plane_box(body, p, b, margin, sp, sf, ci, cf, count):
     """Each corner c ± hx a0 ± hy a1 ± hz a2 at height (c − o)·n ± hx a0·n ± hy a1·n ± hz a2·n
-    (three dot products for all 8); the corners below the margin, reduced to 4."""
+    (three dot products for all 8); the corners below the margin, reduced to 4. With at
+    most 4 below (a box resting on a face, an edge or a corner: the common case) they are
+    written straight out in corner order, as flush_manifold would."""
     nx, ny, nz, off = _plane(body, p)
     r00, r10, r20, r01, r11, r21, r02, r12, r22 = frame_axes(body[b, QUAT], body[b, QUAT + 1], body[b, QUAT + 2],
                                                              body[b, QUAT + 3])
@@ -101,6 +103,15 @@ def plane_box(body, p, b, margin, sp, sf, ci, cf, count):
     e2 = hz * (r02 * nx + r12 * ny + r22 * nz)
     cx, cy, cz = body[b, 0], body[b, 1], body[b, 2]
     height = cx * nx + cy * ny + cz * nz - off
+    below = 0
+    for k in range(8):
+        s0 = 1.0 if k & 1 else -1.0
+        s1 = 1.0 if k & 2 else -1.0
+        s2 = 1.0 if k & 4 else -1.0
+        if height + s0 * e0 + s1 * e1 + s2 * e2 < margin:
+            below += 1
+    if below == 0:
+        return
     m = 0
     for k in range(8):
         s0 = 1.0 if k & 1 else -1.0
@@ -111,8 +122,12 @@ def plane_box(body, p, b, margin, sp, sf, ci, cf, count):
             px = cx + s0 * hx * r00 + s1 * hy * r01 + s2 * hz * r02
             py = cy + s0 * hx * r10 + s1 * hy * r11 + s2 * hz * r12
             pz = cz + s0 * hx * r20 + s1 * hy * r21 + s2 * hz * r22
-            m = add_candidate(sp, sf, m, px, py, pz, -gap, k)
-    flush_manifold(sp, sf, m, p, b, nx, ny, nz, ci, cf, count)
+            if below <= 4:
+                emit(ci, cf, count, p, b, px, py, pz, nx, ny, nz, -gap, k)
+            else:
+                m = add_candidate(sp, sf, m, px, py, pz, -gap, k)
+    if below > 4:
+        flush_manifold(sp, sf, m, p, b, nx, ny, nz, ci, cf, count)
 
 
 @njit(inline="always", **JIT)
@@ -174,7 +189,7 @@ def sphere_box(body, a, b, margin, ci, cf, count):
         emit(ci, cf, count, a, b, cx - (gap + r) * nx, cy - (gap + r) * ny, cz - (gap + r) * nz, -nx, -ny, -nz, -gap, 0)
 
 
-@njit(**JIT)
+@njit(**JIT_NO_REFS)
 def capsule_capsule(body, a, b, margin, ci, cf, count):
     """Segments P(s) = P0 + s d1, Q(t) = Q0 + t d2 (s, t ∈ [0, 1]); their closest points by
     Ericson's ClosestPtSegmentSegment; the contact is that of the spheres of radius ra, rb
@@ -240,7 +255,7 @@ def _box_sdf(px, py, pz, hx, hy, hz):
     return math.sqrt(ox * ox + oy * oy + oz * oz) + min(max(qx, max(qy, qz)), 0.0)
 
 
-@njit(**JIT)
+@njit(**JIT_NO_REFS)
 def capsule_box(body, a, b, margin, ci, cf, count):
     """Capsule (or cylinder, as a capsule) a against box b: see the module table. The signed
     distance of a point to a box is convex, so along the segment it has one minimum, found by
@@ -370,13 +385,20 @@ def collide_pair(kind, body, a, b, margin, sp, sf, poly, tags, boxes, rot, ci, c
 def narrow_phase(kind, body, pairs, n_pairs, margin, ci, cf, count):
     """Contacts of the first n_pairs candidate pairs into ci, cf (common.py's layout; count
     reset first). Allocates its small workspaces once per call."""
-    count[0] = 0
-    count[1] = 0
     sp = np.empty((MAX_CANDIDATES, 4))
     sf = np.empty(MAX_CANDIDATES, np.int64)
     poly = np.empty((2, 16, 3))
     tags = np.empty((2, 16, 2), np.int64)
     boxes = np.empty((2, 3, 4))
     rot = np.empty((3, 3))
+    narrow_pairs(kind, body, pairs, n_pairs, margin, sp, sf, poly, tags, boxes, rot, ci, cf, count)
+
+
+@njit(**JIT_NO_REFS)
+def narrow_pairs(kind, body, pairs, n_pairs, margin, sp, sf, poly, tags, boxes, rot, ci, cf, count):
+    """narrow_phase's loop over the pairs, with its workspaces (sp, sf: manifold candidates;
+    poly, tags, boxes, rot: box_box's), without reference counting (common.JIT_NO_REFS)."""
+    count[0] = 0
+    count[1] = 0
     for p in range(n_pairs):
         collide_pair(kind, body, pairs[p, 0], pairs[p, 1], margin, sp, sf, poly, tags, boxes, rot, ci, cf, count)
