@@ -143,8 +143,8 @@ def _differential_drive(solver, left, right):
     (rad/s) from the start."""
     w = ground_world(0.015, solver)
     w.add_body("chassis", Box((0.5, 0.4, 0.15)), mass=20.0, position=(-0.1, 0, 0.16))
-    w.add_body("skid", Sphere(0.04), mass=0.3, position=(-0.28, 0, 0.04), friction=0.0025)
-    w.add_joint("skid_mount", "fixed", "chassis", "skid", anchor=(-0.28, 0, 0.085))
+    w.add_body("skid", Sphere(0.05), mass=0.3, position=(-0.33, 0, 0.05), friction=0.0025)
+    w.add_joint("skid_mount", "fixed", "chassis", "skid", anchor=(-0.33, 0, 0.085))
     axle = np.array([math.sin(math.pi / 4), 0.0, 0.0, math.cos(math.pi / 4)])       # local z along −y
     for name, y, speed in (("left", 0.25, left), ("right", -0.25, right)):
         w.add_body(name, Cylinder(0.1, 0.02), mass=1.0, position=(0, y, 0.1), orientation=axle, friction=1.0)
