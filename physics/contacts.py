@@ -313,6 +313,15 @@ def prepare_contacts(data, bodies, h):
     return write_contact_rows(data, bodies, h, m)
 
 
+@njit(cache=True, inline="always")
+def detection_overflowed(data):
+    """Whether detection found more than the buffers hold since they were last grown. A
+    kernel then stops at the start of the step (before moving anything), so that its
+    caller grows them (World.contacts_stepped) and does the step again with every contact:
+    contacts dropped for the rest of a many-step call would let bodies fall through."""
+    return data.buffers.n[N_OVERFLOW] != 0
+
+
 @njit(cache=True)
 def contact_views(data, work, n_blocks):
     """The contact rows as a Rows table and their scratch in the Scratch layout (views of
@@ -538,10 +547,13 @@ class Contacts:
         return self._data
 
     def grow_if_needed(self, world):
-        """After a kernel: grow the buffers if detection overflowed them."""
+        """After a kernel: grow the buffers if detection overflowed them; returns whether
+        it did (the kernel stopped early: the caller runs the remaining steps)."""
         d = self._data
         if d is not None and d.buffers.n[N_OVERFLOW]:
             self._data = self._build(world, d)
+            return True
+        return False
 
     def _build(self, world, old):
         mb, sb = world.model.bodies, world.state.bodies

@@ -1037,8 +1037,10 @@ class World:
         return self.contact_model.data(self)
 
     def contacts_stepped(self):
-        """After a kernel call: grow the contact buffers if they overflowed."""
-        self.contact_model.grow_if_needed(self)
+        """After a kernel call: grow the contact buffers if they overflowed; returns
+        whether they did (the kernel then stopped early, physics/contacts.py
+        detection_overflowed, and the solver runs the remaining steps)."""
+        return self.contact_model.grow_if_needed(self)
 
     def contacts(self):
         """The contacts of the last step: bodies (m,2) indices, point, normal (a → b),

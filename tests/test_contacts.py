@@ -247,3 +247,22 @@ def test_contacts_restore_with_the_state_so_a_replay_repeats():
     w.restore_state(saved)
     w.advance(0.5)
     assert np.array_equal(w.state.bodies.pos, first)
+
+
+@pytest.mark.parametrize("solver", ["impulse", "penalty", "lcp"])
+def test_contacts_beyond_the_first_buffers_hold_bodies_up_in_a_long_kernel_call(solver):
+    """The stack scene has more candidate pairs and contacts than the buffers first hold:
+    one call of 100 steps (as a headless run makes) stops at the overflow, grows them and
+    goes on, so every body stays on the ground (its centre at least 5 cm above it: the
+    smallest half height is 7.5 cm) instead of falling through for the rest of the call."""
+    from pathlib import Path
+    import physics
+    w = physics.load_scene(Path(__file__).resolve().parent.parent / "scenes" / "stack.toml")
+    w.solver = solver
+    pairs0, points0 = w.contact_data().buffers.pairs.shape[0], w.contact_data().buffers.ci.shape[0]
+    w.advance_steps(100)
+    grown = w.contact_data().buffers
+    assert grown.pairs.shape[0] > pairs0 or grown.ci.shape[0] > points0       # the case happened
+    dynamic = w.model.bodies.inv_mass > 0.0
+    assert w.state.bodies.pos[dynamic, 2].min() > 0.05
+    assert w.time == pytest.approx(1.0)

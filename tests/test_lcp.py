@@ -191,6 +191,32 @@ def test_fallback_rule_row_count_time_cap_and_method():
         assert (w.stats.rows, w.stats.method, w.stats.fallbacks) == (35, method, 0), settings
 
 
+def test_sparse_system_holds_the_same_matrix_as_the_dense_build():
+    """Above Lemke's row count the LCP matrix A = J_U M̂ J_Uᵀ is built as CSR rows of its
+    nonzeros (sparse_system) instead of densely: on the stack scene's boxes both builds give
+    the same A to 1e-12 of its largest entry (the dense build's symmetrization only moves
+    round-off)."""
+    from physics.solvers.lcp import build_system
+    w = load_scene(str(ROOT / "scenes" / "stack.toml"))
+    w.solver = "lcp"
+    w.advance_steps(30)
+    solver = w.solvers["lcp"]
+    _, tree = solver.tree(w)
+    lw = solver._work
+    nu = int(w.stats.rows)
+    assert nu > 64
+    _, bodies, _, joints, _, _, work = w.kernel_bundles(solver.free_rows_used(w), False)
+    build_system(nu, 0, 0, False, tree, joints.body, bodies.inv_mass, work.inv_inertia_world, lw)
+    dense = lw.A[:nu, :nu].copy()
+    build_system(nu, 0, 0, True, tree, joints.body, bodies.inv_mass, work.inv_inertia_world, lw)
+    sparse = np.diag(lw.a_diag[:nu].copy())
+    for i in range(nu):
+        for k in range(lw.a_ptr[i], lw.a_ptr[i + 1]):
+            sparse[i, lw.a_idx[k]] += lw.a_val[k]
+    scale = np.abs(dense).max()
+    assert np.abs(sparse - dense).max() <= 1e-12 * scale
+
+
 def test_one_step_equals_the_dense_mixed_lcp_of_the_same_rows():
     """A tree of a hinge at its stop (limit row active), a slider at its stop and a ball
     joint, all with joint friction: one lcp step (no drift correction) gives the velocities

@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from ..clock import ticks, ticks_per_ms
-from ..contacts import contact_views, keep_contact_impulses, prepare_contacts
+from ..contacts import contact_views, detection_overflowed, keep_contact_impulses, prepare_contacts
 from ..quat import rotated_diagonal, store_symmetric
 from ..integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from ..joint_rows import (FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOTOR_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT,
@@ -908,6 +908,8 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
                 write_drive_rows(joints, drives, rows, h)
             # contacts at the poses of the substep's start, ġ⁻ from its velocities
             n_contacts = prepare_contacts(contacts, bodies, h)     # blocks: touching pairs
+            if detection_overflowed(contacts) and sub == 0:
+                return step                 # nothing moved yet: redone with grown buffers
             crows, cwork, cdirect = contact_views(contacts, work, n_contacts)
             gather_forces(t, bodies, loads, force_acc, torque_acc)
             integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
@@ -940,6 +942,9 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
         stats[S_SOLVE_TICKS] = solve_ticks
         if blown_up(bodies, max_speed, max_spin):
             return step
+        if detection_overflowed(contacts):
+            compute_joint_rates(bodies, joints, rows)
+            return step + 1                 # a later substep overflowed: grow before the next step
     compute_joint_rates(bodies, joints, rows)
     return n_steps
 
@@ -1048,9 +1053,14 @@ class ImpulseSolver:
         self.params[P_DIRECT] = 1.0 if direct else 0.0
         self.params[P_MAY_ITERATE] = 1.0 if may_iterate else 0.0
         env, bodies, loads, joints, drives, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
-        done = impulse_kernel(n, world.dt, world.time, self.params, self.kernel_stats, env, bodies, loads, joints,
-                              drives, rows, work, tree if direct else no_direct, world.contact_data())
-        world.contacts_stepped()
+        done = 0
+        while True:
+            k = impulse_kernel(n - done, world.dt, world.time + done * world.dt, self.params, self.kernel_stats, env,
+                               bodies, loads, joints, drives, rows, work, tree if direct else no_direct,
+                               world.contact_data())
+            done += k
+            if not world.contacts_stepped() or done >= n:
+                break                       # all done, or a blow-up
         st, tpm = self.kernel_stats, self.params[P_TICKS_PER_MS]
         self.stats = SolverStats(int(st[S_ITERATIONS]), float(st[S_RESIDUAL]),
                                  float(st[S_SOLVE_TICKS] / tpm) if tpm > 0 else 0.0,

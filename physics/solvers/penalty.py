@@ -98,7 +98,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..contacts import penalty_contact_forces, prepare_contacts
+from ..contacts import detection_overflowed, penalty_contact_forces, prepare_contacts
 from ..integrate import blown_up, gather_forces, gyroscopic_implicit, integrate_positions, integrate_velocities
 from ..joint_rows import (MOTOR_OFF, MOTOR_POSITION, ROW_FREE, ROW_LIMIT, compute_joint_rates,
                           compute_joint_rows, row_velocity)
@@ -1061,7 +1061,10 @@ def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows
     implicit = stiff or any_drive(joints, drives)
     for step in range(n_steps):
         gather_forces(t0 + step * h, bodies, loads, force_acc, torque_acc)
-        if prepare_contacts(contacts, bodies, h) > 0:
+        n_contacts = prepare_contacts(contacts, bodies, h)
+        if detection_overflowed(contacts):
+            return step                     # nothing moved yet: redone with grown buffers
+        if n_contacts > 0:
             penalty_contact_forces(contacts, bodies, h, CONTACT_KAPPA, 1.0, force_acc, torque_acc, gravity)
         if stiff:
             stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, step == n_steps - 1)
@@ -1203,9 +1206,12 @@ class PenaltySolver:
         t0 = time.perf_counter()
         plan = self._current_plan(world)
         env, bodies, loads, joints, drives, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
-        done = penalty_run(n, world.dt, world.time, self.params, env, bodies, loads, joints, drives, rows, work, plan,
-                           world.contact_data())
-        world.contacts_stepped()
+        done = 0
+        while True:
+            done += penalty_run(n - done, world.dt, world.time + done * world.dt, self.params, env, bodies, loads,
+                                joints, drives, rows, work, plan, world.contact_data())
+            if not world.contacts_stepped() or done >= n:
+                break                       # all done, or a blow-up
         ms = (time.perf_counter() - t0) * 1e3 / max(n, 1)
         self.stats = SolverStats(0, 0.0, ms, False, 0, done)
         return done
