@@ -8,8 +8,9 @@ after the joints' (`ContactData.rows`, trimmed each substep):
     normal rows   one per point: Ċ = n·(v_b + ω_b×r_b − v_a − ω_a×r_a), n from a to b;
                   one-sided: its accumulated impulse λ_n ≥ 0 (kind ROW_LIMIT, lo 0)
     friction rows at the centre c of the points: two along t1, t2 ⟂ n and, when the
-                  points span a patch, a twist row (ω_b − ω_a)·n / r̄ (r̄ the points' mean
-                  distance from c, so its impulse is in N·s like the others); their
+                  points span a patch, a twist row r̄·(ω_b − ω_a)·n (r̄ the points' mean
+                  distance from c: the sliding speed at r̄, so its impulse is in N·s like
+                  the others and its torque is λ_tw·r̄ ≤ μ Σλ_n·r̄, a ring of radius r̄); their
                   impulses stay in one Coulomb ball ‖(λ_t1, λ_t2, λ_tw)‖ ≤ μ Σλ_n — the
                   coupled friction solve and ball clamp of seed 001 eq. 15-16, as for a
                   joint's free rows, with the radius μ Σλ_n instead of F·h (active
@@ -244,7 +245,8 @@ def write_contact_rows(data, bodies, h, m):
             c = end
             continue
         # friction at the centre of the points: two tangent rows and, for a patch, a twist
-        # row about n scaled by 1/r̄ (N·s like the others), in one Coulomb ball μ Σλ_n
+        # row about n scaled by r̄ (the sliding speed at r̄: N·s like the others, torque
+        # λ·r̄), in one Coulomb ball μ Σλ_n
         cx, cy, cz = cx / n_pts, cy / n_pts, cz / n_pts
         rbar = 0.0
         for q in range(c, end):
@@ -263,8 +265,8 @@ def write_contact_rows(data, bodies, h, m):
         if n_pts > 1 and rbar > 1e-9:
             for q in range(12):
                 row_J[r + 2, q] = 0.0
-            row_J[r + 2, 3], row_J[r + 2, 4], row_J[r + 2, 5] = -nx / rbar, -ny / rbar, -nz / rbar
-            row_J[r + 2, 9], row_J[r + 2, 10], row_J[r + 2, 11] = nx / rbar, ny / rbar, nz / rbar
+            row_J[r + 2, 3], row_J[r + 2, 4], row_J[r + 2, 5] = -nx * rbar, -ny * rbar, -nz * rbar
+            row_J[r + 2, 9], row_J[r + 2, 10], row_J[r + 2, 11] = nx * rbar, ny * rbar, nz * rbar
             nf = 3
         patch = pair_key + PATCH_FEATURE
         buf.block_key[nb] = patch

@@ -108,7 +108,7 @@ REFERENCE_ASPECT = 16 / 9          # the aspect a scene's [view] is composed for
 
 def visible_bodies(snap, radii=None):
     """Indices of the bodies a scene shows: no planes, and none wholly under a ground
-    plane (such as rope_tow's carriages, hidden under the floor)."""
+    plane (such as a carriage hidden under the floor)."""
     from .meshes import bounding_radius
     shapes = snap["shapes"]
     pos = snap["position"]

@@ -363,7 +363,7 @@ class ViewerWindow(pyglet.window.Window):
 
     def _default_joint(self):
         """The joint selected when a scene opens: the first whose body is in view (not a
-        carriage hidden under the floor, as in rope_tow), else the first, else None."""
+        carriage hidden under the floor), else the first, else None."""
         from render.frame import visible_bodies
         if not self.world.joint_info:
             return None

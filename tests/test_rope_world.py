@@ -73,18 +73,19 @@ def test_rope_tow_runs_60_s_the_cart_follows_and_the_rope_stays_above_the_floor(
     # the rope's centreline never goes below the floor by more than its radius
     assert lowest > -rope.radius
     # the cart followed: it travelled, and never fell farther behind than the rope
-    # (2.8 m) plus the two half-bodies (0.55 m) and a small stretch allowance
+    # (2.8 m) plus the robot's and the cart's half-lengths (0.25 + 0.3 m) and a small
+    # stretch allowance
     assert np.linalg.norm(w.body("cart").position[:2] - cart0[:2]) > 4.0
     assert farthest < 2.8 + 0.55 + 0.2
 
 
 def test_motor_events_change_the_target_at_their_time():
     w = load_scene("scenes/rope_tow.toml")
-    drive = w.joint("drive_x")
+    drive = w.joint("wheel_left")
     w.advance(0.99)
     assert drive.motor["target"] == 0.0
     w.advance(0.03)
-    assert drive.motor["target"] == pytest.approx(0.6)
+    assert drive.motor["target"] == pytest.approx(6.0)          # 0.6 m/s on wheels of r = 0.1 m
     w.reset()
     assert drive.motor["target"] == 0.0
 

@@ -151,17 +151,17 @@ def test_rope_tow_selects_a_visible_body_and_outlines_it(win):
     frame(win)
     world = win.world
     body = win.selected_body
-    assert body is not None and world.state.bodies.pos[body][2] > 0            # not a carriage under the floor
-    assert world.joint_info[win.selected_joint].name == "steer"
-    assert world.body_info[body].name == "robot"
+    assert body is not None and world.state.bodies.pos[body][2] > 0            # a body in view
+    assert world.joint_info[win.selected_joint].name == "wheel_left"         # the first joint
+    assert world.body_info[body].name == "wheel_l"
     rgb = win.pixels()
     cyan = np.all(np.abs(rgb.astype(int) - np.array([90, 220, 255])) < 30, axis=2)   # overlay.HIGHLIGHT
     sw = win.scene_size()[0]
     ys, xs = np.nonzero(cyan[:, :sw])
     assert len(xs) > 40
     shapes, _ = _silhouettes(win)
-    bx0, by0, bx1, by1 = shapes["robot"]
-    # the outline hugs the robot: its lines lie around the robot's silhouette
+    bx0, by0, bx1, by1 = shapes["wheel_l"]
+    # the outline hugs the wheel: its lines lie around the wheel's silhouette
     assert bx0 - 30 <= np.median(xs) <= bx1 + 30 and by0 - 40 <= np.median(ys) <= by1 + 30
 
 

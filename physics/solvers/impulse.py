@@ -285,6 +285,51 @@ def constraint_rows(row_J, row_C, row_active, row_lo, row_hi, row_bias, row_mass
     return v, largest
 
 
+@njit(cache=True, inline="always")
+def solve3(a00, a01, a02, a11, a12, a22, b0, b1, b2):
+    """x = A⁻¹b for a symmetric positive definite 3×3 A (Cramer)."""
+    c00 = a11 * a22 - a12 * a12
+    c01 = a02 * a12 - a01 * a22
+    c02 = a01 * a12 - a02 * a11
+    det = a00 * c00 + a01 * c01 + a02 * c02
+    c11 = a00 * a22 - a02 * a02
+    c12 = a01 * a02 - a00 * a12
+    c22 = a00 * a11 - a01 * a01
+    return ((c00 * b0 + c01 * b1 + c02 * b2) / det, (c01 * b0 + c11 * b1 + c12 * b2) / det,
+            (c02 * b0 + c12 * b1 + c22 * b2) / det)
+
+
+@njit(cache=True)
+def ball_metric_clamp(k00, k01, k02, k11, k12, k22, p0, p1, p2, pmax):
+    """A contact's friction impulse p* outside its Coulomb ball ‖p‖ ≤ pmax brought onto it
+    in the metric of its block K = J M⁻¹ Jᵀ: p = (K + μI)⁻¹ K p*, μ > 0 with ‖p‖ = pmax
+    (Newton on 1/‖p(μ)‖ − 1/pmax, monotone from μ = 0). At the sweep's fixed point the
+    sliding velocity J V = −μ p opposes the impulse (maximal dissipation), in the twist row
+    too; scaling p* instead leaves J V ∝ K p, which for a narrow patch (K's twist entry
+    ∝ r̄²) makes a turning wheel slip along its track. Unused rows: k = 1 off the block, p = 0."""
+    q0 = k00 * p0 + k01 * p1 + k02 * p2
+    q1 = k01 * p0 + k11 * p1 + k12 * p2
+    q2 = k02 * p0 + k12 * p1 + k22 * p2
+    mu = 0.0
+    x0, x1, x2 = p0, p1, p2
+    for _ in range(30):
+        n = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+        if n <= pmax * (1.0 + 1e-10):
+            break
+        y0, y1, y2 = solve3(k00 + mu, k01, k02, k11 + mu, k12, k22 + mu, x0, x1, x2)
+        slope = (x0 * y0 + x1 * y1 + x2 * y2) / (n * n * n)       # d(1/‖p‖)/dμ > 0
+        if not slope > 0.0:
+            break
+        mu += (1.0 / pmax - 1.0 / n) / slope
+        x0, x1, x2 = solve3(k00 + mu, k01, k02, k11 + mu, k12, k22 + mu, q0, q1, q2)
+    n = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+    if not (n > 0.0 and math.isfinite(n)):
+        x0, x1, x2 = p0, p1, p2
+        n = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+    s = pmax / n if n > pmax else 1.0
+    return x0 * s, x1 * s, x2 * s
+
+
 @njit(cache=True, _nrt=False)
 def sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct):
     """One sweep of sequential impulses over every block of rows; returns the largest |Δp|.
@@ -340,6 +385,8 @@ def sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct):
         r0 = -jv12(row_J, f0, v)
         k00 = coupling(row_J, row_minv_jt, f0, f0)
         d0 = d1 = d2 = 0.0
+        k01 = k02 = k12 = 0.0
+        k11 = k22 = 1.0
         if nf == 1:
             if k00 > 0.0:
                 d0 = r0 / k00
@@ -372,7 +419,9 @@ def sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct):
         p1 = (row_lambda[f0 + 1] + d1) if nf > 1 else 0.0
         p2 = (row_lambda[f0 + 2] + d2) if nf > 2 else 0.0
         n = math.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
-        if n > pmax:
+        if n > pmax and row_active[f0] == FREE_CONTACT and nf > 1 and pmax > 0.0:
+            p0, p1, p2 = ball_metric_clamp(k00, k01, k02, k11, k12, k22, p0, p1, p2, pmax)
+        elif n > pmax:
             s = pmax / n
             p0 *= s
             p1 *= s
