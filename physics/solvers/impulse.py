@@ -47,6 +47,7 @@ from ..joint_rows import (FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOT
                           compute_joint_rates, compute_joint_rows, write_drive_rows)
 from ..joint_types import N_LIMIT, PRISMATIC
 from ..settings import Setting, checked, defaults
+from . import projection
 from .row_ops import scatter_row
 from .stats import SolverStats
 from .tree_solve import (arm, articulated_factor, articulated_lambda, articulated_solve, build_tree_plan, make_tree,
@@ -58,8 +59,10 @@ P_ITERATIONS, P_EPSILON, P_TIME_CAP_MS, P_WARM_START, P_STABILIZATION, P_ERP, P_
 N_PARAMS = 12
 # passes over a contact patch's normal rows per sweep (sweep_velocities)
 PATCH_PASSES = 5
-SPLIT, BAUMGARTE, NO_STABILIZATION = 0, 1, 2
-STABILIZATIONS = {"split": SPLIT, "baumgarte": BAUMGARTE, "none": NO_STABILIZATION}
+SPLIT, BAUMGARTE, NO_STABILIZATION, SHAKE = 0, 1, 2, 3
+STABILIZATIONS = {"split": SPLIT, "baumgarte": BAUMGARTE, "none": NO_STABILIZATION, "shake": SHAKE}
+# the SHAKE correction leaves a drift this small alone (m or rad): round-off of the poses
+SHAKE_TOLERANCE = 1e-12
 METHODS = {"auto": 0, "direct": 1, "iterative": 2}
 # impulse_stats layout (last step, plus counts over the run)
 S_ITERATIONS, S_RESIDUAL, S_SOLVE_TICKS, S_CAPPED, S_CAPPED_STEPS, S_TOTAL_ITERATIONS = range(6)
@@ -75,7 +78,9 @@ SETTINGS = (
     Setting("warm_start", "bool", True, label="warm start", help="Start each solve from the last step's impulses."),
     Setting("stabilization", "choice", "split", choices=tuple(STABILIZATIONS), label="drift",
             help="How joint drift is removed: split impulses (a separate position pass), Baumgarte (a velocity "
-                 "bias) or none."),
+                 "bias), none, or shake: split impulses, then after each substep the joints are moved back onto "
+                 "their constraints by an impulse that also acts on the velocities (SHAKE/RATTLE), so a spinning "
+                 "joint keeps its energy."),
     Setting("erp", "float", 0.2, 0.0, 1.0, label="ERP",
             help="Error reduction per step (0-1): the share of joint drift corrected each step by split impulses "
                  "or Baumgarte."),
@@ -86,6 +91,11 @@ SETTINGS = (
     Setting("method", "choice", "auto", choices=tuple(METHODS), label="trees",
             help="Equality rows of joint trees: direct O(N) solve (Baraff), seed 001's iterations, or auto "
                  "(direct when the iteration budget is below the tree depth squared)."),
+    Setting("projection", "bool", False, label="projection",
+            help="Seed 004's projection onto the joints' constraint manifold after each step (positions, then "
+                 "velocities; physics/solvers/projection.py): post-stabilization."),
+    Setting("projection_iterations", "int", 2, 1, 10, label="projection iter.",
+            help="Newton iterations of the position projection."),
 )
 
 
@@ -549,7 +559,7 @@ def solve_positions(params, h, rows, work, pvel, pomega, row_direct, crows, cwor
 
 
 @njit(cache=True)
-def augmented_inertia(h, use_k, tree, joints, rows, bodies):
+def augmented_inertia(h, k_mode, tree, joints, rows, bodies):
     """body_I = R diag(I) Rᵀ + h² K̃ (3×3, row-major) for every dynamic body; K from the
     impulses λ (N·s) of the tree joints' point rows: h² K = h Σ (p·r) E − ½ (p rᵀ + r pᵀ), p = λ."""
     body_quat, body_inv_mass, body_inertia = bodies.quat, bodies.inv_mass, bodies.inertia
@@ -565,7 +575,7 @@ def augmented_inertia(h, use_k, tree, joints, rows, bodies):
             body_inertia[i, 0], body_inertia[i, 1], body_inertia[i, 2]))
         for q in range(6):
             body_K[i, q] = 0.0
-    if not use_k:
+    if k_mode == 0:
         return
     for t in range(n_order):
         k = order[t]
@@ -592,9 +602,29 @@ def augmented_inertia(h, use_k, tree, joints, rows, bodies):
         if body_inv_mass[i] == 0.0:
             continue
         k01, k02, k12 = abs(body_K[i, 3]), abs(body_K[i, 4]), abs(body_K[i, 5])
-        body_I[i, 0] += h * (abs(body_K[i, 0]) + k01 + k02)
-        body_I[i, 4] += h * (abs(body_K[i, 1]) + k01 + k12)
-        body_I[i, 8] += h * (abs(body_K[i, 2]) + k02 + k12)
+        g0 = h * (abs(body_K[i, 0]) + k01 + k02)
+        g1 = h * (abs(body_K[i, 1]) + k01 + k12)
+        g2 = h * (abs(body_K[i, 2]) + k02 + k12)
+        f = 1.0
+        if k_mode == 2:
+            f = stiffness_share(max(g0 / body_I[i, 0], max(g1 / body_I[i, 4], g2 / body_I[i, 8])))
+        body_I[i, 0] += f * g0
+        body_I[i, 4] += f * g1
+        body_I[i, 8] += f * g2
+
+
+@njit(cache=True, inline="always")
+def stiffness_share(s):
+    """The share φ(s) = s²/(1 + s²) of a body's geometric stiffness h²K̃ that goes into its
+    inertia under stabilization "shake"; s = h²K̃_aa/I_aa, the largest over the world axes
+    of the stiffness over the inertia about that axis (the square of h times the
+    stiffness's own frequency). Semi-implicit Euler treats the stiffness explicitly and is
+    stable for s < 4, so only bodies near or past that bound need it: φ → 1 there (a long
+    chain's tension-loaded links, s ≫ 1), φ ≈ s² below, so a single body on a hinge (a
+    door at 2 rad/s and Δt = 10 ms: s ≈ 3·10⁻⁴) keeps its own inertia to a part in 10⁷ and
+    its response to a torque is unbiased. The inertia added, φ·s·I, keeps the effective
+    s/(1 + φs) below 1."""
+    return s * s / (1.0 + s * s)
 
 
 @njit(cache=True)
@@ -647,7 +677,7 @@ def zero_tree(order, roots, joint_child, body_z):
 
 
 @njit(cache=True)
-def refactor(h, use_k, targets, n_iter_known, may_iterate, rows_done, bodies, joints, rows, work, tree, crows, cwork,
+def refactor(h, k_mode, targets, n_iter_known, may_iterate, rows_done, bodies, joints, rows, work, tree, crows, cwork,
              cdirect):
     """Inertia with the geometric stiffness of the current impulses, the factor of the
     rows in the direct solve (`rows_done`: the same rows as the last factor), and — when
@@ -662,7 +692,7 @@ def refactor(h, use_k, targets, n_iter_known, may_iterate, rows_done, bodies, jo
     order, roots, joint_child = tree.order, tree.roots, tree.joint_child
     loop_joints, row_direct = tree.loop_joints, tree.row_direct
     body_I = tree.body_I
-    augmented_inertia(h, use_k, tree, joints, rows, bodies)
+    augmented_inertia(h, k_mode, tree, joints, rows, bodies)
     articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, body_inv_mass, body_I, targets, rows_done)
     n_iter = n_iter_known
     if n_iter < 0:
@@ -700,6 +730,8 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
     eps = params[P_EPSILON]
     stabilization = params[P_STABILIZATION]
     use_k = stabilization != NO_STABILIZATION
+    # geometric stiffness: none, the whole bound, or its share φ(s) under "shake"
+    k_mode = 0 if not use_k else (2 if stabilization == SHAKE else 1)
     rate = params[P_ERP] / h if stabilization == BAUMGARTE else 0.0
     targets = stabilization != NO_STABILIZATION
     cap = params[P_TIME_CAP_MS] / params[P_SUBSTEPS] * params[P_TICKS_PER_MS]
@@ -732,13 +764,14 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
     while True:
         if factor:
             known = n_iter if rows_done else -1
-            n_iter = refactor(h, use_k, targets, known, may_iterate, rows_done, bodies, joints, rows, work, tree, crows,
+            n_iter = refactor(h, k_mode, targets, known, may_iterate, rows_done, bodies, joints, rows, work, tree, crows,
                               cwork, cdirect)
             if it == 0 and not rows_done and n_iter > 0:
                 warm_start(params[P_WARM_START] != 0.0, rows, work, body_vel, body_omega, row_direct, False)
                 warm_start(params[P_WARM_START] != 0.0, crows, cwork, body_vel, body_omega, cdirect, True)
             factor = False
-        positions = n_iter == 0 and stabilization == SPLIT and params[P_POSITION_ITERATIONS] > 0
+        positions = n_iter == 0 and (stabilization == SPLIT or stabilization == SHAKE) and \
+            params[P_POSITION_ITERATIONS] > 0
         # rows of the direct solve, given the others' impulses: momenta M̃ V⁻ + Jᵀλ in, V out
         tree_momentum(order, roots, joint_child, body_inv_mass, body_I, body_v0, body_w0, body_z)
         if n_iter > 0:
@@ -821,12 +854,13 @@ def direct_positions(params, h, joints, rows, work, tree, crows, cwork, cdirect)
 
 
 @njit(cache=True)
-def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drives, rows, work, tree, contacts):
+def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drives, rows, work, tree, contacts, proj):
     """Advance n_steps steps of dt, each in `substeps` substeps. Rows must hold the current
     poses on entry and hold the final ones on return. params[P_DIRECT]: the equality rows
     of the tree (order, …: tree_solve.TreePlan) are solved directly; params[P_MAY_ITERATE]:
     some joint has a limit, friction or a motor. Contacts (physics/contacts.py ContactData)
-    are found at the start of each substep and their rows swept after the joints'. Returns
+    are found at the start of each substep and their rows swept after the joints'. proj
+    (projection.Projection): the SHAKE correction's factor (stabilization "shake"). Returns
     the steps done before a blow-up (n_steps when none)."""
     body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega
     body_inv_inertia = bodies.inv_inertia
@@ -840,7 +874,8 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
     substeps = int(params[P_SUBSTEPS])
     h = dt / substeps
     warm = params[P_WARM_START] != 0.0
-    split = params[P_STABILIZATION] == SPLIT
+    shake = params[P_STABILIZATION] == SHAKE
+    split = params[P_STABILIZATION] == SPLIT or shake
     direct = params[P_DIRECT] != 0.0
     may_iterate = params[P_MAY_ITERATE] != 0.0
     stats[S_CAPPED_STEPS] = 0.0
@@ -879,6 +914,8 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
                 solve_ticks += stats[S_SOLVE_TICKS]
                 if split:
                     solve_positions(params, h, rows, work, body_pvel, body_pomega, row_direct, crows, cwork, cdirect)
+            if shake:
+                projection.shake_prepare(proj, bodies, joints, rows)     # the rows at q_n
             if split:
                 body_vel += body_pvel
                 body_omega += body_pomega
@@ -886,7 +923,10 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
             if split:
                 body_vel -= body_pvel
                 body_omega -= body_pomega
-            compute_joint_rows(bodies, joints, rows, step == n_steps - 1 and sub == substeps - 1)
+            readout = step == n_steps - 1 and sub == substeps - 1
+            compute_joint_rows(bodies, joints, rows, readout and not shake)
+            if shake:
+                projection.shake_correction(h, SHAKE_TOLERANCE, bodies, joints, rows, proj, readout)
             keep_contact_impulses(contacts, n_contacts)
         stats[S_SOLVE_TICKS] = solve_ticks
         if blown_up(bodies, max_speed, max_spin):
@@ -999,11 +1039,24 @@ class ImpulseSolver:
         self.params[P_DIRECT] = 1.0 if direct else 0.0
         self.params[P_MAY_ITERATE] = 1.0 if may_iterate else 0.0
         env, bodies, loads, joints, drives, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
-        done = impulse_kernel(n, world.dt, world.time, self.params, self.kernel_stats, env, bodies, loads, joints,
-                              drives, rows, work, tree if direct else no_direct, world.contact_data())
-        world.contacts_stepped()
+        # with the projection (post-stabilization, seed 004) one kernel call per step
+        project = self.settings["projection"]
+        done, capped, violation = 0, 0, None
+        while done < n:
+            chunk = 1 if project else n - done
+            k = impulse_kernel(chunk, world.dt, world.time + done * world.dt, self.params, self.kernel_stats, env,
+                               bodies, loads, joints, drives, rows, work, tree if direct else no_direct,
+                               world.contact_data(), projection.projection_for(world))
+            world.contacts_stepped()
+            done += k
+            capped += int(self.kernel_stats[S_CAPPED_STEPS])
+            if k < chunk:
+                break                       # blew up
+            if project:
+                violation = projection.project(world, self.settings["projection_iterations"])
         st, tpm = self.kernel_stats, self.params[P_TICKS_PER_MS]
         self.stats = SolverStats(int(st[S_ITERATIONS]), float(st[S_RESIDUAL]),
                                  float(st[S_SOLVE_TICKS] / tpm) if tpm > 0 else 0.0,
-                                 bool(st[S_CAPPED]), int(st[S_CAPPED_STEPS]), done)
+                                 bool(st[S_CAPPED]), capped, done)
+        self.stats.record_projection(violation)
         return done

@@ -58,13 +58,15 @@ TOLERANCE = 1e-12
 # rows before it (the lcp solver's LOOP_RANK_TOL: the four-bar's rank 17 of 20)
 LOOP_RANK_TOL = 1e-10
 
-Projection = namedtuple("Projection", "tree loop_rows loop_W loop_G loop_perm loop_r loop_mu loop_work dq_lin dq_ang")
+Projection = namedtuple("Projection", "tree loop_rows loop_W loop_G loop_perm loop_r loop_mu loop_work dq_lin dq_ang "
+                                       "J0 rank")
 """The projection's arrays for one joint graph: tree (tree_solve.Tree) its own factor of the
 spanning tree's equality rows; loop_rows (nL,) the equality rows of the joints closing
 loops; loop_W (nL, nb, 6) the tree's response (v, ω) to a unit impulse along each loop row;
 loop_G (nL, nL) S = J_L W, then its pivoted Cholesky factor; loop_perm (nL,) its order;
 loop_r, loop_mu, loop_work (nL,) right-hand side, multipliers, scratch; dq_lin, dq_ang
-(nb, 3) a displacement (m, rad) or a velocity."""
+(nb, 3) a displacement (m, rad) or a velocity; J0 (rows, 12) the rows' Jacobian at a step's
+start and rank (1,) the loop rows' rank there (the impulse step's SHAKE correction)."""
 
 Violation = namedtuple("Violation", "position_before position_after velocity_before velocity_after")
 """What `project` did: the largest |g_E| of the joints' equality rows before and after the
@@ -86,7 +88,8 @@ def make_projection(world):
     nl = len(loop_rows)
     L = max(nl, 1)
     return Projection(tree, loop_rows, np.zeros((nl, nb, 6)), np.zeros((L, L)), np.zeros(L, np.int64), np.zeros(L),
-                      np.zeros(L), np.zeros(L), np.zeros((nb, 3)), np.zeros((nb, 3)))
+                      np.zeros(L), np.zeros(L), np.zeros((nb, 3)), np.zeros((nb, 3)), np.zeros((max(n_rows, 1), 12)),
+                      np.zeros(1, np.int64))
 
 
 # ---------------------------------------------------------------------------- kernels
@@ -192,10 +195,12 @@ def projection_factor(proj, bodies, joints, rows):
 
 
 @njit(cache=True)
-def apply_displacement(bodies, lin, ang):
-    """q += Δq on every dynamic body: x += Δx, the orientation turned by Δθ (world axes),
-    and ω turned with the body (its body-frame components kept, so ½ωᵀIω is unchanged)."""
-    body_pos, body_quat, body_omega, body_inv_mass = bodies.pos, bodies.quat, bodies.omega, bodies.inv_mass
+def apply_displacement(bodies, lin, ang, kick):
+    """q += Δq on every dynamic body: x += Δx, the orientation turned by Δθ (world axes).
+    kick = 0: ω turned with the body (its body-frame components kept, so ½ωᵀIω is
+    unchanged); kick > 0: V += kick·Δq instead (the SHAKE correction as an impulse)."""
+    body_pos, body_quat, body_vel, body_omega = bodies.pos, bodies.quat, bodies.vel, bodies.omega
+    body_inv_mass = bodies.inv_mass
     for i in range(body_pos.shape[0]):
         if body_inv_mass[i] == 0.0:
             continue
@@ -205,7 +210,12 @@ def apply_displacement(bodies, lin, ang):
         bx, by, bz = rotate_inv(qx, qy, qz, qw, body_omega[i, 0], body_omega[i, 1], body_omega[i, 2])
         qx, qy, qz, qw = integrate_quat(qx, qy, qz, qw, ang[i, 0], ang[i, 1], ang[i, 2], 1.0)
         body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3] = qx, qy, qz, qw
-        body_omega[i, 0], body_omega[i, 1], body_omega[i, 2] = rotate(qx, qy, qz, qw, bx, by, bz)
+        if kick > 0.0:
+            for q in range(3):
+                body_vel[i, q] += kick * lin[i, q]
+                body_omega[i, q] += kick * ang[i, q]
+        else:
+            body_omega[i, 0], body_omega[i, 1], body_omega[i, 2] = rotate(qx, qy, qz, qw, bx, by, bz)
 
 
 @njit(cache=True)
@@ -247,7 +257,7 @@ def project_positions(iterations, tol, bodies, joints, rows, proj):
         ang[:, :] = 0.0
         articulated_solve(tree, joints.body, 1.0, tree.body_z, lin, ang, False, 0.0, tree.body_z2, lin, ang)
         close_loops(proj, rank, rows.J, rows.body, rows.C, 1.0, lin, ang)
-        apply_displacement(bodies, lin, ang)
+        apply_displacement(bodies, lin, ang, 0.0)
         compute_joint_rows(bodies, joints, rows, False)
         err, _ = equality_errors(bodies, joints, rows)
     return err
@@ -304,3 +314,48 @@ def project(world, iterations=2):
     out = np.zeros(4)
     project_kernel(int(iterations), TOLERANCE, bodies, joints, rows, proj, out)
     return Violation(*(float(v) for v in out))
+
+
+# ---------------------------------------------------------------------------- SHAKE (impulse step)
+@njit(cache=True)
+def shake_prepare(proj, bodies, joints, rows):
+    """At a substep's start (the rows at its start poses q_n): the factor of the equality
+    rows there, in the bodies' own mass metric, and a copy of their Jacobian J(q_n)."""
+    proj.rank[0] = projection_factor(proj, bodies, joints, rows)
+    J0, row_J = proj.J0, rows.J
+    for r in range(row_J.shape[0]):
+        for q in range(12):
+            J0[r, q] = row_J[r, q]
+
+
+@njit(cache=True)
+def shake_correction(h, tol, bodies, joints, rows, proj, readout):
+    """The impulse step's SHAKE correction (Ryckaert, Ciccotti & Berendsen 1977; RATTLE,
+    Andersen 1983), after the positions moved to q̃ = q_n + hV: one quasi-Newton step of
+    g_E(q̃ + Δq) = 0 along the start-of-step rows, J(q_n) Δq = −g_E(q̃), Δq = M⁻¹J(q_n)ᵀη
+    (shake_prepare's factor), q += Δq, and V += Δq/h: the correction is an impulse. The
+    velocity solve holds J(q_n) V = 0, so the linear update drifts off the manifold by
+    its curvature, ½h²VᵀHV (a spinning joint's centripetal term); projecting that away
+    and the velocity onto the new tangent next step would lose ~(ωh)² of the energy per
+    step. The impulse along J(q_n)ᵀ has, at the new pose, a tangential part that gives
+    back what the next solve's projection removes (a particle on a circle keeps |v| to
+    O(h³) per step). The rows and readouts are rewritten at the corrected poses; a drift
+    of at most `tol` is left alone (a joint at rest stays exactly at rest). Returns the
+    largest |g_E| before and after (m or rad)."""
+    before, _ = equality_errors(bodies, joints, rows)
+    if before <= tol:
+        if readout:
+            compute_joint_rows(bodies, joints, rows, True)
+        return before, before
+    tree = proj.tree
+    lin, ang = proj.dq_lin, proj.dq_ang
+    articulated_targets(tree, proj.J0, rows.C)
+    _zero_tree(tree.order, tree.roots, tree.joint_child, tree.body_z)
+    lin[:, :] = 0.0
+    ang[:, :] = 0.0
+    articulated_solve(tree, joints.body, 1.0, tree.body_z, lin, ang, False, 0.0, tree.body_z2, lin, ang)
+    close_loops(proj, proj.rank[0], proj.J0, rows.body, rows.C, 1.0, lin, ang)
+    apply_displacement(bodies, lin, ang, 1.0 / h)
+    compute_joint_rows(bodies, joints, rows, readout)
+    after, _ = equality_errors(bodies, joints, rows)
+    return before, after
