@@ -61,8 +61,12 @@ N_PARAMS = 12
 PATCH_PASSES = 5
 SPLIT, BAUMGARTE, NO_STABILIZATION, SHAKE = 0, 1, 2, 3
 STABILIZATIONS = {"split": SPLIT, "baumgarte": BAUMGARTE, "none": NO_STABILIZATION, "shake": SHAKE}
-# the SHAKE correction leaves a drift this small alone (m or rad): round-off of the poses
-SHAKE_TOLERANCE = 1e-12
+# SHAKE's quasi-Newton iterations stop once every joint's drift is below this (m or rad):
+# far below any visible gap (the split impulses take what is left next substep). Each
+# iteration shrinks the drift by about ωh (ω: the fastest link's rate) or hands over to
+# Newton steps (projection.shake_correction), so 20 take a centimetre below it at ωh = ½
+SHAKE_TOLERANCE = 1e-9
+SHAKE_ITERATIONS = 20
 METHODS = {"auto": 0, "direct": 1, "iterative": 2}
 # impulse_stats layout (last step, plus counts over the run)
 S_ITERATIONS, S_RESIDUAL, S_SOLVE_TICKS, S_CAPPED, S_CAPPED_STEPS, S_TOTAL_ITERATIONS = range(6)
@@ -559,7 +563,7 @@ def solve_positions(params, h, rows, work, pvel, pomega, row_direct, crows, cwor
 
 
 @njit(cache=True)
-def augmented_inertia(h, k_mode, tree, joints, rows, bodies):
+def augmented_inertia(h, use_k, tree, joints, rows, bodies):
     """body_I = R diag(I) Rᵀ + h² K̃ (3×3, row-major) for every dynamic body; K from the
     impulses λ (N·s) of the tree joints' point rows: h² K = h Σ (p·r) E − ½ (p rᵀ + r pᵀ), p = λ."""
     body_quat, body_inv_mass, body_inertia = bodies.quat, bodies.inv_mass, bodies.inertia
@@ -575,7 +579,7 @@ def augmented_inertia(h, k_mode, tree, joints, rows, bodies):
             body_inertia[i, 0], body_inertia[i, 1], body_inertia[i, 2]))
         for q in range(6):
             body_K[i, q] = 0.0
-    if k_mode == 0:
+    if not use_k:
         return
     for t in range(n_order):
         k = order[t]
@@ -602,29 +606,9 @@ def augmented_inertia(h, k_mode, tree, joints, rows, bodies):
         if body_inv_mass[i] == 0.0:
             continue
         k01, k02, k12 = abs(body_K[i, 3]), abs(body_K[i, 4]), abs(body_K[i, 5])
-        g0 = h * (abs(body_K[i, 0]) + k01 + k02)
-        g1 = h * (abs(body_K[i, 1]) + k01 + k12)
-        g2 = h * (abs(body_K[i, 2]) + k02 + k12)
-        f = 1.0
-        if k_mode == 2:
-            f = stiffness_share(max(g0 / body_I[i, 0], max(g1 / body_I[i, 4], g2 / body_I[i, 8])))
-        body_I[i, 0] += f * g0
-        body_I[i, 4] += f * g1
-        body_I[i, 8] += f * g2
-
-
-@njit(cache=True, inline="always")
-def stiffness_share(s):
-    """The share φ(s) = s²/(1 + s²) of a body's geometric stiffness h²K̃ that goes into its
-    inertia under stabilization "shake"; s = h²K̃_aa/I_aa, the largest over the world axes
-    of the stiffness over the inertia about that axis (the square of h times the
-    stiffness's own frequency). Semi-implicit Euler treats the stiffness explicitly and is
-    stable for s < 4, so only bodies near or past that bound need it: φ → 1 there (a long
-    chain's tension-loaded links, s ≫ 1), φ ≈ s² below, so a single body on a hinge (a
-    door at 2 rad/s and Δt = 10 ms: s ≈ 3·10⁻⁴) keeps its own inertia to a part in 10⁷ and
-    its response to a torque is unbiased. The inertia added, φ·s·I, keeps the effective
-    s/(1 + φs) below 1."""
-    return s * s / (1.0 + s * s)
+        body_I[i, 0] += h * (abs(body_K[i, 0]) + k01 + k02)
+        body_I[i, 4] += h * (abs(body_K[i, 1]) + k01 + k12)
+        body_I[i, 8] += h * (abs(body_K[i, 2]) + k02 + k12)
 
 
 @njit(cache=True)
@@ -677,7 +661,7 @@ def zero_tree(order, roots, joint_child, body_z):
 
 
 @njit(cache=True)
-def refactor(h, k_mode, targets, n_iter_known, may_iterate, rows_done, bodies, joints, rows, work, tree, crows, cwork,
+def refactor(h, use_k, targets, n_iter_known, may_iterate, rows_done, bodies, joints, rows, work, tree, crows, cwork,
              cdirect):
     """Inertia with the geometric stiffness of the current impulses, the factor of the
     rows in the direct solve (`rows_done`: the same rows as the last factor), and — when
@@ -692,7 +676,7 @@ def refactor(h, k_mode, targets, n_iter_known, may_iterate, rows_done, bodies, j
     order, roots, joint_child = tree.order, tree.roots, tree.joint_child
     loop_joints, row_direct = tree.loop_joints, tree.row_direct
     body_I = tree.body_I
-    augmented_inertia(h, k_mode, tree, joints, rows, bodies)
+    augmented_inertia(h, use_k, tree, joints, rows, bodies)
     articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, body_inv_mass, body_I, targets, rows_done)
     n_iter = n_iter_known
     if n_iter < 0:
@@ -730,8 +714,6 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
     eps = params[P_EPSILON]
     stabilization = params[P_STABILIZATION]
     use_k = stabilization != NO_STABILIZATION
-    # geometric stiffness: none, the whole bound, or its share φ(s) under "shake"
-    k_mode = 0 if not use_k else (2 if stabilization == SHAKE else 1)
     rate = params[P_ERP] / h if stabilization == BAUMGARTE else 0.0
     targets = stabilization != NO_STABILIZATION
     cap = params[P_TIME_CAP_MS] / params[P_SUBSTEPS] * params[P_TICKS_PER_MS]
@@ -764,7 +746,7 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
     while True:
         if factor:
             known = n_iter if rows_done else -1
-            n_iter = refactor(h, k_mode, targets, known, may_iterate, rows_done, bodies, joints, rows, work, tree, crows,
+            n_iter = refactor(h, use_k, targets, known, may_iterate, rows_done, bodies, joints, rows, work, tree, crows,
                               cwork, cdirect)
             if it == 0 and not rows_done and n_iter > 0:
                 warm_start(params[P_WARM_START] != 0.0, rows, work, body_vel, body_omega, row_direct, False)
@@ -880,6 +862,7 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
     may_iterate = params[P_MAY_ITERATE] != 0.0
     stats[S_CAPPED_STEPS] = 0.0
     stats[S_TOTAL_ITERATIONS] = 0.0
+    proj.fresh[0] = 0                   # the poses may have been edited since the last call
     solve_ticks = 0.0
     if direct and not may_iterate:
         select_rows(tree, joint_type, joint_row_start, row_active, False, row_direct)
@@ -926,7 +909,7 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
             readout = step == n_steps - 1 and sub == substeps - 1
             compute_joint_rows(bodies, joints, rows, readout and not shake)
             if shake:
-                projection.shake_correction(h, SHAKE_TOLERANCE, bodies, joints, rows, proj, readout)
+                projection.shake_correction(h, SHAKE_TOLERANCE, SHAKE_ITERATIONS, bodies, joints, rows, proj, readout)
             keep_contact_impulses(contacts, n_contacts)
         stats[S_SOLVE_TICKS] = solve_ticks
         if blown_up(bodies, max_speed, max_spin):

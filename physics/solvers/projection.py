@@ -59,14 +59,15 @@ TOLERANCE = 1e-12
 LOOP_RANK_TOL = 1e-10
 
 Projection = namedtuple("Projection", "tree loop_rows loop_W loop_G loop_perm loop_r loop_mu loop_work dq_lin dq_ang "
-                                       "J0 rank")
+                                       "J0 rank fresh")
 """The projection's arrays for one joint graph: tree (tree_solve.Tree) its own factor of the
 spanning tree's equality rows; loop_rows (nL,) the equality rows of the joints closing
 loops; loop_W (nL, nb, 6) the tree's response (v, ω) to a unit impulse along each loop row;
 loop_G (nL, nL) S = J_L W, then its pivoted Cholesky factor; loop_perm (nL,) its order;
 loop_r, loop_mu, loop_work (nL,) right-hand side, multipliers, scratch; dq_lin, dq_ang
 (nb, 3) a displacement (m, rad) or a velocity; J0 (rows, 12) the rows' Jacobian at a step's
-start and rank (1,) the loop rows' rank there (the impulse step's SHAKE correction)."""
+start, rank (1,) the loop rows' rank there and fresh (1,) 1 while the factor is that of the
+current poses (the impulse step's SHAKE correction)."""
 
 Violation = namedtuple("Violation", "position_before position_after velocity_before velocity_after")
 """What `project` did: the largest |g_E| of the joints' equality rows before and after the
@@ -89,7 +90,7 @@ def make_projection(world):
     L = max(nl, 1)
     return Projection(tree, loop_rows, np.zeros((nl, nb, 6)), np.zeros((L, L)), np.zeros(L, np.int64), np.zeros(L),
                       np.zeros(L), np.zeros(L), np.zeros((nb, 3)), np.zeros((nb, 3)), np.zeros((max(n_rows, 1), 12)),
-                      np.zeros(1, np.int64))
+                      np.zeros(1, np.int64), np.zeros(1, np.int64))
 
 
 # ---------------------------------------------------------------------------- kernels
@@ -219,6 +220,18 @@ def apply_displacement(bodies, lin, ang, kick):
 
 
 @njit(cache=True)
+def apply_velocity(bodies, lin, ang, scale):
+    """V += scale·(lin, ang) on every dynamic body."""
+    body_vel, body_omega, body_inv_mass = bodies.vel, bodies.omega, bodies.inv_mass
+    for i in range(body_vel.shape[0]):
+        if body_inv_mass[i] == 0.0:
+            continue
+        for q in range(3):
+            body_vel[i, q] += scale * lin[i, q]
+            body_omega[i, q] += scale * ang[i, q]
+
+
+@njit(cache=True)
 def equality_errors(bodies, joints, rows):
     """(largest |C|, largest |J·V|) over the equality rows of every joint between bodies
     that are not both static (m or rad; m/s or rad/s)."""
@@ -320,8 +333,11 @@ def project(world, iterations=2):
 @njit(cache=True)
 def shake_prepare(proj, bodies, joints, rows):
     """At a substep's start (the rows at its start poses q_n): the factor of the equality
-    rows there, in the bodies' own mass metric, and a copy of their Jacobian J(q_n)."""
-    proj.rank[0] = projection_factor(proj, bodies, joints, rows)
+    rows there, in the bodies' own mass metric (kept from the last substep's velocity
+    projection when still fresh), and a copy of their Jacobian J(q_n)."""
+    if proj.fresh[0] == 0:
+        proj.rank[0] = projection_factor(proj, bodies, joints, rows)
+    proj.fresh[0] = 0
     J0, row_J = proj.J0, rows.J
     for r in range(row_J.shape[0]):
         for q in range(12):
@@ -329,19 +345,22 @@ def shake_prepare(proj, bodies, joints, rows):
 
 
 @njit(cache=True)
-def shake_correction(h, tol, bodies, joints, rows, proj, readout):
-    """The impulse step's SHAKE correction (Ryckaert, Ciccotti & Berendsen 1977; RATTLE,
-    Andersen 1983), after the positions moved to q̃ = q_n + hV: one quasi-Newton step of
-    g_E(q̃ + Δq) = 0 along the start-of-step rows, J(q_n) Δq = −g_E(q̃), Δq = M⁻¹J(q_n)ᵀη
-    (shake_prepare's factor), q += Δq, and V += Δq/h: the correction is an impulse. The
-    velocity solve holds J(q_n) V = 0, so the linear update drifts off the manifold by
-    its curvature, ½h²VᵀHV (a spinning joint's centripetal term); projecting that away
-    and the velocity onto the new tangent next step would lose ~(ωh)² of the energy per
-    step. The impulse along J(q_n)ᵀ has, at the new pose, a tangential part that gives
-    back what the next solve's projection removes (a particle on a circle keeps |v| to
-    O(h³) per step). The rows and readouts are rewritten at the corrected poses; a drift
-    of at most `tol` is left alone (a joint at rest stays exactly at rest). Returns the
-    largest |g_E| before and after (m or rad)."""
+def shake_correction(h, tol, iterations, bodies, joints, rows, proj, readout):
+    """The impulse step's SHAKE/RATTLE correction (Ryckaert, Ciccotti & Berendsen 1977;
+    Andersen 1983), after the positions moved to q̃ = q_n + hV. SHAKE: quasi-Newton steps
+    of g_E(q̃ + Δq) = 0 along the start-of-step rows, J(q_n) Δq = −g_E (shake_prepare's
+    factor), Δq = M⁻¹J(q_n)ᵀη, q += Δq and V += Δq/h (the correction is an impulse), until
+    every |g_E| ≤ tol or `iterations` of them; RATTLE: then the velocities onto the new
+    tangent, J(q_{n+1}) V = 0 (project_velocities, M-orthogonal; its factor is the next
+    substep's start factor).
+    Why: the velocity solve holds J(q_n) V = 0, so the linear update drifts off the
+    manifold by its curvature, ½h²VᵀHV (a spinning joint's centripetal term); taking that
+    drift away and projecting the velocity onto the new tangent loses ~(ωh)² of the energy
+    per step. The impulse along J(q_n)ᵀ has, at the new pose, a tangential part that gives
+    back what the projection removes (a particle on a circle keeps |v| to O(h⁴) per step).
+    Rows and readouts are rewritten at the corrected poses; a drift of at most `tol` is
+    left alone (a joint at rest stays exactly at rest). Returns the largest |g_E| before
+    and after (m or rad)."""
     before, _ = equality_errors(bodies, joints, rows)
     if before <= tol:
         if readout:
@@ -349,13 +368,30 @@ def shake_correction(h, tol, bodies, joints, rows, proj, readout):
         return before, before
     tree = proj.tree
     lin, ang = proj.dq_lin, proj.dq_ang
-    articulated_targets(tree, proj.J0, rows.C)
-    _zero_tree(tree.order, tree.roots, tree.joint_child, tree.body_z)
-    lin[:, :] = 0.0
-    ang[:, :] = 0.0
-    articulated_solve(tree, joints.body, 1.0, tree.body_z, lin, ang, False, 0.0, tree.body_z2, lin, ang)
-    close_loops(proj, proj.rank[0], proj.J0, rows.body, rows.C, 1.0, lin, ang)
-    apply_displacement(bodies, lin, ang, 1.0 / h)
-    compute_joint_rows(bodies, joints, rows, readout)
-    after, _ = equality_errors(bodies, joints, rows)
-    return before, after
+    err = before
+    for it in range(iterations):
+        articulated_targets(tree, proj.J0, rows.C)
+        _zero_tree(tree.order, tree.roots, tree.joint_child, tree.body_z)
+        lin[:, :] = 0.0
+        ang[:, :] = 0.0
+        articulated_solve(tree, joints.body, 1.0, tree.body_z, lin, ang, False, 0.0, tree.body_z2, lin, ang)
+        close_loops(proj, proj.rank[0], proj.J0, rows.body, rows.C, 1.0, lin, ang)
+        apply_displacement(bodies, lin, ang, 1.0 / h)
+        compute_joint_rows(bodies, joints, rows, False)
+        last = err
+        err, _ = equality_errors(bodies, joints, rows)
+        if err <= tol:
+            break
+        if err > 0.5 * last:
+            # converging at less than half per iteration (the rows turned by ωh ≳ ½ in the
+            # step: it does not resolve that motion): this iteration's impulse is taken
+            # back and Newton steps at the new poses finish the positions alone (seed 004,
+            # eq. 15-16) — such a step may lose energy, never gain it
+            apply_velocity(bodies, lin, ang, -1.0 / h)
+            err = project_positions(iterations, tol, bodies, joints, rows, proj)
+            break
+    project_velocities(bodies, joints, rows, proj)
+    proj.fresh[0] = 1
+    if readout:
+        compute_joint_rows(bodies, joints, rows, True)
+    return before, err
