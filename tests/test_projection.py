@@ -159,7 +159,7 @@ def test_projection_setting_keeps_a_driven_loop_on_its_manifold_and_reports_it(s
     violation before and after."""
     w = _four_bar(solver)
     w.add_load("crank", torque=(0, 0.05, 0))
-    settings = {"projection": True, "projection_iterations": 2}
+    settings = {"post_projection": True, "projection_iterations": 2}
     if method:
         settings["method"] = method
     w.configure(solver, **settings)

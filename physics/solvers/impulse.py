@@ -95,9 +95,10 @@ SETTINGS = (
     Setting("method", "choice", "auto", choices=tuple(METHODS), label="trees",
             help="Equality rows of joint trees: direct O(N) solve (Baraff), seed 001's iterations, or auto "
                  "(direct when the iteration budget is below the tree depth squared)."),
-    Setting("projection", "bool", False, label="projection",
+    Setting("post_projection", "bool", False, label="projection",
             help="Seed 004's projection onto the joints' constraint manifold after each step (positions, then "
-                 "velocities; physics/solvers/projection.py): post-stabilization."),
+                 "velocities; physics/solvers/projection.py): post-stabilization. (lcp's own is `projection`, on by "
+                 "default.)"),
     Setting("projection_iterations", "int", 2, 1, 10, label="projection iter.",
             help="Newton iterations of the position projection."),
 )
@@ -1023,7 +1024,7 @@ class ImpulseSolver:
         self.params[P_MAY_ITERATE] = 1.0 if may_iterate else 0.0
         env, bodies, loads, joints, drives, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
         # with the projection (post-stabilization, seed 004) one kernel call per step
-        project = self.settings["projection"]
+        project = self.settings["post_projection"]
         done, capped, violation = 0, 0, None
         while done < n:
             chunk = 1 if project else n - done

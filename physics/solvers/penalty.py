@@ -145,9 +145,10 @@ SETTINGS = (
                  "load F opens a row by F Δt²/(κ² m)."),
     Setting("stiff_zeta", "float", 1.0, 0.0, 100.0, label="ζ stiff",
             help="Stiff preset: damping ratio of every row (1 = critical)."),
-    Setting("projection", "bool", False, label="projection",
+    Setting("post_projection", "bool", False, label="projection",
             help="Seed 004's projection onto the joints' constraint manifold after each step (positions, then "
-                 "velocities; physics/solvers/projection.py): post-stabilization."),
+                 "velocities; physics/solvers/projection.py): post-stabilization. (lcp's own is `projection`, on by "
+                 "default.)"),
     Setting("projection_iterations", "int", 2, 1, 10, label="projection iter.",
             help="Newton iterations of the position projection."),
 )
@@ -1209,7 +1210,7 @@ class PenaltySolver:
         t0 = time.perf_counter()
         plan = self._current_plan(world)
         env, bodies, loads, joints, drives, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
-        project = self.settings["projection"]       # seed 004's projection: one kernel call per step
+        project = self.settings["post_projection"]       # seed 004's projection: one kernel call per step
         done, violation = 0, None
         while done < n:
             chunk = 1 if project else n - done
