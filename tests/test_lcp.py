@@ -232,7 +232,7 @@ def test_one_step_equals_the_dense_mixed_lcp_of_the_same_rows():
                 friction=5.0)
     w.add_joint("ball", "spherical", "b", "c", anchor=(0.6, 0, 1), axis=(1, 0, 0), friction=0.4)
     w.configure_contacts(enabled=False)
-    w.configure("lcp", lcp_stabilization="none")
+    w.configure("lcp", lcp_stabilization="none", projection=False)
     w.state.bodies.vel[1:] = rng.normal(size=(3, 3))
     w.state.bodies.omega[1:] = rng.normal(size=(3, 3))
     w._refresh_rows()

@@ -3,8 +3,9 @@
 Samples are taken every SAMPLE_PERIOD of simulated time (SampledWorld slices the
 frame driver's steps), whatever the frame rate, and only when simulated time moved
 on (so pausing freezes the plots; a reset, which takes time back, clears them): the
-selected joint's angle and rate, the largest constraint violation, the total energy,
-and the solver's iterations and milliseconds per step.
+selected joint's angle and rate, the largest constraint violation (and, with the
+projection on, the violation it started from), the total energy, and the solver's
+iterations and milliseconds per step.
 """
 import csv
 import math
@@ -37,11 +38,13 @@ class SampledWorld(SlicedWorld):
 
 # name, header in the CSV, what it is
 COLUMNS = (("t", "t (s)"), ("q", "joint q (deg or m)"), ("qd", "joint q' (deg/s or m/s)"),
-           ("violation", "max constraint violation (m or rad)"), ("energy", "total energy (J)"),
+           ("violation", "max constraint violation (m or rad)"),
+           ("projected", "violation before the projection (m or rad)"), ("energy", "total energy (J)"),
            ("iterations", "solver iterations per step"), ("ms", "solve time per step (ms)"))
 
 LINE = {"q": imgui.ImVec4(0.35, 0.65, 1.0, 1.0), "qd": imgui.ImVec4(1.0, 0.55, 0.2, 1.0),
-        "violation": imgui.ImVec4(0.95, 0.35, 0.35, 1.0), "energy": imgui.ImVec4(0.45, 0.85, 0.45, 1.0),
+        "violation": imgui.ImVec4(0.95, 0.35, 0.35, 1.0), "projected": imgui.ImVec4(0.95, 0.65, 0.65, 0.8),
+        "energy": imgui.ImVec4(0.45, 0.85, 0.45, 1.0),
         "iterations": imgui.ImVec4(0.75, 0.6, 1.0, 1.0), "ms": imgui.ImVec4(1.0, 0.85, 0.3, 1.0)}
 
 
@@ -89,7 +92,8 @@ class History:
             if j.kind != "fixed":
                 q, qd = j.angle * scale, j.rate * scale
         stats = world.stats
-        row = (t, q, qd, world.max_constraint_error(), world.energy(), float(stats.iterations),
+        before = getattr(stats, "violation_before", 0.0) or np.nan        # NaN: no projection (or nothing to do)
+        row = (t, q, qd, world.max_constraint_error(), before, world.energy(), float(stats.iterations),
                float(stats.solve_ms))
         if self.n == self.capacity:                   # drop the oldest half
             keep = self.capacity // 2
@@ -197,14 +201,16 @@ class Plots:
         if not imgui.begin_tab_bar("plot tabs"):
             return
         for tab, title, ylabel, y2label, lines in (
-                ("violation", "Constraint violation", "m or rad", None, (("max |G|", "violation", 1),)),
+                ("violation", "Constraint violation", "m or rad", None, (("max |G|", "violation", 1),
+                                                                         ("before projection", "projected", 1))),
                 ("energy", "Total energy", "J", None, (("E", "energy", 1),)),
                 ("solver", "Solver per step", "iterations", "ms", (("iterations", "iterations", 1),
                                                                     ("solve ms", "ms", 2)))):
             if not imgui.begin_tab_item_simple(tab):
                 continue
-            ys = [col(name) for _, name, _ in lines]
-            if self._begin(f"{title}##{tab}", t, ylabel, y2label, ho, ys[0], ys[-1]):
+            y1 = np.concatenate([col(name) for _, name, axis in lines if axis == 1])
+            y2 = np.concatenate([col(name) for _, name, axis in lines if axis == 2] or [y1])
+            if self._begin(f"{title}##{tab}", t, ylabel, y2label, ho, y1, y2):
                 for label, name, axis in lines:
                     implot.set_axes(implot.ImAxis_.x1, implot.ImAxis_.y1 if axis == 1 else implot.ImAxis_.y2)
                     self._line(label, t, col(name), name)

@@ -175,7 +175,7 @@ NOT_YET = {}                # planned tables the engine lacks so far
 BODY_NOT_YET = {"contact_friction": "no contact_friction (a body's contact friction coefficient is `friction`)"}
 
 WORLD_KEYS = ("dt", "gravity", "gyroscopic")
-SOLVER_KEYS = ("kind",) + tuple(s.name for family in FAMILIES.values() for s in family.SETTINGS)
+SOLVER_KEYS = ("kind",) + tuple(dict.fromkeys(s.name for family in FAMILIES.values() for s in family.SETTINGS))
 VIEW_KEYS = ("eye", "target")
 BODY_KEYS = ("name", "shape", "size", "radius", "length", "mass", "density", "static", "position",
              "rotation_deg", "orientation", "velocity", "angular_velocity", "color", "visual_mesh", "friction",

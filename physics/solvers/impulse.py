@@ -47,6 +47,7 @@ from ..joint_rows import (FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOT
                           compute_joint_rates, compute_joint_rows, write_drive_rows)
 from ..joint_types import N_LIMIT, PRISMATIC
 from ..settings import Setting, checked, defaults
+from . import projection
 from .row_ops import scatter_row
 from .stats import SolverStats
 from .tree_solve import (arm, articulated_factor, articulated_lambda, articulated_solve, build_tree_plan, make_tree,
@@ -58,8 +59,14 @@ P_ITERATIONS, P_EPSILON, P_TIME_CAP_MS, P_WARM_START, P_STABILIZATION, P_ERP, P_
 N_PARAMS = 12
 # passes over a contact patch's normal rows per sweep (sweep_velocities)
 PATCH_PASSES = 5
-SPLIT, BAUMGARTE, NO_STABILIZATION = 0, 1, 2
-STABILIZATIONS = {"split": SPLIT, "baumgarte": BAUMGARTE, "none": NO_STABILIZATION}
+SPLIT, BAUMGARTE, NO_STABILIZATION, SHAKE = 0, 1, 2, 3
+STABILIZATIONS = {"split": SPLIT, "baumgarte": BAUMGARTE, "none": NO_STABILIZATION, "shake": SHAKE}
+# SHAKE's quasi-Newton iterations stop once every joint's drift is below this (m or rad):
+# far below any visible gap (the split impulses take what is left next substep). Each
+# iteration shrinks the drift by about ωh (ω: the fastest link's rate) or hands over to
+# Newton steps (projection.shake_correction), so 20 take a centimetre below it at ωh = ½
+SHAKE_TOLERANCE = 1e-9
+SHAKE_ITERATIONS = 20
 METHODS = {"auto": 0, "direct": 1, "iterative": 2}
 # impulse_stats layout (last step, plus counts over the run)
 S_ITERATIONS, S_RESIDUAL, S_SOLVE_TICKS, S_CAPPED, S_CAPPED_STEPS, S_TOTAL_ITERATIONS = range(6)
@@ -75,7 +82,9 @@ SETTINGS = (
     Setting("warm_start", "bool", True, label="warm start", help="Start each solve from the last step's impulses."),
     Setting("stabilization", "choice", "split", choices=tuple(STABILIZATIONS), label="drift",
             help="How joint drift is removed: split impulses (a separate position pass), Baumgarte (a velocity "
-                 "bias) or none."),
+                 "bias), none, or shake: split impulses, then after each substep the joints are moved back onto "
+                 "their constraints by an impulse that also acts on the velocities (SHAKE/RATTLE), so a spinning "
+                 "joint keeps its energy."),
     Setting("erp", "float", 0.2, 0.0, 1.0, label="ERP",
             help="Error reduction per step (0-1): the share of joint drift corrected each step by split impulses "
                  "or Baumgarte."),
@@ -86,6 +95,12 @@ SETTINGS = (
     Setting("method", "choice", "auto", choices=tuple(METHODS), label="trees",
             help="Equality rows of joint trees: direct O(N) solve (Baraff), seed 001's iterations, or auto "
                  "(direct when the iteration budget is below the tree depth squared)."),
+    Setting("post_projection", "bool", False, label="projection",
+            help="Seed 004's projection onto the joints' constraint manifold after each step (positions, then "
+                 "velocities; physics/solvers/projection.py): post-stabilization. (lcp's own is `projection`, on by "
+                 "default.)"),
+    Setting("projection_iterations", "int", 2, 1, 10, label="projection iter.",
+            help="Newton iterations of the position projection."),
 )
 
 
@@ -789,7 +804,8 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
                 warm_start(params[P_WARM_START] != 0.0, rows, work, body_vel, body_omega, row_direct, False)
                 warm_start(params[P_WARM_START] != 0.0, crows, cwork, body_vel, body_omega, cdirect, True)
             factor = False
-        positions = n_iter == 0 and stabilization == SPLIT and params[P_POSITION_ITERATIONS] > 0
+        positions = n_iter == 0 and (stabilization == SPLIT or stabilization == SHAKE) and \
+            params[P_POSITION_ITERATIONS] > 0
         # rows of the direct solve, given the others' impulses: momenta M̃ V⁻ + Jᵀλ in, V out
         tree_momentum(order, roots, joint_child, body_inv_mass, body_I, body_v0, body_w0, body_z)
         if n_iter > 0:
@@ -872,12 +888,13 @@ def direct_positions(params, h, joints, rows, work, tree, crows, cwork, cdirect)
 
 
 @njit(cache=True)
-def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drives, rows, work, tree, contacts):
+def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drives, rows, work, tree, contacts, proj):
     """Advance n_steps steps of dt, each in `substeps` substeps. Rows must hold the current
     poses on entry and hold the final ones on return. params[P_DIRECT]: the equality rows
     of the tree (order, …: tree_solve.TreePlan) are solved directly; params[P_MAY_ITERATE]:
     some joint has a limit, friction or a motor. Contacts (physics/contacts.py ContactData)
-    are found at the start of each substep and their rows swept after the joints'. Returns
+    are found at the start of each substep and their rows swept after the joints'. proj
+    (projection.Projection): the SHAKE correction's factor (stabilization "shake"). Returns
     the steps done before a blow-up (n_steps when none)."""
     body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega
     body_inv_inertia = bodies.inv_inertia
@@ -891,11 +908,13 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
     substeps = int(params[P_SUBSTEPS])
     h = dt / substeps
     warm = params[P_WARM_START] != 0.0
-    split = params[P_STABILIZATION] == SPLIT
+    shake = params[P_STABILIZATION] == SHAKE
+    split = params[P_STABILIZATION] == SPLIT or shake
     direct = params[P_DIRECT] != 0.0
     may_iterate = params[P_MAY_ITERATE] != 0.0
     stats[S_CAPPED_STEPS] = 0.0
     stats[S_TOTAL_ITERATIONS] = 0.0
+    proj.fresh[0] = 0                   # the poses may have been edited since the last call
     solve_ticks = 0.0
     if direct and not may_iterate:
         select_rows(tree, joint_type, joint_row_start, row_active, False, row_direct)
@@ -932,6 +951,8 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
                 solve_ticks += stats[S_SOLVE_TICKS]
                 if split:
                     solve_positions(params, h, rows, work, body_pvel, body_pomega, row_direct, crows, cwork, cdirect)
+            if shake:
+                projection.shake_prepare(proj, bodies, joints, rows)     # the rows at q_n
             if split:
                 body_vel += body_pvel
                 body_omega += body_pomega
@@ -939,7 +960,10 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
             if split:
                 body_vel -= body_pvel
                 body_omega -= body_pomega
-            compute_joint_rows(bodies, joints, rows, step == n_steps - 1 and sub == substeps - 1)
+            readout = step == n_steps - 1 and sub == substeps - 1
+            compute_joint_rows(bodies, joints, rows, readout and not shake)
+            if shake:
+                projection.shake_correction(h, SHAKE_TOLERANCE, SHAKE_ITERATIONS, bodies, joints, rows, proj, readout)
             keep_contact_impulses(contacts, n_contacts)
         stats[S_SOLVE_TICKS] = solve_ticks
         if blown_up(bodies, max_speed, max_spin):
@@ -1055,16 +1079,26 @@ class ImpulseSolver:
         self.params[P_DIRECT] = 1.0 if direct else 0.0
         self.params[P_MAY_ITERATE] = 1.0 if may_iterate else 0.0
         env, bodies, loads, joints, drives, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
-        done = 0
-        while True:
-            k = impulse_kernel(n - done, world.dt, world.time + done * world.dt, self.params, self.kernel_stats, env,
+        # with the projection (post-stabilization, seed 004) one kernel call per step
+        project = self.settings["post_projection"]
+        done, capped, violation = 0, 0, None
+        while done < n:
+            chunk = 1 if project else n - done
+            k = impulse_kernel(chunk, world.dt, world.time + done * world.dt, self.params, self.kernel_stats, env,
                                bodies, loads, joints, drives, rows, work, tree if direct else no_direct,
-                               world.contact_data())
+                               world.contact_data(), projection.projection_for(world))
+            grew = world.contacts_stepped()
             done += k
-            if not world.contacts_stepped() or done >= n:
-                break                       # all done, or a blow-up
+            capped += int(self.kernel_stats[S_CAPPED_STEPS])
+            if k < chunk and not grew:
+                break                       # blew up
+            if k < chunk:
+                continue                    # the contact buffers grew: the rest of the chunk
+            if project:
+                violation = projection.project(world, self.settings["projection_iterations"])
         st, tpm = self.kernel_stats, self.params[P_TICKS_PER_MS]
         self.stats = SolverStats(int(st[S_ITERATIONS]), float(st[S_RESIDUAL]),
                                  float(st[S_SOLVE_TICKS] / tpm) if tpm > 0 else 0.0,
-                                 bool(st[S_CAPPED]), int(st[S_CAPPED_STEPS]), done)
+                                 bool(st[S_CAPPED]), capped, done)
+        self.stats.record_projection(violation)
         return done

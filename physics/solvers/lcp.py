@@ -63,9 +63,8 @@ contact's depth beyond the slop), sticking friction rows held at J V^p = 0, by P
 same A; positions move with V + V^p, momentum with V. `baumgarte`: the bias erp·C/h in
 the velocity LCP. `none`. Seed 004's projection (eqs. 15-18: positions onto g_E(q) = 0
 by the mass-weighted least-change Newton step, then velocities onto ġ_E = 0) is a call at
-the end of each step, `_project`: it lives in physics/solvers/projection.py, written on
-another branch; until that module exists `_project` does nothing (the `projection`
-setting is kept, on by default).
+the end of each step, `_project` (physics/solvers/projection.py; the `projection`
+setting, on by default).
 """
 from dataclasses import dataclass, field
 from collections import namedtuple
@@ -1207,7 +1206,7 @@ class LcpSolver:
         project = self.settings["projection"] and projection_module() is not None
         env, bodies, loads, joints, drives, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
         st = self.kernel_stats
-        done, fallbacks, capped, impacts = 0, 0, 0, []
+        done, fallbacks, capped, impacts, violation = 0, 0, 0, [], None
         while done < n:
             chunk = 1 if project else n - done
             contacts = world.contact_data()
@@ -1231,7 +1230,7 @@ class LcpSolver:
             if k < chunk:
                 continue                    # the contact buffers grew: the rest of the chunk
             if project:
-                _project(world, self.settings["projection_iterations"])
+                violation = _project(world, self.settings["projection_iterations"])
         tpm = self.params[P_TICKS_PER_MS]
         self.stats = LcpStats(
             iterations=int(st[S_PIVOTS] if st[S_METHOD] == LEMKE else st[S_SWEEPS]), residual=float(st[S_RESIDUAL]),
@@ -1240,6 +1239,7 @@ class LcpSolver:
             rows=int(st[S_ROWS]), lcp_size=int(st[S_SIZE]), pivots=int(st[S_PIVOTS]), sweeps=int(st[S_SWEEPS]),
             loop_rows=int(st[S_LOOP_ROWS]), loop_rank=int(st[S_LOOP_RANK]), fallbacks=fallbacks,
             impacts=np.vstack(impacts) if impacts else np.zeros((0, IMPACT_COLUMNS)))
+        self.stats.record_projection(violation)
         return done
 
 

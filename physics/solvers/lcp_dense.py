@@ -338,14 +338,24 @@ def sparsity(A, n, ptr, idx):
     ptr[n] = k
 
 
+# PGS leaves a row alone whose diagonal is below this share of the largest (A = J M̂ Jᵀ is
+# formed by tree solves to ~1e-16 of its scale: such a row moves nothing)
+DIAG_FLOOR = 1e-12
+
+
 @njit(cache=True)
 def pgs(A, b, lo, hi, mu, g0, g1, n, x, ptr, idx, max_sweeps, tol, cap_ticks):
     """Projected Gauss–Seidel on the BLCP from the λ in x (clamped first); returns
-    (sweeps, largest |Δλ| of the last sweep, capped). A row with A_ii = 0 keeps its λ."""
+    (sweeps, largest |Δλ| of the last sweep, capped). A row with A_ii = 0 — or below
+    DIAG_FLOOR of the largest: round-off of a row the joints already hold, e.g. a contact
+    between two bodies turning on one axis — keeps its λ."""
     t0 = ticks()
+    dmax = 0.0
     for i in range(n):
         l, h = _bounds(lo, hi, mu, g0, g1, x, i)
         x[i] = min(max(x[i], l), h)
+        dmax = max(dmax, A[i, i])
+    floor = DIAG_FLOOR * dmax
     sweeps = 0
     change = 0.0
     capped = False
@@ -353,7 +363,7 @@ def pgs(A, b, lo, hi, mu, g0, g1, n, x, ptr, idx, max_sweeps, tol, cap_ticks):
         change = 0.0
         for i in range(n):
             d = A[i, i]
-            if not d > 0.0:
+            if not d > floor:
                 continue
             w = b[i]
             for k in range(ptr[i], ptr[i + 1]):

@@ -105,6 +105,7 @@ from ..joint_rows import (MOTOR_OFF, MOTOR_POSITION, ROW_FREE, ROW_LIMIT, comput
 from ..joint_types import N_EQ, N_FREE, PRISMATIC
 from ..quat import rotated_diagonal, world_inv_inertia_times
 from ..settings import Setting, checked, defaults
+from . import projection
 from .row_ops import scatter_row
 from .stats import SolverStats
 
@@ -144,6 +145,12 @@ SETTINGS = (
                  "load F opens a row by F Δt²/(κ² m)."),
     Setting("stiff_zeta", "float", 1.0, 0.0, 100.0, label="ζ stiff",
             help="Stiff preset: damping ratio of every row (1 = critical)."),
+    Setting("post_projection", "bool", False, label="projection",
+            help="Seed 004's projection onto the joints' constraint manifold after each step (positions, then "
+                 "velocities; physics/solvers/projection.py): post-stabilization. (lcp's own is `projection`, on by "
+                 "default.)"),
+    Setting("projection_iterations", "int", 2, 1, 10, label="projection iter.",
+            help="Newton iterations of the position projection."),
 )
 
 Plan = namedtuple("Plan", "body_node node_body up_ptr up_node pair_ptr pair_lo pair_hi pair_target joint_slot "
@@ -1206,12 +1213,21 @@ class PenaltySolver:
         t0 = time.perf_counter()
         plan = self._current_plan(world)
         env, bodies, loads, joints, drives, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
-        done = 0
-        while True:
-            done += penalty_run(n - done, world.dt, world.time + done * world.dt, self.params, env, bodies, loads,
-                                joints, drives, rows, work, plan, world.contact_data())
-            if not world.contacts_stepped() or done >= n:
-                break                       # all done, or a blow-up
+        project = self.settings["post_projection"]       # seed 004's projection: one kernel call per step
+        done, violation = 0, None
+        while done < n:
+            chunk = 1 if project else n - done
+            k = penalty_run(chunk, world.dt, world.time + done * world.dt, self.params, env, bodies, loads, joints,
+                            drives, rows, work, plan, world.contact_data())
+            grew = world.contacts_stepped()
+            done += k
+            if k < chunk and not grew:
+                break                       # blew up
+            if k < chunk:
+                continue                    # the contact buffers grew: the rest of the chunk
+            if project:
+                violation = projection.project(world, self.settings["projection_iterations"])
         ms = (time.perf_counter() - t0) * 1e3 / max(n, 1)
         self.stats = SolverStats(0, 0.0, ms, False, 0, done)
+        self.stats.record_projection(violation)
         return done

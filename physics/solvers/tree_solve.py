@@ -562,36 +562,6 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
                 joint_N[k, 6 * j + 3] = ax
                 joint_N[k, 6 * j + 4] = ay
                 joint_N[k, 6 * j + 5] = az
-        if targets:
-            # a particular solution s of J_kc s = −C: ω-part in the span of the angular-only
-            # rows (Gram inverse joint_Ga), v-part in the span of the linear parts (joint_Gl)
-            t0 = -row_C[joint_rows[k, nl]] if na > 0 else 0.0
-            t1 = -row_C[joint_rows[k, nl + 1]] if na > 1 else 0.0
-            t2 = -row_C[joint_rows[k, nl + 2]] if na > 2 else 0.0
-            sx = sy = sz = 0.0
-            for j in range(na):
-                aj = joint_Ga[k, 3 * j] * t0 + joint_Ga[k, 3 * j + 1] * t1 + joint_Ga[k, 3 * j + 2] * t2
-                r = joint_rows[k, nl + j]
-                sx += aj * row_J[r, oc + 3]
-                sy += aj * row_J[r, oc + 4]
-                sz += aj * row_J[r, oc + 5]
-            r = joint_rows[k, 0]
-            u0 = -row_C[r] - (row_J[r, oc + 3] * sx + row_J[r, oc + 4] * sy + row_J[r, oc + 5] * sz)
-            r = joint_rows[k, 1]
-            u1 = -row_C[r] - (row_J[r, oc + 3] * sx + row_J[r, oc + 4] * sy + row_J[r, oc + 5] * sz)
-            u2 = 0.0
-            if nl == 3:
-                r = joint_rows[k, 2]
-                u2 = -row_C[r] - (row_J[r, oc + 3] * sx + row_J[r, oc + 4] * sy + row_J[r, oc + 5] * sz)
-            vx = vy = vz = 0.0
-            for i in range(nl):
-                bi = joint_Gl[k, 3 * i] * u0 + joint_Gl[k, 3 * i + 1] * u1 + joint_Gl[k, 3 * i + 2] * u2
-                r = joint_rows[k, i]
-                vx += bi * row_J[r, oc]
-                vy += bi * row_J[r, oc + 1]
-                vz += bi * row_J[r, oc + 2]
-            joint_t[k, 0], joint_t[k, 1], joint_t[k, 2] = vx, vy, vz
-            joint_t[k, 3], joint_t[k, 4], joint_t[k, 5] = sx, sy, sz
     # D_i = M_i on every dynamic body
     n_order = order.shape[0]
     for i in range(body_D.shape[0]):
@@ -631,13 +601,6 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
                 p22 += joint_N[k, 12 + q] * joint_U[k, 12 + q]
         i00, i01, i02, i11, i12, i22 = _sym_inverse(p00, p01, p02, p11, p12, p22, n)
         store_symmetric(joint_P, k, (i00, i01, i02, i11, i12, i22))
-        if targets:
-            s0, s1, s2 = joint_t[k, 0], joint_t[k, 1], joint_t[k, 2]
-            s3, s4, s5 = joint_t[k, 3], joint_t[k, 4], joint_t[k, 5]
-            for i in range(6):
-                joint_t[k, 6 + i] = _dot6(body_D, c, 6 * i, s0, s1, s2, s3, s4, s5)
-            for j in range(3):
-                joint_t[k, 12 + j] = _dot6(joint_U, k, 6 * j, s0, s1, s2, s3, s4, s5) if j < n else 0.0
         p = joint_parent[k]
         if p < 0:
             continue
@@ -690,6 +653,60 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
         for q in range(36):
             root_L[t, q] = body_D[roots[t], q]
         _cholesky(root_L, t, 6)
+    if targets:
+        articulated_targets(tree, row_J, row_C)
+
+
+@njit(cache=True, fastmath=_FAST)
+def articulated_targets(tree, row_J, row_C):
+    """Right-hand sides J V = −C of the rows in the factor (articulated_factor), per joint
+    k: a particular solution s of J_kc s = −C_k, D_c s and Uᵀ s (joint_t). Called by
+    articulated_factor with `targets`; called again with another C (a position correction,
+    projection.py) it retargets the same factor."""
+    order, joint_child, joint_side = tree.order, tree.joint_child, tree.joint_side
+    joint_rows, joint_mdir, joint_nldir = tree.joint_rows, tree.joint_mdir, tree.joint_nldir
+    body_D, joint_U, joint_Gl, joint_Ga, joint_t = tree.body_D, tree.joint_U, tree.joint_Gl, tree.joint_Ga, tree.joint_t
+    for t in range(order.shape[0]):
+        k = order[t]
+        c = joint_child[k]
+        oc = 6 * joint_side[k]
+        m = joint_mdir[k]
+        nl = joint_nldir[k]
+        na = m - nl
+        n = 6 - m
+        # a particular solution s of J_kc s = −C: ω-part in the span of the angular-only
+        # rows (Gram inverse joint_Ga), v-part in the span of the linear parts (joint_Gl)
+        t0 = -row_C[joint_rows[k, nl]] if na > 0 else 0.0
+        t1 = -row_C[joint_rows[k, nl + 1]] if na > 1 else 0.0
+        t2 = -row_C[joint_rows[k, nl + 2]] if na > 2 else 0.0
+        sx = sy = sz = 0.0
+        for j in range(na):
+            aj = joint_Ga[k, 3 * j] * t0 + joint_Ga[k, 3 * j + 1] * t1 + joint_Ga[k, 3 * j + 2] * t2
+            r = joint_rows[k, nl + j]
+            sx += aj * row_J[r, oc + 3]
+            sy += aj * row_J[r, oc + 4]
+            sz += aj * row_J[r, oc + 5]
+        r = joint_rows[k, 0]
+        u0 = -row_C[r] - (row_J[r, oc + 3] * sx + row_J[r, oc + 4] * sy + row_J[r, oc + 5] * sz)
+        r = joint_rows[k, 1]
+        u1 = -row_C[r] - (row_J[r, oc + 3] * sx + row_J[r, oc + 4] * sy + row_J[r, oc + 5] * sz)
+        u2 = 0.0
+        if nl == 3:
+            r = joint_rows[k, 2]
+            u2 = -row_C[r] - (row_J[r, oc + 3] * sx + row_J[r, oc + 4] * sy + row_J[r, oc + 5] * sz)
+        vx = vy = vz = 0.0
+        for i in range(nl):
+            bi = joint_Gl[k, 3 * i] * u0 + joint_Gl[k, 3 * i + 1] * u1 + joint_Gl[k, 3 * i + 2] * u2
+            r = joint_rows[k, i]
+            vx += bi * row_J[r, oc]
+            vy += bi * row_J[r, oc + 1]
+            vz += bi * row_J[r, oc + 2]
+        joint_t[k, 0], joint_t[k, 1], joint_t[k, 2] = vx, vy, vz
+        joint_t[k, 3], joint_t[k, 4], joint_t[k, 5] = sx, sy, sz
+        for i in range(6):
+            joint_t[k, 6 + i] = _dot6(body_D, c, 6 * i, vx, vy, vz, sx, sy, sz)
+        for j in range(3):
+            joint_t[k, 12 + j] = _dot6(joint_U, k, 6 * j, vx, vy, vz, sx, sy, sz) if j < n else 0.0
 
 
 # Compiled twice: with `two` a bool (the velocity solve) and the constant False (the split

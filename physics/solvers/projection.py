@@ -1,0 +1,397 @@
+"""Projection onto the joint manifold (seed 004, eqs. 15-18), on the O(N) tree factor.
+
+After a step the positions q̃ miss the manifold g_E(q) = 0 of the joints' equality rows
+by the drift of the linear position update. The least change in the mass metric,
+
+    min ‖q − q̃‖_M   subject to   g_E(q) = 0,
+
+is found by Newton steps on its optimality conditions (eq. 15-16, seed 004, with the
+right-hand side −g_E of the errata in the seeds' README):
+
+    [ M   Φᵀ ] [ Δq ]   [  0   ]
+    [ Φ   0  ] [ η  ] = [ −g_E ]       ⇔   Δq = −M⁻¹Φᵀη,  Φ M⁻¹ Φᵀ η = g_E,
+
+Φ = ∂g_E/∂q = J (the rows' Jacobian, joint_rows.py; q's rotational part a rotation
+vector in world axes), up to `iterations` of them, stopping once every |g_E| ≤ 1e-12;
+then the velocities the same way onto ġ_E = J V = 0 (eq. 17-18, right-hand side −ġ_E):
+
+    V ← V − M⁻¹Jᵀ (J M⁻¹ Jᵀ)⁻¹ J V,
+
+an M-orthogonal projection, so the kinetic energy ½VᵀMV does not rise in it. A position
+step turns each body by Δθ; its angular velocity turns with it (ω_body kept), so the
+kinetic energy is the same before and after the position step, and the projection as a
+whole never raises it.
+
+The saddle-point system is the one the impulse solver's direct path solves for
+velocities, on the same factor (tree_solve.articulated_factor over the spanning tree's
+equality rows, with the bodies' own inertia): articulated_targets sets J Δq = −g_E and
+articulated_solve from zero momenta gives Δq = M⁻¹Jᵀλ; from the momenta M V it gives the
+projected V. Joints that close loops (not in the spanning tree) enter by their Schur
+complement: W = the tree's response to a unit impulse along each loop row (one tree
+solve per row, J_T W = 0), S = J_L W; the loop impulses μ solve S μ = r (r: what the tree
+solution leaves of the loop rows' targets) and Δq += W μ. The sum is M⁻¹Jᵀ of one
+multiplier vector over all rows, so it is still the least change. Dependent loop rows (a
+3-D four-bar of parallel revolutes: 20 rows of rank 17) make S singular: its pivoted
+Cholesky (lcp_dense.pivoted_cholesky) stops at the rank and the dropped rows get μ = 0,
+which solves the consistent system exactly.
+
+`project(world, iterations)` is the Python entry the solvers call after a step (lcp's
+`_project`, impulse's and penalty's `projection` setting).
+"""
+from collections import namedtuple
+import weakref
+
+import numpy as np
+from numba import njit
+
+from ..joint_rows import compute_joint_rates, compute_joint_rows
+from ..joint_types import N_EQ
+from ..quat import integrate_quat, rotate, rotate_inv, rotated_diagonal, store_symmetric
+from .lcp_dense import pivoted_cholesky, pivoted_solve
+from .tree_solve import (articulated_factor, articulated_solve, articulated_targets, build_tree_plan, make_tree,
+                         select_rows, static_bodies, tree_momentum)
+
+# Newton iterations stop once every |g_E| is below this (m or rad): round-off of the
+# poses of a body a few metres from the origin.
+TOLERANCE = 1e-12
+# a loop row whose Cholesky pivot is below this share of the largest is dependent on the
+# rows before it (the lcp solver's LOOP_RANK_TOL: the four-bar's rank 17 of 20)
+LOOP_RANK_TOL = 1e-10
+
+Projection = namedtuple("Projection", "tree loop_rows loop_W loop_G loop_perm loop_r loop_mu loop_work dq_lin dq_ang "
+                                       "J0 rank fresh")
+"""The projection's arrays for one joint graph: tree (tree_solve.Tree) its own factor of the
+spanning tree's equality rows; loop_rows (nL,) the equality rows of the joints closing
+loops; loop_W (nL, nb, 6) the tree's response (v, ω) to a unit impulse along each loop row;
+loop_G (nL, nL) S = J_L W, then its pivoted Cholesky factor; loop_perm (nL,) its order;
+loop_r, loop_mu, loop_work (nL,) right-hand side, multipliers, scratch; dq_lin, dq_ang
+(nb, 3) a displacement (m, rad) or a velocity; J0 (rows, 12) the rows' Jacobian at a step's
+start, rank (1,) the loop rows' rank there and fresh (1,) 1 while the factor is that of the
+current poses (the impulse step's SHAKE correction)."""
+
+Violation = namedtuple("Violation", "position_before position_after velocity_before velocity_after")
+"""What `project` did: the largest |g_E| of the joints' equality rows before and after the
+position projection (m or rad) and the largest |ġ_E| = |J·V| before and after the velocity
+projection (m/s or rad/s)."""
+
+
+def make_projection(world):
+    """A Projection bundle for the world's joint graph and row layout."""
+    m = world.model
+    jt = np.ascontiguousarray(m.joints.type, np.int64)
+    start = np.ascontiguousarray(m.joints.row_start, np.int64)
+    static = static_bodies(m.bodies.inv_mass, m.bodies.inv_inertia)
+    plan = build_tree_plan(m.joints.body, jt, static)
+    n_rows, nb = m.rows.count, m.bodies.count
+    tree = make_tree(plan, n_rows)
+    select_rows(tree, jt, start, np.zeros(n_rows, np.int64), False, tree.row_direct)
+    loop_rows = np.array([start[j] + i for j in plan.loop_joints for i in range(int(N_EQ[jt[j]]))], np.int64)
+    nl = len(loop_rows)
+    L = max(nl, 1)
+    return Projection(tree, loop_rows, np.zeros((nl, nb, 6)), np.zeros((L, L)), np.zeros(L, np.int64), np.zeros(L),
+                      np.zeros(L), np.zeros(L), np.zeros((nb, 3)), np.zeros((nb, 3)), np.zeros((max(n_rows, 1), 12)),
+                      np.zeros(1, np.int64), np.zeros(1, np.int64))
+
+
+# ---------------------------------------------------------------------------- kernels
+@njit(cache=True)
+def plain_inertia(body_quat, body_inv_mass, body_inertia, body_I):
+    """body_I = R diag(I) Rᵀ (3×3 row-major) of every dynamic body."""
+    for i in range(body_quat.shape[0]):
+        if body_inv_mass[i] == 0.0:
+            continue
+        store_symmetric(body_I, i, rotated_diagonal(body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
+                                                    body_inertia[i, 0], body_inertia[i, 1], body_inertia[i, 2]))
+
+
+@njit(cache=True)
+def _zero_tree(order, roots, joint_child, body_z):
+    n_order = order.shape[0]
+    for t in range(n_order + roots.shape[0]):
+        i = joint_child[order[t]] if t < n_order else roots[t - n_order]
+        for q in range(6):
+            body_z[i, q] = 0.0
+
+
+@njit(cache=True)
+def _row_dot(row_J, r, a, b, lin, ang):
+    """J_r · (lin, ang) over the row's two bodies."""
+    return (row_J[r, 0] * lin[a, 0] + row_J[r, 1] * lin[a, 1] + row_J[r, 2] * lin[a, 2]
+            + row_J[r, 3] * ang[a, 0] + row_J[r, 4] * ang[a, 1] + row_J[r, 5] * ang[a, 2]
+            + row_J[r, 6] * lin[b, 0] + row_J[r, 7] * lin[b, 1] + row_J[r, 8] * lin[b, 2]
+            + row_J[r, 9] * ang[b, 0] + row_J[r, 10] * ang[b, 1] + row_J[r, 11] * ang[b, 2])
+
+
+@njit(cache=True)
+def loop_response(tree, joint_body, row_J, row_body, body_inv_mass, loop_rows, W, G, perm, lin, ang):
+    """W[j] = the tree's velocity response (its rows held) to a unit impulse along loop
+    row j, one tree solve each on the current factor of `tree`; G = S = J_L W (symmetric
+    positive semidefinite), then its pivoted Cholesky factor. Returns its rank.
+    lin, ang: scratch (nb, 3)."""
+    nl = loop_rows.shape[0]
+    if nl == 0:
+        return 0
+    order, roots, joint_child, body_z = tree.order, tree.roots, tree.joint_child, tree.body_z
+    for j in range(nl):
+        r = loop_rows[j]
+        _zero_tree(order, roots, joint_child, body_z)
+        for side in range(2):
+            i = row_body[r, side]
+            if body_inv_mass[i] > 0.0:
+                for q in range(6):
+                    body_z[i, q] += row_J[r, 6 * side + q]
+        lin[:, :] = 0.0
+        ang[:, :] = 0.0
+        articulated_solve(tree, joint_body, 0.0, body_z, lin, ang, False, 0.0, tree.body_z2, lin, ang)
+        for i in range(lin.shape[0]):
+            for q in range(3):
+                W[j, i, q] = lin[i, q]
+                W[j, i, 3 + q] = ang[i, q]
+    for i in range(nl):
+        r = loop_rows[i]
+        a = row_body[r, 0]
+        b = row_body[r, 1]
+        for j in range(i + 1):
+            s = 0.0
+            for q in range(6):
+                s += row_J[r, q] * W[j, a, q] + row_J[r, 6 + q] * W[j, b, q]
+            G[i, j] = s
+            G[j, i] = s
+    return pivoted_cholesky(G, nl, perm, LOOP_RANK_TOL)
+
+
+@njit(cache=True)
+def close_loops(proj, rank, row_J, row_body, row_C, rate, lin, ang):
+    """Add the loop rows' impulses to a tree solution (lin, ang): μ solves S μ = −rate·C_L −
+    J_L (lin, ang) on the independent loop rows, then (lin, ang) += W μ (rate 1: a
+    displacement with J_L Δq = −C_L; rate 0: a velocity with J_L V = 0)."""
+    loop_rows, W, r, mu = proj.loop_rows, proj.loop_W, proj.loop_r, proj.loop_mu
+    nl = loop_rows.shape[0]
+    if nl == 0:
+        return
+    for i in range(nl):
+        q = loop_rows[i]
+        r[i] = -rate * row_C[q] - _row_dot(row_J, q, row_body[q, 0], row_body[q, 1], lin, ang)
+    pivoted_solve(proj.loop_G, proj.loop_perm, rank, nl, r, mu, proj.loop_work)
+    for j in range(nl):
+        m = mu[j]
+        if m == 0.0:
+            continue
+        for i in range(lin.shape[0]):
+            for q in range(3):
+                lin[i, q] += m * W[j, i, q]
+                ang[i, q] += m * W[j, i, 3 + q]
+
+
+@njit(cache=True)
+def projection_factor(proj, bodies, joints, rows):
+    """Factor the spanning tree's equality rows at the current poses with the bodies' own
+    inertia, and the loop rows' Schur complement on it; returns the loop rows' rank."""
+    tree = proj.tree
+    plain_inertia(bodies.quat, bodies.inv_mass, bodies.inertia, tree.body_I)
+    articulated_factor(tree, joints.type, joints.body, rows.J, rows.C, bodies.pos, bodies.inv_mass, tree.body_I,
+                       False, False)
+    return loop_response(tree, joints.body, rows.J, rows.body, bodies.inv_mass, proj.loop_rows, proj.loop_W,
+                         proj.loop_G, proj.loop_perm, proj.dq_lin, proj.dq_ang)
+
+
+@njit(cache=True)
+def apply_displacement(bodies, lin, ang, kick):
+    """q += Δq on every dynamic body: x += Δx, the orientation turned by Δθ (world axes).
+    kick = 0: ω turned with the body (its body-frame components kept, so ½ωᵀIω is
+    unchanged); kick > 0: V += kick·Δq instead (the SHAKE correction as an impulse)."""
+    body_pos, body_quat, body_vel, body_omega = bodies.pos, bodies.quat, bodies.vel, bodies.omega
+    body_inv_mass = bodies.inv_mass
+    for i in range(body_pos.shape[0]):
+        if body_inv_mass[i] == 0.0:
+            continue
+        for q in range(3):
+            body_pos[i, q] += lin[i, q]
+        qx, qy, qz, qw = body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3]
+        bx, by, bz = rotate_inv(qx, qy, qz, qw, body_omega[i, 0], body_omega[i, 1], body_omega[i, 2])
+        qx, qy, qz, qw = integrate_quat(qx, qy, qz, qw, ang[i, 0], ang[i, 1], ang[i, 2], 1.0)
+        body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3] = qx, qy, qz, qw
+        if kick > 0.0:
+            for q in range(3):
+                body_vel[i, q] += kick * lin[i, q]
+                body_omega[i, q] += kick * ang[i, q]
+        else:
+            body_omega[i, 0], body_omega[i, 1], body_omega[i, 2] = rotate(qx, qy, qz, qw, bx, by, bz)
+
+
+@njit(cache=True)
+def apply_velocity(bodies, lin, ang, scale):
+    """V += scale·(lin, ang) on every dynamic body."""
+    body_vel, body_omega, body_inv_mass = bodies.vel, bodies.omega, bodies.inv_mass
+    for i in range(body_vel.shape[0]):
+        if body_inv_mass[i] == 0.0:
+            continue
+        for q in range(3):
+            body_vel[i, q] += scale * lin[i, q]
+            body_omega[i, q] += scale * ang[i, q]
+
+
+@njit(cache=True)
+def equality_errors(bodies, joints, rows):
+    """(largest |C|, largest |J·V|) over the equality rows of every joint between bodies
+    that are not both static (m or rad; m/s or rad/s)."""
+    body_vel, body_omega, body_inv_mass = bodies.vel, bodies.omega, bodies.inv_mass
+    joint_type, joint_body, joint_row_start = joints.type, joints.body, joints.row_start
+    row_J, row_C = rows.J, rows.C
+    worst_c = 0.0
+    worst_v = 0.0
+    for k in range(joint_type.shape[0]):
+        a = joint_body[k, 0]
+        b = joint_body[k, 1]
+        if body_inv_mass[a] == 0.0 and body_inv_mass[b] == 0.0:
+            continue
+        r0 = joint_row_start[k]
+        for r in range(r0, r0 + N_EQ[joint_type[k]]):
+            worst_c = max(worst_c, abs(row_C[r]))
+            worst_v = max(worst_v, abs(_row_dot(row_J, r, a, b, body_vel, body_omega)))
+    return worst_c, worst_v
+
+
+@njit(cache=True)
+def project_positions(iterations, tol, bodies, joints, rows, proj):
+    """Seed 004's position projection (eq. 15-16): up to `iterations` Newton steps, each on
+    a fresh factor at the current poses, J Δq = −g_E with Δq = M⁻¹Jᵀη, q += Δq, rows
+    rewritten; stops once every |g_E| ≤ tol. Returns the largest |g_E| after."""
+    tree = proj.tree
+    lin, ang = proj.dq_lin, proj.dq_ang
+    err, _ = equality_errors(bodies, joints, rows)
+    for it in range(iterations):
+        if err <= tol:
+            break
+        rank = projection_factor(proj, bodies, joints, rows)
+        articulated_targets(tree, rows.J, rows.C)
+        _zero_tree(tree.order, tree.roots, tree.joint_child, tree.body_z)
+        lin[:, :] = 0.0
+        ang[:, :] = 0.0
+        articulated_solve(tree, joints.body, 1.0, tree.body_z, lin, ang, False, 0.0, tree.body_z2, lin, ang)
+        close_loops(proj, rank, rows.J, rows.body, rows.C, 1.0, lin, ang)
+        apply_displacement(bodies, lin, ang, 0.0)
+        compute_joint_rows(bodies, joints, rows, False)
+        err, _ = equality_errors(bodies, joints, rows)
+    return err
+
+
+@njit(cache=True)
+def project_velocities(bodies, joints, rows, proj):
+    """Seed 004's velocity projection (eq. 17-18): V ← V − M⁻¹Jᵀ(J M⁻¹ Jᵀ)⁻¹ J V on the
+    equality rows at the current poses (a fresh factor), so J V = 0; M-orthogonal, the
+    kinetic energy does not rise. Returns the largest |J·V| after."""
+    tree = proj.tree
+    rank = projection_factor(proj, bodies, joints, rows)
+    tree_momentum(tree.order, tree.roots, tree.joint_child, bodies.inv_mass, tree.body_I, bodies.vel, bodies.omega,
+                  tree.body_z)
+    articulated_solve(tree, joints.body, 0.0, tree.body_z, bodies.vel, bodies.omega, False, 0.0, tree.body_z2,
+                      bodies.vel, bodies.omega)
+    close_loops(proj, rank, rows.J, rows.body, rows.C, 0.0, bodies.vel, bodies.omega)
+    _, after = equality_errors(bodies, joints, rows)
+    return after
+
+
+@njit(cache=True)
+def project_kernel(iterations, tol, bodies, joints, rows, proj, out):
+    """Positions onto g_E = 0 (≤ `iterations` Newton steps), then velocities onto ġ_E = 0,
+    then the rows and readouts at the final state. out: (4,) the Violation numbers."""
+    out[0], out[2] = equality_errors(bodies, joints, rows)
+    out[1] = project_positions(iterations, tol, bodies, joints, rows, proj)
+    out[3] = project_velocities(bodies, joints, rows, proj)
+    compute_joint_rows(bodies, joints, rows, True)
+    compute_joint_rates(bodies, joints, rows)
+
+
+# ---------------------------------------------------------------------------- Python entry
+_BUNDLES = weakref.WeakKeyDictionary()     # world → (model version, Projection)
+
+
+def projection_for(world):
+    """The world's Projection bundle, rebuilt when its layout changed."""
+    version = world.model.version
+    cached = _BUNDLES.get(world)
+    if cached is None or cached[0] != version:
+        cached = (version, make_projection(world))
+        _BUNDLES[world] = cached
+    return cached[1]
+
+
+def project(world, iterations=2):
+    """Seed 004's projection of the world's current state (eqs. 15-18): positions onto the
+    joints' manifold g_E(q) = 0 by up to `iterations` mass-weighted least-change Newton
+    steps, then velocities onto ġ_E = 0. Returns a Violation (before / after)."""
+    world._ensure_rows()
+    proj = projection_for(world)
+    _, bodies, _, joints, _, rows, _ = world.kernel_bundles(world.active_solver.free_rows_used(world))
+    out = np.zeros(4)
+    project_kernel(int(iterations), TOLERANCE, bodies, joints, rows, proj, out)
+    return Violation(*(float(v) for v in out))
+
+
+# ---------------------------------------------------------------------------- SHAKE (impulse step)
+@njit(cache=True)
+def shake_prepare(proj, bodies, joints, rows):
+    """At a substep's start (the rows at its start poses q_n): the factor of the equality
+    rows there, in the bodies' own mass metric (kept from the last substep's velocity
+    projection when still fresh), and a copy of their Jacobian J(q_n)."""
+    if proj.fresh[0] == 0:
+        proj.rank[0] = projection_factor(proj, bodies, joints, rows)
+    proj.fresh[0] = 0
+    J0, row_J = proj.J0, rows.J
+    for r in range(row_J.shape[0]):
+        for q in range(12):
+            J0[r, q] = row_J[r, q]
+
+
+@njit(cache=True)
+def shake_correction(h, tol, iterations, bodies, joints, rows, proj, readout):
+    """The impulse step's SHAKE/RATTLE correction (Ryckaert, Ciccotti & Berendsen 1977;
+    Andersen 1983), after the positions moved to q̃ = q_n + hV. SHAKE: quasi-Newton steps
+    of g_E(q̃ + Δq) = 0 along the start-of-step rows, J(q_n) Δq = −g_E (shake_prepare's
+    factor), Δq = M⁻¹J(q_n)ᵀη, q += Δq and V += Δq/h (the correction is an impulse), until
+    every |g_E| ≤ tol or `iterations` of them; RATTLE: then the velocities onto the new
+    tangent, J(q_{n+1}) V = 0 (project_velocities, M-orthogonal; its factor is the next
+    substep's start factor).
+    Why: the velocity solve holds J(q_n) V = 0, so the linear update drifts off the
+    manifold by its curvature, ½h²VᵀHV (a spinning joint's centripetal term); taking that
+    drift away and projecting the velocity onto the new tangent loses ~(ωh)² of the energy
+    per step. The impulse along J(q_n)ᵀ has, at the new pose, a tangential part that gives
+    back what the projection removes (a particle on a circle keeps |v| to O(h⁴) per step).
+    Rows and readouts are rewritten at the corrected poses; a drift of at most `tol` is
+    left alone (a joint at rest stays exactly at rest). Returns the largest |g_E| before
+    and after (m or rad)."""
+    before, _ = equality_errors(bodies, joints, rows)
+    if before <= tol:
+        if readout:
+            compute_joint_rows(bodies, joints, rows, True)
+        return before, before
+    tree = proj.tree
+    lin, ang = proj.dq_lin, proj.dq_ang
+    err = before
+    for it in range(iterations):
+        articulated_targets(tree, proj.J0, rows.C)
+        _zero_tree(tree.order, tree.roots, tree.joint_child, tree.body_z)
+        lin[:, :] = 0.0
+        ang[:, :] = 0.0
+        articulated_solve(tree, joints.body, 1.0, tree.body_z, lin, ang, False, 0.0, tree.body_z2, lin, ang)
+        close_loops(proj, proj.rank[0], proj.J0, rows.body, rows.C, 1.0, lin, ang)
+        apply_displacement(bodies, lin, ang, 1.0 / h)
+        compute_joint_rows(bodies, joints, rows, False)
+        last = err
+        err, _ = equality_errors(bodies, joints, rows)
+        if err <= tol:
+            break
+        if err > 0.5 * last:
+            # converging at less than half per iteration (the rows turned by ωh ≳ ½ in the
+            # step: it does not resolve that motion): this iteration's impulse is taken
+            # back and Newton steps at the new poses finish the positions alone (seed 004,
+            # eq. 15-16) — such a step may lose energy, never gain it
+            apply_velocity(bodies, lin, ang, -1.0 / h)
+            err = project_positions(iterations, tol, bodies, joints, rows, proj)
+            break
+    project_velocities(bodies, joints, rows, proj)
+    proj.fresh[0] = 1
+    if readout:
+        compute_joint_rows(bodies, joints, rows, True)
+    return before, err
