@@ -422,9 +422,12 @@ def row_speed_after(row_J, r, a, b, bodies, force, torque, gravity, h):
 
 
 @njit(cache=True)
-def penalty_contact_forces(data, bodies, h, kappa, zeta, force, torque, gravity):
+def penalty_contact_forces(data, bodies, h, kappa, zeta, force, torque, gravity, implicit_normal):
     """Contact forces for the penalty family, added to force/torque (N, N·m), from the rows
-    write_contact_rows made this step. Each point is a one-sided spring-damper through
+    write_contact_rows made this step. `implicit_normal` (the stiff preset): the normal
+    springs are rows of the implicit solve (solvers/penalty.py `contact_springs`), only the
+    friction is added here, its Coulomb radius from the normal forces of the last step (the
+    normal rows' `impulse`/Δt, warm-started by key). Else each point is a one-sided spring-damper through
     seed 000's dead zone (eq. 20-21: χ = min(0, g) with the gap g = −depth, so only
     penetration pushes): f_n = max(0, α·depth − β·ġ), α = m ω²/p, β = 2ζ m ω/p, ω = κ/Δt,
     m = 1/(1/m_a + 1/m_b) the pair's translational effective mass (as the paper preset's
@@ -444,6 +447,10 @@ def penalty_contact_forces(data, bodies, h, kappa, zeta, force, torque, gravity)
     fn_sum = np.zeros(n_blocks)
     for q in range(buf.n[N_NOW]):
         r = row_of[q]
+        if implicit_normal:
+            if r >= 0:
+                fn_sum[block_of[q]] += rows.impulse[r] / h
+            continue
         depth = cf[q, 6]
         if r < 0 or depth <= 0.0:
             continue
