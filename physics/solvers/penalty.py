@@ -105,8 +105,11 @@ Woodbury identity — x = A⁻¹b − A⁻¹U (W⁻¹ + Uᵀ A⁻¹ U)⁻¹ Uᵀ
 factor per row and a dense m×m Cholesky (coupled_springs), the exact solution of the
 whole system, as seed 004's Schur complement does for loop joints. Past MAX_COUPLED such
 rows in a step, the rest are block Jacobi (each side against the other's velocity of the
-last pass). Friction stays explicit (contacts.penalty_contact_forces, Coulomb ball of
-radius μ Σf_n with the normal forces of the last step, kept by contact key).
+last pass). Friction follows the solve (contacts.penalty_contact_friction): per pair the
+impulses that stop its friction rows within the step, scaled into the Coulomb ball of
+radius μ Σ f_n Δt of the springs just solved, change the velocities before the positions
+(explicit friction before the solve, as the other presets', missed the normal springs'
+torques: a box on a 30° slope crept).
 
 The free rows' forces of the last step are kept as impulses (force·Δt) in the rows'
 `impulse` (state: the Joint's friction_torque and sliding readouts read them, and the
@@ -120,7 +123,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..contacts import (N_NOW, N_ROWS, detection_overflowed, keep_contact_impulses, penalty_contact_forces,
+from ..contacts import (N_NOW, N_ROWS, detection_overflowed, penalty_contact_forces, penalty_contact_friction,
                         prepare_contacts)
 from ..integrate import blown_up, gather_forces, gyroscopic_implicit, integrate_positions, integrate_velocities
 from ..joint_rows import (MOTOR_OFF, MOTOR_POSITION, ROW_FREE, ROW_LIMIT, compute_joint_rates,
@@ -1006,6 +1009,46 @@ def add_springs(row_J, row_body, body_node, spring_w, spring_g, spring_on, body_
             add_row(row_J, r, na, nb, none, late, w, g, diag, offd, rhs)
 
 
+@njit(cache=True, error_model="numpy")
+def solve_sparse(diag, offd, up_ptr, up_node, x):
+    """solve for a right side with few nonzero nodes (a contact row's Jacobian): the same
+    substitutions, skipping the nodes whose block is still zero (on a forest of joints only
+    the two nodes' ancestors and what hangs from them fill in)."""
+    nn = diag.shape[0]
+    for k in range(nn):
+        if x[k, 0] == 0.0 and x[k, 1] == 0.0 and x[k, 2] == 0.0 and x[k, 3] == 0.0 and x[k, 4] == 0.0 \
+                and x[k, 5] == 0.0:
+            continue
+        for j in range(6):
+            t = x[k, j]
+            for p in range(j):
+                t -= diag[k, 6 * j + p] * x[k, p]
+            x[k, j] = t * diag[k, 7 * j]
+        for s in range(up_ptr[k], up_ptr[k + 1]):
+            n = up_node[s]
+            for i in range(6):
+                acc = 0.0
+                for q in range(6):
+                    acc += offd[s, 6 * i + q] * x[k, q]
+                x[n, i] -= acc
+    for k in range(nn - 1, -1, -1):
+        for s in range(up_ptr[k], up_ptr[k + 1]):
+            n = up_node[s]
+            for q in range(6):
+                acc = 0.0
+                for i in range(6):
+                    acc += offd[s, 6 * i + q] * x[n, i]
+                x[k, q] -= acc
+        if x[k, 0] == 0.0 and x[k, 1] == 0.0 and x[k, 2] == 0.0 and x[k, 3] == 0.0 and x[k, 4] == 0.0 \
+                and x[k, 5] == 0.0:
+            continue
+        for j in range(5, -1, -1):
+            t = x[k, j]
+            for p in range(j + 1, 6):
+                t -= diag[k, 6 * p + j] * x[k, p]
+            x[k, j] = t * diag[k, 7 * j]
+
+
 @njit(cache=True, error_model="numpy", inline="always")
 def row_dot_nodes(row_J, r, na, nb, x, y, c):
     """J_r · x over the row's two nodes (x (k,6) when c < 0, else y[c] (…, k, 6))."""
@@ -1023,7 +1066,7 @@ def coupled_springs(row_J, row_body, body_node, spring_w, spring_on, coupled, n_
                     x, y):
     """x := (A + U W Uᵀ)⁻¹ b from x = A⁻¹ b (A factored by `factor`), U the Jacobians of the
     coupled contact rows in the active set, W their weights: the Woodbury identity
-    x −= A⁻¹U (W⁻¹ + Uᵀ A⁻¹ U)⁻¹ Uᵀ x, one solve per row (y: (≥ m, k, 6) scratch) and a
+    x −= A⁻¹U (W⁻¹ + Uᵀ A⁻¹ U)⁻¹ Uᵀ x, one solve per row (solve_sparse; y: (≥ m, k, 6)) and a
     dense m×m Cholesky: the exact solution of the whole system, as the Schur complement of
     seed 004 eq. 12-14 does for loop joints."""
     idx = np.empty(n_coupled, np.int64)
@@ -1043,7 +1086,7 @@ def coupled_springs(row_J, row_body, body_node, spring_w, spring_on, coupled, n_
         for i in range(6):
             yc[na, i] = row_J[r, i]
             yc[nb, i] = row_J[r, 6 + i]
-        solve(diag, offd, up_ptr, up_node, yc)
+        solve_sparse(diag, offd, up_ptr, up_node, yc)
     S = np.empty((m, m))
     t = np.empty(m)
     for c in range(m):
@@ -1255,6 +1298,8 @@ def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, wor
     for it in range(newton + 1):
         implicit_velocities(params, h, it > 0, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, contacts,
                             n_contacts)
+        if n_contacts > 0:
+            penalty_contact_friction(contacts, bodies, h)
         integrate_positions(bodies, h)
         compute_joint_rows(bodies, joints, rows, readout)
         if it == newton or nonlinearity(joints, rows, plan) <= NEWTON_TOL:
@@ -1298,12 +1343,11 @@ def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows
         n_contacts = prepare_contacts(contacts, bodies, h)
         if detection_overflowed(contacts):
             return step                     # nothing moved yet: redone with grown buffers
-        if n_contacts > 0:
-            penalty_contact_forces(contacts, bodies, h, CONTACT_KAPPA, 1.0, force_acc, torque_acc, gravity, stiff)
+        if n_contacts > 0 and not stiff:
+            penalty_contact_forces(contacts, bodies, h, CONTACT_KAPPA, 1.0, force_acc, torque_acc, gravity)
         if stiff:
             stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, step == n_steps - 1,
                        contacts, n_contacts)
-            keep_contact_impulses(contacts, n_contacts)     # the springs' forces: next step's friction radius
         else:
             penalty_forces(params, h, bodies, rows, work)
             if implicit:
