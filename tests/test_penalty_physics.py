@@ -420,7 +420,7 @@ def test_stiff_preset_holds_a_closed_loop_of_joints():
 
 
 # ---------------------------------------------------------------------------- stiff contacts
-SCENES = Path(__file__).resolve().parent.parent / "scenes"
+SCENE_DIR = Path(__file__).resolve().parent.parent / "scenes"
 
 
 def test_stiff_contact_box_on_the_ground_sinks_m_g_over_k_below_a_millimetre():
@@ -445,7 +445,7 @@ def test_stiff_contact_tower_of_six_boxes_stands_at_its_resting_heights():
     stays within 5 mm of its resting height 0.15 + 0.3 i (the bottom pair carries 6 m g:
     6 g (Δt/κ_c)² = 0.06 mm; each box-box pair, m_eff = m/2, closes by 2 n g (Δt/κ_c)²),
     within 5 mm of its place and upright (its z axis within 1° of vertical)."""
-    w = physics.load_scene(SCENES / "stack.toml")
+    w = physics.load_scene(SCENE_DIR / "stack.toml")
     w.solver = "penalty"
     w.advance(2.0)
     for i in range(6):
@@ -461,7 +461,7 @@ def test_stiff_contact_door_push_turns_the_door_as_the_impulse_push():
     """scenes/door_push.toml under penalty: the paddle (0.5 kg, 53.03 N·m) pushes the door
     through a contact for 0.33 s and the door coasts against its 20 N·m friction to rest at
     37.62° (the scene's closed form; impulse and lcp: 37.6°) — here 37.71°: within 5 %."""
-    w = physics.load_scene(SCENES / "door_push.toml")
+    w = physics.load_scene(SCENE_DIR / "door_push.toml")
     w.solver = "penalty"
     w.advance(3.0)
     hinge = w.joint("hinge")
@@ -475,7 +475,7 @@ def test_stiff_contact_four_bar_comes_to_rest_on_the_wall_without_passing_throug
     x = −0.06 (the cap's radius added): it never goes more than 5 mm beyond, and after
     2 s it rests there (|q̇| < 10⁻³ rad/s, the 50 N push closing the spring k = m ω² =
     10⁵ N/m by 0.5 mm)."""
-    w = physics.load_scene(SCENES / "four_bar.toml")
+    w = physics.load_scene(SCENE_DIR / "four_bar.toml")
     w.solver = "penalty"
     bar1 = w.body("bar1")
     worst = 0.0
