@@ -202,16 +202,20 @@ def test_speculative_contact_stops_a_fast_body_at_the_surface():
         assert box.position[2] > 0.1 - w.contact_settings["slop"] - 1e-9
 
 
-def test_penalty_contact_holds_a_box_with_a_sinking_of_g_over_omega_squared():
+@pytest.mark.parametrize("preset", ["stiff", "critical"])
+def test_penalty_contact_holds_a_box_with_a_sinking_of_g_over_omega_squared(preset):
     """Under penalty a contact point is a critically damped one-sided spring (ω = κ/Δt,
-    shared by the pair's points): a resting box sinks g/ω² = g(Δt/κ)² and stops."""
-    from physics.solvers.penalty import CONTACT_KAPPA
+    k = m ω² over the pair's points): a resting box sinks m g/k = g/ω² = g(Δt/κ)² and
+    stops — κ = 10 implicit in the stiff preset, κ = 0.5 explicit in the others."""
+    from physics.solvers.penalty import CONTACT_KAPPA, CONTACT_STIFF_KAPPA
+    kappa = CONTACT_STIFF_KAPPA if preset == "stiff" else CONTACT_KAPPA
     dt = 0.003
-    w = ground_world(dt, solver="penalty")
+    w = World(dt=dt, solver="penalty", penalty_preset=preset)
+    w.add_body("ground", Plane(), static=True)
     box = w.add_body("box", Box((0.1, 0.1, 0.1)), mass=2.0, position=(0, 0, 0.1))
     w.advance(1.0)
     assert np.linalg.norm(box.velocity) < 1e-4
-    assert 0.1 - box.position[2] == pytest.approx(G * (dt / CONTACT_KAPPA) ** 2, rel=0.01)
+    assert 0.1 - box.position[2] == pytest.approx(G * (dt / kappa) ** 2, rel=0.01)
     assert all(feature != "contacts" for feature, _ in w.unhonoured())
 
 

@@ -86,6 +86,31 @@ solver's write_drive_rows) are rows of the same system with a bound:
   (The impulse solver's soft row uses the row's own J M⁻¹ Jᵀ, the two bodies about their
   centres: on the robot arm its shoulder then sags 2.4° instead of 0.07°.)
 
+Contacts (physics/contacts.py: per touching pair a manifold of ≤ 4 points, their normal rows
+J V = ġ, the separation rate, and G = −depth). The explicit presets push with explicit
+one-sided springs (contacts.penalty_contact_forces, ωΔt = CONTACT_KAPPA = 0.5: a body
+resting at Δt = 10 ms sinks g(Δt/κ)² = 3.9 mm, a tower or a motor's push far more). The
+stiff preset makes each point a spring of the implicit system: α = m ω², β = 2ζ m ω,
+ω = CONTACT_STIFF_KAPPA/Δt = 10/Δt, ζ = CONTACT_ZETA = 1, m = 1/(p (1/m_a + 1/m_b)) over
+the pair's p points (the whole patch: k = m_eff ω²), so a box resting on the ground sinks
+m g/k = g (Δt/κ)² (0.01 mm at 10 ms) and a load F on a pair closes it by F/k. Seed 000's
+dead zone χ = min(0, G), taken at the end of the step, and one-sidedness make the springs
+an active set over the solves (check_springs): a row is in when it penetrates at the
+end of the step (depth − Δt ġ⁺ > 0) and its force f = α(depth − Δt ġ⁺) − β ġ⁺ pushes,
+at most CONTACT_PASSES solves (with the drives' active set), starting from the rows that
+would penetrate at the start's velocity. A spring against a static body adds only to the
+dynamic body's diagonal block and right side; one between two dynamic bodies couples
+two nodes the elimination plan (the joint graph) does not link: those rows enter by the
+Woodbury identity — x = A⁻¹b − A⁻¹U (W⁻¹ + Uᵀ A⁻¹ U)⁻¹ Uᵀ A⁻¹b, one solve with A's
+factor per row and a dense m×m Cholesky (coupled_springs), the exact solution of the
+whole system, as seed 004's Schur complement does for loop joints. Past MAX_COUPLED such
+rows in a step, the rest are block Jacobi (each side against the other's velocity of the
+last pass). Friction follows the solve (contacts.penalty_contact_friction): per pair the
+impulses that stop its friction rows within the step, scaled into the Coulomb ball of
+radius μ Σ f_n Δt of the springs just solved, change the velocities before the positions
+(explicit friction before the solve, as the other presets', missed the normal springs'
+torques: a box on a 30° slope crept).
+
 The free rows' forces of the last step are kept as impulses (force·Δt) in the rows'
 `impulse` (state: the Joint's friction_torque and sliding readouts read them, and the
 next step starts its active set from them, so a restored state replays bit for bit);
@@ -98,7 +123,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..contacts import detection_overflowed, penalty_contact_forces, prepare_contacts
+from ..contacts import (N_NOW, N_ROWS, detection_overflowed, penalty_contact_forces, penalty_contact_friction,
+                        prepare_contacts)
 from ..integrate import blown_up, gather_forces, gyroscopic_implicit, integrate_positions, integrate_velocities
 from ..joint_rows import (MOTOR_OFF, MOTOR_POSITION, ROW_FREE, ROW_LIMIT, compute_joint_rates,
                           compute_joint_rows, row_velocity)
@@ -174,9 +200,15 @@ over the free rows; pos0, quat0, vel0, omega0 the step's start and vel_k, omega_
 velocities of the last Newton iterate (stiff_step)."""
 
 
-# ωΔt of a contact's spring (contacts.penalty_contact_forces): a body resting at Δt sinks
-# g(Δt/κ)², 0.35 mm at 3 ms
+# ωΔt of a contact's spring under the explicit presets (contacts.penalty_contact_forces): a
+# body resting at Δt sinks g(Δt/κ)², 0.35 mm at 3 ms
 CONTACT_KAPPA = 0.5
+# the stiff preset's contact springs (implicit, contact_springs): ωΔt and damping ratio; a
+# body resting on the ground sinks m g/k = g(Δt/κ)², 0.01 mm at 10 ms
+CONTACT_STIFF_KAPPA = 10.0
+CONTACT_ZETA = 1.0
+CONTACT_PASSES = 8      # most solves per step of the contacts' (and drives') active set
+MAX_COUPLED = 256       # most contact rows between two dynamic bodies solved exactly per step (coupled_springs)
 
 # ---------------------------------------------------------------------------- explicit forces
 @njit(cache=True, error_model="numpy")
@@ -905,6 +937,218 @@ def check_drives(h, bodies, joints, rows, plan):
     return changed
 
 
+# ---------------------------------------------------------------------------- implicit contact springs
+@njit(cache=True, error_model="numpy")
+def contact_springs(h, bodies, contacts, body_node, spring_w, spring_g, spring_on, spring_depth, coupled):
+    """The stiff preset's contact springs (module docstring, "Contacts"): per normal row of
+    this step's contacts (contacts.write_contact_rows) its weight w = Δt²α + Δtβ and right
+    side g = Δt α depth (depth > 0: penetration; the row's G = −depth), with
+    α = m ω², β = 2ζ m ω, ω = CONTACT_STIFF_KAPPA/Δt, ζ = CONTACT_ZETA, m = 1/(p (1/m_a + 1/m_b)) over the pair's p points;
+    spring_depth its depth (m); spring_on the first guess of the active set (penetrating at
+    the end of the step at the start's velocity); coupled lists the rows between two dynamic bodies (the solve's
+    Schur complement, coupled_springs), at most MAX_COUPLED. Returns the number of rows."""
+    buf, crows = contacts.buffers, contacts.rows
+    row_J, row_kind, row_body = crows.J, crows.kind, crows.body
+    cf, row_of, block_of, block_start = buf.cf, buf.row_of, buf.block_of, crows.block_start
+    body_vel, body_omega, body_inv_mass = bodies.vel, bodies.omega, bodies.inv_mass
+    n_rows = spring_w.shape[0]
+    omega = CONTACT_STIFF_KAPPA / h
+    for r in range(n_rows):
+        spring_w[r] = 0.0
+        spring_g[r] = 0.0
+        spring_on[r] = 0
+        spring_depth[r] = 0.0
+    n_coupled = 0
+    for q in range(buf.n[N_NOW]):
+        r = row_of[q]
+        if r < 0:
+            continue
+        a, b = row_body[r, 0], row_body[r, 1]
+        k = body_inv_mass[a] + body_inv_mass[b]
+        if k <= 0.0:
+            continue
+        s = block_start[block_of[q]]
+        p = 0
+        while row_kind[s + p] != ROW_FREE:
+            p += 1
+        m = 1.0 / (k * p)
+        alpha = m * omega * omega
+        depth = cf[q, 6]
+        spring_w[r] = h * h * alpha + h * 2.0 * CONTACT_ZETA * m * omega
+        spring_g[r] = h * alpha * depth
+        spring_depth[r] = depth
+        if depth - h * row_velocity(row_J, r, a, b, body_vel, body_omega) > 0.0:
+            spring_on[r] = 1
+        if body_node[a] >= 0 and body_node[b] >= 0:
+            if n_coupled < MAX_COUPLED:
+                coupled[n_coupled] = r
+                n_coupled += 1
+            else:
+                spring_on[r] |= 2                    # beyond the Schur complement: lagged (add_springs)
+    return n_coupled
+
+
+@njit(cache=True, error_model="numpy")
+def add_springs(row_J, row_body, body_node, spring_w, spring_g, spring_on, body_vel, body_omega, diag, offd, rhs):
+    """The contact springs in the active set into one solve's matrix and right side: against
+    a static body into the dynamic body's diagonal block; between two dynamic bodies only
+    g Jᵀ (the matrix part is coupled_springs' Schur complement), or, past MAX_COUPLED rows,
+    each side's own part with the other side's velocity of the last pass (block Jacobi)."""
+    none = np.int64(-1)
+    late = np.int64(0)
+    for r in range(spring_w.shape[0]):
+        if spring_on[r] & 1 == 0 or spring_w[r] == 0.0:
+            continue
+        a, b = row_body[r, 0], row_body[r, 1]
+        na, nb = body_node[a], body_node[b]
+        w, g = spring_w[r], spring_g[r]
+        if na >= 0 and nb >= 0:
+            if spring_on[r] & 2 == 0:
+                add_force(row_J, r, na, nb, g, rhs)
+                continue
+            va = vb = 0.0
+            for c in range(3):
+                va += row_J[r, c] * body_vel[a, c] + row_J[r, 3 + c] * body_omega[a, c]
+                vb += row_J[r, 6 + c] * body_vel[b, c] + row_J[r, 9 + c] * body_omega[b, c]
+            add_row(row_J, r, na, none, none, late, w, g - w * vb, diag, offd, rhs)
+            add_row(row_J, r, none, nb, none, late, w, g - w * va, diag, offd, rhs)
+        else:
+            add_row(row_J, r, na, nb, none, late, w, g, diag, offd, rhs)
+
+
+@njit(cache=True, error_model="numpy")
+def solve_sparse(diag, offd, up_ptr, up_node, x):
+    """solve for a right side with few nonzero nodes (a contact row's Jacobian): the same
+    substitutions, skipping the nodes whose block is still zero (on a forest of joints only
+    the two nodes' ancestors and what hangs from them fill in)."""
+    nn = diag.shape[0]
+    for k in range(nn):
+        if x[k, 0] == 0.0 and x[k, 1] == 0.0 and x[k, 2] == 0.0 and x[k, 3] == 0.0 and x[k, 4] == 0.0 \
+                and x[k, 5] == 0.0:
+            continue
+        for j in range(6):
+            t = x[k, j]
+            for p in range(j):
+                t -= diag[k, 6 * j + p] * x[k, p]
+            x[k, j] = t * diag[k, 7 * j]
+        for s in range(up_ptr[k], up_ptr[k + 1]):
+            n = up_node[s]
+            for i in range(6):
+                acc = 0.0
+                for q in range(6):
+                    acc += offd[s, 6 * i + q] * x[k, q]
+                x[n, i] -= acc
+    for k in range(nn - 1, -1, -1):
+        for s in range(up_ptr[k], up_ptr[k + 1]):
+            n = up_node[s]
+            for q in range(6):
+                acc = 0.0
+                for i in range(6):
+                    acc += offd[s, 6 * i + q] * x[n, i]
+                x[k, q] -= acc
+        if x[k, 0] == 0.0 and x[k, 1] == 0.0 and x[k, 2] == 0.0 and x[k, 3] == 0.0 and x[k, 4] == 0.0 \
+                and x[k, 5] == 0.0:
+            continue
+        for j in range(5, -1, -1):
+            t = x[k, j]
+            for p in range(j + 1, 6):
+                t -= diag[k, 6 * p + j] * x[k, p]
+            x[k, j] = t * diag[k, 7 * j]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def row_dot_nodes(row_J, r, na, nb, x, y, c):
+    """J_r · x over the row's two nodes (x (k,6) when c < 0, else y[c] (…, k, 6))."""
+    s = 0.0
+    for i in range(6):
+        if c < 0:
+            s += row_J[r, i] * x[na, i] + row_J[r, 6 + i] * x[nb, i]
+        else:
+            s += row_J[r, i] * y[c, na, i] + row_J[r, 6 + i] * y[c, nb, i]
+    return s
+
+
+@njit(cache=True, error_model="numpy")
+def coupled_springs(row_J, row_body, body_node, spring_w, spring_on, coupled, n_coupled, diag, offd, up_ptr, up_node,
+                    x, y):
+    """x := (A + U W Uᵀ)⁻¹ b from x = A⁻¹ b (A factored by `factor`), U the Jacobians of the
+    coupled contact rows in the active set, W their weights: the Woodbury identity
+    x −= A⁻¹U (W⁻¹ + Uᵀ A⁻¹ U)⁻¹ Uᵀ x, one solve per row (solve_sparse; y: (≥ m, k, 6)) and a
+    dense m×m Cholesky: the exact solution of the whole system, as the Schur complement of
+    seed 004 eq. 12-14 does for loop joints."""
+    idx = np.empty(n_coupled, np.int64)
+    m = 0
+    for c in range(n_coupled):
+        r = coupled[c]
+        if spring_on[r] & 1 != 0:
+            idx[m] = r
+            m += 1
+    if m == 0:
+        return
+    for c in range(m):
+        r = idx[c]
+        na, nb = body_node[row_body[r, 0]], body_node[row_body[r, 1]]
+        yc = y[c]
+        fill2d(yc, 0.0)
+        for i in range(6):
+            yc[na, i] = row_J[r, i]
+            yc[nb, i] = row_J[r, 6 + i]
+        solve_sparse(diag, offd, up_ptr, up_node, yc)
+    S = np.empty((m, m))
+    t = np.empty(m)
+    for c in range(m):
+        r = idx[c]
+        na, nb = body_node[row_body[r, 0]], body_node[row_body[r, 1]]
+        t[c] = row_dot_nodes(row_J, r, na, nb, x, y, -1)
+        for d in range(c + 1):
+            S[c, d] = row_dot_nodes(row_J, r, na, nb, x, y, d)
+        S[c, c] += 1.0 / spring_w[r]
+    for j in range(m):                               # S = L Lᵀ (lower), then L Lᵀ z = t
+        s = S[j, j]
+        for p in range(j):
+            s -= S[j, p] * S[j, p]
+        s = np.sqrt(s) if s > 0.0 else 1e-150
+        S[j, j] = s
+        for i in range(j + 1, m):
+            v = S[i, j]
+            for p in range(j):
+                v -= S[i, p] * S[j, p]
+            S[i, j] = v / s
+    for i in range(m):
+        v = t[i]
+        for p in range(i):
+            v -= S[i, p] * t[p]
+        t[i] = v / S[i, i]
+    for i in range(m - 1, -1, -1):
+        v = t[i]
+        for p in range(i + 1, m):
+            v -= S[p, i] * t[p]
+        t[i] = v / S[i, i]
+    for c in range(m):
+        z = t[c]
+        for k in range(x.shape[0]):
+            for i in range(6):
+                x[k, i] -= z * y[c, k, i]
+
+
+@njit(cache=True, error_model="numpy")
+def check_springs(h, row_J, row_body, spring_depth, spring_w, spring_g, spring_on, body_vel, body_omega):
+    """The contact springs' active set after a solve — seed 000's dead zone at the end of the
+    step, one-sided: a row is in when it penetrates at the end of the step
+    (depth − Δt J V⁺ > 0) and its force f = (g − w J V⁺)/Δt pushes (f > 0). Returns
+    whether anything changed."""
+    changed = False
+    for r in range(spring_w.shape[0]):
+        if spring_w[r] == 0.0:
+            continue
+        v = row_velocity(row_J, r, row_body[r, 0], row_body[r, 1], body_vel, body_omega)
+        on = spring_depth[r] - h * v > 0.0 and spring_g[r] - spring_w[r] * v > 0.0
+        if on != (spring_on[r] & 1 != 0):
+            spring_on[r] ^= 1
+            changed = True
+    return changed
+
+
 @njit(cache=True, error_model="numpy")
 def store_impulses(h, stiff, bodies, joints, rows, plan):
     """Each implicit row's force of the step as the impulse f Δt = g − w J V⁺ (clamped
@@ -941,15 +1185,19 @@ def store_impulses(h, stiff, bodies, joints, rows, plan):
 
 
 @njit(cache=True, error_model="numpy")
-def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, drives, rows, work, plan):
+def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, contacts,
+                        n_contacts):
     """V⁺ from the implicit system of the module docstring: the stiff preset's equality and
-    limit rows and every drive (friction, motors) as rows of one block-sparse system,
-    solved exactly; the drives' bounds by an active set of at most PASSES solves. `relin`:
-    the rows were written at X + Δt V_k, not at X (a Newton iteration of stiff_step)."""
+    limit rows, its contact springs (n_contacts > 0 blocks: contact_springs) and every
+    drive (friction, motors) as rows of one system, solved exactly; the drives' bounds and
+    the springs' dead zone by an active set of at most PASSES (with contacts
+    CONTACT_PASSES) solves. `relin`: the rows were written at X + Δt V_k, not at X (a
+    Newton iteration of stiff_step; contact rows stay linearized at X)."""
     body_vel, body_omega, body_quat, body_inertia = bodies.vel, bodies.omega, bodies.quat, bodies.inertia
-    node_body, up_ptr, up_node = plan.node_body, plan.up_ptr, plan.up_node
+    node_body, up_ptr, up_node, body_node = plan.node_body, plan.up_ptr, plan.up_node, plan.body_node
     pair_ptr, pair_lo, pair_hi, pair_target = plan.pair_ptr, plan.pair_lo, plan.pair_hi, plan.pair_target
     diag0, offd0, rhs0, diag, offd, rhs = plan.diag0, plan.offd0, plan.rhs0, plan.diag, plan.offd, plan.rhs
+    crow_J, crow_body, crow_impulse = contacts.rows.J, contacts.rows.body, contacts.rows.impulse
     stiff = params[0] == STIFF
     body_blocks(h, stiff, gravity, bodies, joints, rows, work.force_acc, work.torque_acc, plan)
     if stiff:
@@ -957,23 +1205,50 @@ def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, d
     n_drives = setup_drives(h, bodies, joints, drives, rows, plan)
     if stiff and n_drives > 0:
         servo_masses(h, joints, drives, rows, plan)
-    for it in range(PASSES):
-        if n_drives == 0:               # one solve: factor the step's matrix in place
+    n_springs = contacts.buffers.n[N_ROWS] if stiff and n_contacts > 0 else 0
+    spring_w, spring_g, spring_depth = np.zeros(n_springs), np.zeros(n_springs), np.zeros(n_springs)
+    spring_on, coupled = np.zeros(n_springs, np.int64), np.zeros(n_springs, np.int64)
+    n_coupled = 0
+    if n_springs > 0:
+        n_coupled = contact_springs(h, bodies, contacts, body_node, spring_w, spring_g, spring_on, spring_depth,
+                                    coupled)
+    y = np.empty((n_coupled, node_body.shape[0], 6))
+    passes = CONTACT_PASSES if n_springs > 0 else PASSES
+    for it in range(passes):
+        if n_drives == 0 and n_springs == 0:        # one solve: factor the step's matrix in place
             diag, offd, rhs = diag0, offd0, rhs0
         else:
             copy2d(diag, diag0)
             copy2d(offd, offd0)
             copy2d(rhs, rhs0)
-            add_drives(h, joints, rows, plan)
+            if n_drives > 0:
+                add_drives(h, joints, rows, plan)
+            if n_springs > 0:
+                add_springs(crow_J, crow_body, body_node, spring_w, spring_g, spring_on, body_vel, body_omega, diag,
+                            offd, rhs)
         factor(diag, offd, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target)
         solve(diag, offd, up_ptr, up_node, rhs)
+        if n_coupled > 0:
+            coupled_springs(crow_J, crow_body, body_node, spring_w, spring_on, coupled, n_coupled, diag, offd, up_ptr,
+                            up_node, rhs, y)
         for k in range(node_body.shape[0]):
             i = node_body[k]
             body_vel[i, 0], body_vel[i, 1], body_vel[i, 2] = rhs[k, 0], rhs[k, 1], rhs[k, 2]
             body_omega[i, 0], body_omega[i, 1], body_omega[i, 2] = rhs[k, 3], rhs[k, 4], rhs[k, 5]
-        if n_drives == 0 or it == PASSES - 1 or not check_drives(h, bodies, joints, rows, plan):
+        if it == passes - 1:
+            break
+        changed = n_drives > 0 and check_drives(h, bodies, joints, rows, plan)
+        if n_springs > 0 and check_springs(h, crow_J, crow_body, spring_depth, spring_w, spring_g, spring_on, body_vel,
+                                           body_omega):
+            changed = True
+        if not changed:
             break
     store_impulses(h, stiff, bodies, joints, rows, plan)
+    for r in range(n_springs):      # the springs' impulses f Δt = g − w J V⁺ (friction's radius next step)
+        crow_impulse[r] = 0.0
+        if spring_on[r] & 1 != 0:
+            v = row_velocity(crow_J, r, crow_body[r, 0], crow_body[r, 1], body_vel, body_omega)
+            crow_impulse[r] = max(0.0, spring_g[r] - spring_w[r] * v)
     if gyroscopic:
         for k in range(node_body.shape[0]):
             i = node_body[k]
@@ -1009,7 +1284,7 @@ def nonlinearity(joints, rows, plan):
 
 
 @njit(cache=True, error_model="numpy")
-def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, readout):
+def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, readout, contacts, n_contacts):
     """One step of the stiff preset: the implicit velocities linearized at the current poses,
     then positions; while the rows' linearization missed the reached poses by more than
     NEWTON_TOL, another Newton iteration of the same backward Euler step, linearized at
@@ -1028,7 +1303,10 @@ def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, wor
     for r in range(engaged.shape[0]):
         engaged[r] = 0
     for it in range(newton + 1):
-        implicit_velocities(params, h, it > 0, gravity, gyroscopic, bodies, joints, drives, rows, work, plan)
+        implicit_velocities(params, h, it > 0, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, contacts,
+                            n_contacts)
+        if n_contacts > 0:
+            penalty_contact_friction(contacts, bodies, h)
         integrate_positions(bodies, h)
         compute_joint_rows(bodies, joints, rows, readout)
         if it == newton or nonlinearity(joints, rows, plan) <= NEWTON_TOL:
@@ -1059,9 +1337,10 @@ def any_drive(joints, drives):
 @njit(cache=True, error_model="numpy")
 def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows, work, plan, contacts):
     """Advance n_steps fixed steps. Rows must hold the current poses on entry; they hold
-    the final poses on return. Contacts (physics/contacts.py) push as one-sided springs
-    (contacts.penalty_contact_forces, κ = CONTACT_KAPPA, ζ = 1). Returns the number of
-    steps done before a blow-up (n_steps when none)."""
+    the final poses on return. Contacts (physics/contacts.py) push as one-sided springs:
+    implicit under the stiff preset (module docstring, "Contacts"), explicit under the
+    others (contacts.penalty_contact_forces, κ = CONTACT_KAPPA, ζ = 1). Returns the number
+    of steps done before a blow-up (n_steps when none)."""
     force_acc, torque_acc = work.force_acc, work.torque_acc
     gravity, gyroscopic, max_speed, max_spin = env.gravity, env.gyroscopic, env.max_speed, env.max_spin
     stiff = params[0] == STIFF
@@ -1071,16 +1350,18 @@ def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows
         n_contacts = prepare_contacts(contacts, bodies, h)
         if detection_overflowed(contacts):
             return step                     # nothing moved yet: redone with grown buffers
-        if n_contacts > 0:
+        if n_contacts > 0 and not stiff:
             penalty_contact_forces(contacts, bodies, h, CONTACT_KAPPA, 1.0, force_acc, torque_acc, gravity)
         if stiff:
-            stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, step == n_steps - 1)
+            stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, step == n_steps - 1,
+                       contacts, n_contacts)
         else:
             penalty_forces(params, h, bodies, rows, work)
             if implicit:
                 # relin = stiff, False here: a typed bool, not the literal False (numba would
                 # compile implicit_velocities a second time for the literal)
-                implicit_velocities(params, h, stiff, gravity, gyroscopic, bodies, joints, drives, rows, work, plan)
+                implicit_velocities(params, h, stiff, gravity, gyroscopic, bodies, joints, drives, rows, work, plan,
+                                    contacts, n_contacts)
             else:
                 integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
             integrate_positions(bodies, h)
