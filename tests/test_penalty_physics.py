@@ -473,8 +473,10 @@ def test_stiff_contact_four_bar_comes_to_rest_on_the_wall_without_passing_throug
     """scenes/four_bar.toml under penalty: bar 1 (0.1 kg, driven by 10 N·m) hits the wall and
     rests on it. Its tip (the joint a, 0.2 m from the pivot at x = 0) touches the wall at
     x = −0.06 (the cap's radius added): it never goes more than 5 mm beyond, and after
-    2 s it rests there (|q̇| < 10⁻³ rad/s, the 50 N push closing the spring k = m ω² =
-    10⁵ N/m by 0.5 mm)."""
+    2 s it rests there (its angle moves < 10⁻⁶ rad over the third second, the 50 N push
+    closing the spring k = m ω² = 10⁵ N/m by 0.5 mm). The scene projects the loop closed
+    after each step (post_projection): the joints' springs, deflected by the load, are
+    closed again each step, so the rate readout keeps a residual 2.4e-3 rad/s at rest."""
     w = physics.load_scene(SCENE_DIR / "four_bar.toml")
     w.solver = "penalty"
     bar1 = w.body("bar1")
@@ -485,4 +487,6 @@ def test_stiff_contact_four_bar_comes_to_rest_on_the_wall_without_passing_throug
         worst = max(worst, -0.06 - tip_x)
     assert worst < 5e-3
     assert -0.06 - 2.0 * bar1.position[0] > -1e-3      # touching the wall, not bounced off
-    assert abs(w.joint("ground_a").rate) < 1e-3
+    angle = w.joint("ground_a").angle
+    w.advance_steps(100)
+    assert abs(w.joint("ground_a").angle - angle) < 1e-6
