@@ -140,13 +140,14 @@ def main(argv=None):
                 finite[s] = ok
             best_mj = min(best_mj, time_mujoco(model, data, steps))
         mujoco.mj_resetData(model, data)
+        bad0 = int(data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number)
         mujoco.mj_forward(model, data)
         mj_e0 = mujoco_energy(model, data)
         for _ in range(steps):
             mujoco.mj_step(model, data)
         mj_e1 = mujoco_energy(model, data)
         # MuJoCo resets a state that went bad and counts it as a warning
-        bad = int(data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number)
+        bad = int(data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number) - bad0
         mj_finite = bad == 0 and bool(np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all())
         for s, w in worlds.items():
             gap, e0, e1 = sharnir_run(w, steps)
