@@ -1070,7 +1070,7 @@ _PROJECTION = []            # [module or None] once looked up
 
 
 def projection_module():
-    """physics/solvers/projection.py (written on another branch), or None until it exists."""
+    """physics/solvers/projection.py, imported on first use (None if it cannot be found)."""
     if not _PROJECTION:
         try:
             module = importlib.import_module(__package__ + ".projection")
@@ -1086,7 +1086,7 @@ def _project(world, iterations):
     """Seed 004's projection at the end of a step: positions onto g_E(q) = 0 by the
     mass-weighted least-change Newton step (eqs. 15-16, `iterations` of them), then
     velocities onto ġ_E = 0 (eqs. 17-18) — physics/solvers/projection.py's `project(world,
-    iterations)`. Does nothing (returns None) while that module does not exist."""
+    iterations)`; returns its violation before and after (None without the module)."""
     module = projection_module()
     if module is None:
         return None
