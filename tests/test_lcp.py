@@ -209,12 +209,13 @@ def test_sparse_system_holds_the_same_matrix_as_the_dense_build():
     build_system(nu, 0, 0, False, tree, joints.body, bodies.inv_mass, work.inv_inertia_world, lw)
     dense = lw.A[:nu, :nu].copy()
     build_system(nu, 0, 0, True, tree, joints.body, bodies.inv_mass, work.inv_inertia_world, lw)
-    sparse = np.diag(lw.a_diag[:nu].copy())
+    sparse = np.zeros((nu, nu))
     for i in range(nu):
         for k in range(lw.a_ptr[i], lw.a_ptr[i + 1]):
             sparse[i, lw.a_idx[k]] += lw.a_val[k]
     scale = np.abs(dense).max()
     assert np.abs(sparse - dense).max() <= 1e-12 * scale
+    assert np.abs(lw.a_diag[:nu] - np.diag(dense)).max() <= 1e-12 * scale
 
 
 def test_one_step_equals_the_dense_mixed_lcp_of_the_same_rows():

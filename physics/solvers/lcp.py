@@ -84,7 +84,7 @@ from ..joint_types import N_EQ, N_FREE, N_LIMIT
 from ..quat import rotate_inv
 from ..settings import Setting, checked, defaults
 from .impulse import augmented_inertia, invert_tree_inertia, world_inverse_inertia, zero_tree
-from .lcp_dense import (LEMKE_OK, LemkeWork, blcp_residual, blcp_residual_csr, lemke_work, pgs, pgs_csr,
+from .lcp_dense import (LEMKE_OK, LemkeWork, blcp_residual, blcp_residual_csr, lemke_work, pgs,
                         pivoted_cholesky, pivoted_solve,
                         solve_blcp_lemke, sparsity)
 from .stats import SolverStats
@@ -304,7 +304,7 @@ def build_system(nu, nl, rank, sparse, tree, joint_body, body_inv_mass, inv_I, l
     """A = J_U M̂ J_Uᵀ (+ the soft rows' regularization on its diagonal) and B = J_U M̂ J_Lᵀ,
     column by column; then the loops' Schur complement A ← A − B G_L⁺ Bᵀ (W = B G_L⁺).
     `sparse` (no loops; PGS will solve it): A's nonzeros only, as CSR rows (a_ptr, a_idx,
-    a_val, the diagonal in a_diag) — row u of A is column u (A is symmetric), the rows
+    a_val; the diagonal also in a_diag) — row u of A is column u (A is symmetric), the rows
     sharing a body of no tree with u, or every row if u reaches the tree. O(nonzeros)
     instead of O(|U|²) (stack.toml under lcp: 2.0 → 0.95 ms per step, python -m
     physics.bench.scenes)."""
@@ -379,8 +379,8 @@ def build_system(nu, nl, rank, sparse, tree, joint_body, body_inv_mass, inv_I, l
 
 @njit(cache=True)
 def sparse_system(nu, tree, joint_body, body_inv_mass, inv_I, lw):
-    """build_system's sparse form (body_ptr/body_idx built): CSR rows of A's off-diagonal
-    nonzeros in a_ptr/a_idx/a_val, the diagonal (with u_eps) in a_diag."""
+    """build_system's sparse form (body_ptr/body_idx built): CSR rows of A's nonzeros in
+    a_ptr/a_idx/a_val (each row's diagonal first), the diagonal (with u_eps) also in a_diag."""
     u_J, u_body, u_eps = lw.u_J, lw.u_body, lw.u_eps
     a_ptr, a_idx, a_val, a_diag, mark = lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag, lw.mark
     body_ptr, body_idx = lw.body_ptr, lw.body_idx
@@ -393,6 +393,9 @@ def sparse_system(nu, tree, joint_body, body_inv_mass, inv_I, lw):
         a, b = u_body[u, 0], u_body[u, 1]
         live = mhat_column(u_J, u, a, b, tree, joint_body, in_tree, body_inv_mass, inv_I, zc, yv, yw)
         a_diag[u] = column_dot(u_J, u, a, b, yv, yw, in_tree, live) + u_eps[u]
+        a_idx[k] = u
+        a_val[k] = a_diag[u]
+        k += 1
         mark[u] = u
         if live:
             for i in range(nu):
@@ -774,18 +777,7 @@ def solve_lcp(params, stats, nu, sparse, lw):
         stats[S_RESIDUAL] = 0.0
         stats[S_SOLVE_TICKS] = 0.0
         return 0
-    if sparse:
-        sweeps, change, capped = pgs_csr(lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag, b, lo, hi, mu, g0, g1, nu, x,
-                                         int(params[P_PGS_ITERATIONS]), params[P_PGS_TOLERANCE], cap)
-        stats[S_SWEEPS] = sweeps
-        if capped:
-            stats[S_CAPPED] = 1
-            stats[S_CAPPED_STEPS] += 1
-        stats[S_METHOD] = PGS
-        stats[S_RESIDUAL] = blcp_residual_csr(lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag, b, lo, hi, mu, g0, g1, nu, x)
-        stats[S_SOLVE_TICKS] = ticks() - t0
-        return PGS
-    if method != PGS and nu <= min(int(params[P_LEMKE_MAX]), lw.lemke.slack.shape[0] // 3):
+    if not sparse and method != PGS and nu <= min(int(params[P_LEMKE_MAX]), lw.lemke.slack.shape[0] // 3):
         n_est = 2.0 * nu                        # LCP variables, about (friction rows take three)
         predicted_ms = LEMKE_NS_PER_N3 * n_est ** 3 * 1e-6
         if method == LEMKE or params[P_TIME_CAP_MS] <= 0.0 or predicted_ms <= params[P_TIME_CAP_MS]:
@@ -805,17 +797,21 @@ def solve_lcp(params, stats, nu, sparse, lw):
                     for i in range(nu):
                         x[i] = lw.xp[i]
     if used == PGS:
-        sparsity(A, nu, lw.a_ptr, lw.a_idx)
+        if not sparse:
+            sparsity(A, nu, lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag)
         spent = ticks() - t0
-        sweeps, change, capped = pgs(A, b, lo, hi, mu, g0, g1, nu, x, lw.a_ptr, lw.a_idx,
+        sweeps, change, capped = pgs(lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag, b, lo, hi, mu, g0, g1, nu, x,
                                      int(params[P_PGS_ITERATIONS]), params[P_PGS_TOLERANCE],
                                      max(cap - spent, 1.0) if cap > 0.0 else 0.0)
         stats[S_SWEEPS] = sweeps
         if capped:
             stats[S_CAPPED] = 1
             stats[S_CAPPED_STEPS] += 1
+        residual = blcp_residual_csr(lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag, b, lo, hi, mu, g0, g1, nu, x)
+    else:
+        residual = blcp_residual(A, b, lo, hi, mu, g0, g1, nu, x)
     stats[S_METHOD] = used
-    stats[S_RESIDUAL] = blcp_residual(A, b, lo, hi, mu, g0, g1, nu, x)
+    stats[S_RESIDUAL] = residual
     stats[S_SOLVE_TICKS] = ticks() - t0
     return used
 
@@ -862,13 +858,11 @@ def position_pass(params, nu, nl, rank, rate, sparse, bodies, joint_body, tree, 
         for l in range(nl):
             s += B[u, l] * lam_l[l]
         bp[u] = s
-    if nu > 0 and sparse:
-        pgs_csr(lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag, bp, plo, phi, np.zeros(nu), u_g0, u_g1, nu, xp,
-                PGS_POSITION_SWEEPS, params[P_PGS_TOLERANCE], 0.0)
-    elif nu > 0:
-        sparsity(A, nu, lw.a_ptr, lw.a_idx)
-        pgs(A, bp, plo, phi, np.zeros(nu), u_g0, u_g1, nu, xp, lw.a_ptr, lw.a_idx, PGS_POSITION_SWEEPS,
-            params[P_PGS_TOLERANCE], 0.0)
+    if nu > 0:
+        if not sparse:
+            sparsity(A, nu, lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag)
+        pgs(lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag, bp, plo, phi, np.zeros(nu), u_g0, u_g1, nu, xp,
+            PGS_POSITION_SWEEPS, params[P_PGS_TOLERANCE], 0.0)
     gather_impulses(nu, nl, xp, lw)
     # V^p again with these impulses: momenta P, targets −rate·C
     order, roots, joint_child = tree.order, tree.roots, tree.joint_child

@@ -285,15 +285,20 @@ def blcp_residual(A, b, lo, hi, mu, g0, g1, n, x):
         w = b[i]
         for j in range(n):
             w += A[i, j] * x[j]
-        tol = 1e-9 * (1.0 + abs(l) + abs(h) if math.isfinite(l) and math.isfinite(h) else 1.0)
-        worst = max(worst, l - x[i], x[i] - h)
-        if x[i] <= l + tol:
-            worst = max(worst, -w) if x[i] < h - tol else worst
-        elif x[i] >= h - tol:
-            worst = max(worst, w)
-        else:
-            worst = max(worst, abs(w))
+        worst = max(worst, _row_residual(l, h, x[i], w))
     return worst
+
+
+@njit(cache=True, inline="always")
+def _row_residual(l, h, xi, w):
+    """blcp_residual's measure of one row with bounds [l, h], λ = xi and w = (Aλ + b)_i."""
+    tol = 1e-9 * (1.0 + abs(l) + abs(h) if math.isfinite(l) and math.isfinite(h) else 1.0)
+    worst = max(0.0, l - xi, xi - h)
+    if xi <= l + tol:
+        return max(worst, -w) if xi < h - tol else worst
+    if xi >= h - tol:
+        return max(worst, w)
+    return max(worst, abs(w))
 
 
 @njit(cache=True, inline="always")
@@ -326,14 +331,17 @@ def solve_blcp_lemke(A, b, lo, hi, mu, g0, g1, n, x, work):
 
 # ---------------------------------------------------------------------------- PGS
 @njit(cache=True)
-def sparsity(A, n, ptr, idx):
-    """CSR pattern of the nonzero entries of A's leading n × n block (ptr (n+1,), idx)."""
+def sparsity(A, n, ptr, idx, val, diag):
+    """A's leading n × n block as pgs takes it: CSR rows of its nonzeros (ptr (n+1,), idx,
+    val) and its diagonal (diag (n,))."""
     k = 0
     for i in range(n):
         ptr[i] = k
+        diag[i] = A[i, i]
         for j in range(n):
             if A[i, j] != 0.0:
                 idx[k] = j
+                val[k] = A[i, j]
                 k += 1
     ptr[n] = k
 
@@ -344,17 +352,19 @@ DIAG_FLOOR = 1e-12
 
 
 @njit(cache=True)
-def pgs(A, b, lo, hi, mu, g0, g1, n, x, ptr, idx, max_sweeps, tol, cap_ticks):
-    """Projected Gauss–Seidel on the BLCP from the λ in x (clamped first); returns
-    (sweeps, largest |Δλ| of the last sweep, capped). A row with A_ii = 0 — or below
-    DIAG_FLOOR of the largest: round-off of a row the joints already hold, e.g. a contact
-    between two bodies turning on one axis — keeps its λ."""
+def pgs(ptr, idx, val, diag, b, lo, hi, mu, g0, g1, n, x, max_sweeps, tol, cap_ticks):
+    """Projected Gauss–Seidel on the BLCP from the λ in x (clamped first), the matrix as CSR
+    rows of its nonzeros (ptr, idx, val; the diagonal among them) and its diagonal (diag): sparsity()
+    of a dense A, or lcp.sparse_system; O(nonzeros) per sweep. Returns (sweeps, largest
+    |Δλ| of the last sweep, capped). A row with a zero diagonal — or below DIAG_FLOOR of
+    the largest: round-off of a row the joints already hold, e.g. a contact between two
+    bodies turning on one axis — keeps its λ."""
     t0 = ticks()
     dmax = 0.0
     for i in range(n):
         l, h = _bounds(lo, hi, mu, g0, g1, x, i)
         x[i] = min(max(x[i], l), h)
-        dmax = max(dmax, A[i, i])
+        dmax = max(dmax, diag[i])
     floor = DIAG_FLOOR * dmax
     sweeps = 0
     change = 0.0
@@ -362,44 +372,10 @@ def pgs(A, b, lo, hi, mu, g0, g1, n, x, ptr, idx, max_sweeps, tol, cap_ticks):
     while sweeps < max_sweeps:
         change = 0.0
         for i in range(n):
-            d = A[i, i]
+            d = diag[i]
             if not d > floor:
                 continue
             w = b[i]
-            for k in range(ptr[i], ptr[i + 1]):
-                w += A[i, idx[k]] * x[idx[k]]
-            l, h = _bounds(lo, hi, mu, g0, g1, x, i)
-            new = min(max(x[i] - w / d, l), h)
-            change = max(change, abs(new - x[i]))
-            x[i] = new
-        sweeps += 1
-        if change < tol:
-            break
-        if cap_ticks > 0.0 and ticks() - t0 > cap_ticks:
-            capped = True
-            break
-    return sweeps, change, capped
-
-
-@njit(cache=True)
-def pgs_csr(ptr, idx, val, diag, b, lo, hi, mu, g0, g1, n, x, max_sweeps, tol, cap_ticks):
-    """pgs on a BLCP whose matrix is held as CSR rows (ptr, idx, val; the diagonal in
-    diag, not in the rows): the same sweeps at O(nonzeros) each. A row with diag = 0 keeps
-    its λ. Returns (sweeps, largest |Δλ| of the last sweep, capped)."""
-    t0 = ticks()
-    for i in range(n):
-        l, h = _bounds(lo, hi, mu, g0, g1, x, i)
-        x[i] = min(max(x[i], l), h)
-    sweeps = 0
-    change = 0.0
-    capped = False
-    while sweeps < max_sweeps:
-        change = 0.0
-        for i in range(n):
-            d = diag[i]
-            if not d > 0.0:
-                continue
-            w = b[i] + d * x[i]
             for k in range(ptr[i], ptr[i + 1]):
                 w += val[k] * x[idx[k]]
             l, h = _bounds(lo, hi, mu, g0, g1, x, i)
@@ -417,21 +393,14 @@ def pgs_csr(ptr, idx, val, diag, b, lo, hi, mu, g0, g1, n, x, max_sweeps, tol, c
 
 @njit(cache=True)
 def blcp_residual_csr(ptr, idx, val, diag, b, lo, hi, mu, g0, g1, n, x):
-    """blcp_residual with the matrix as in pgs_csr."""
+    """blcp_residual with the matrix as pgs takes it."""
     worst = 0.0
     for i in range(n):
         l, h = _bounds(lo, hi, mu, g0, g1, x, i)
-        w = b[i] + diag[i] * x[i]
+        w = b[i]
         for k in range(ptr[i], ptr[i + 1]):
             w += val[k] * x[idx[k]]
-        tol = 1e-9 * (1.0 + abs(l) + abs(h) if math.isfinite(l) and math.isfinite(h) else 1.0)
-        worst = max(worst, l - x[i], x[i] - h)
-        if x[i] <= l + tol:
-            worst = max(worst, -w) if x[i] < h - tol else worst
-        elif x[i] >= h - tol:
-            worst = max(worst, w)
-        else:
-            worst = max(worst, abs(w))
+        worst = max(worst, _row_residual(l, h, x[i], w))
     return worst
 
 
@@ -520,9 +489,9 @@ def solve_blcp(A, b, lo, hi, mu=None, groups=None, method="lemke", x0=None, swee
         status, pivots, nv = solve_blcp_lemke(A, b, lo, hi, mu, g0, g1, n, x, lemke_work(n))
         info = {"status": int(status), "pivots": int(pivots), "size": int(nv)}
     else:
-        ptr, idx = np.zeros(n + 1, np.int64), np.zeros(n * n, np.int64)
-        sparsity(A, n, ptr, idx)
-        it, change, _ = pgs(A, b, lo, hi, mu, g0, g1, n, x, ptr, idx, sweeps, tol, 0.0)
+        ptr, idx, val, diag = np.zeros(n + 1, np.int64), np.zeros(n * n, np.int64), np.zeros(n * n), np.zeros(n)
+        sparsity(A, n, ptr, idx, val, diag)
+        it, change, _ = pgs(ptr, idx, val, diag, b, lo, hi, mu, g0, g1, n, x, sweeps, tol, 0.0)
         info = {"sweeps": int(it), "change": float(change)}
     info["residual"] = float(blcp_residual(A, b, lo, hi, mu, g0, g1, n, x))
     return x, info
