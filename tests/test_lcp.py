@@ -12,7 +12,7 @@ import pytest
 from physics import Box, World, load_scene
 from physics.reference import inverse_mass_matrix, jacobian_matrix, world_inertia
 from physics.shapes import Sphere
-from physics.solvers.lcp import mhat_dense, projection_module
+from physics.solvers.lcp import mhat_dense
 from physics.solvers.lcp_dense import solve_blcp
 from test_contacts import G, ground_world
 
@@ -201,7 +201,7 @@ def test_sparse_system_holds_the_same_matrix_as_the_dense_build():
     w.solver = "lcp"
     w.advance_steps(30)
     solver = w.solvers["lcp"]
-    _, tree = solver.tree(w)
+    tree = solver.tree(w)
     lw = solver._work
     nu = int(w.stats.rows)
     assert nu > 64
@@ -455,8 +455,6 @@ def test_four_bar_loop_rows_are_redundant_and_the_loop_drifts_without_correction
     assert worst > 1e-3
 
 
-@pytest.mark.skipif(projection_module() is None,
-                    reason="needs physics/solvers/projection.py (seed 004 eqs. 15-18, another branch)")
 def test_four_bar_loop_stays_closed_with_projection():
     """Projection on (2 iterations), h = 0.01: the loop-closure error stays ≤ 1e-6 m after
     every step for 5 s, and the kinetic energy never rises at an impact."""

@@ -55,8 +55,8 @@ from .tree_solve import (arm, articulated_factor, articulated_lambda, articulate
 
 # the kernel's params vector (ImpulseSolver._pack)
 P_ITERATIONS, P_EPSILON, P_TIME_CAP_MS, P_WARM_START, P_STABILIZATION, P_ERP, P_SUBSTEPS, \
-    P_TICKS_PER_MS, P_POSITION_ITERATIONS, P_METHOD, P_DIRECT, P_MAY_ITERATE = range(12)
-N_PARAMS = 12
+    P_TICKS_PER_MS, P_POSITION_ITERATIONS, P_METHOD, P_DIRECT, P_MAY_ITERATE, P_PROJECTION = range(13)
+N_PARAMS = 13
 # passes over a contact patch's normal rows per sweep (sweep_velocities)
 PATCH_PASSES = 5
 SPLIT, BAUMGARTE, NO_STABILIZATION, SHAKE = 0, 1, 2, 3
@@ -69,7 +69,8 @@ SHAKE_TOLERANCE = 1e-9
 SHAKE_ITERATIONS = 20
 METHODS = {"auto": 0, "direct": 1, "iterative": 2}
 # impulse_stats layout (last step, plus counts over the run)
-S_ITERATIONS, S_RESIDUAL, S_SOLVE_TICKS, S_CAPPED, S_CAPPED_STEPS, S_TOTAL_ITERATIONS = range(6)
+S_ITERATIONS, S_RESIDUAL, S_SOLVE_TICKS, S_CAPPED, S_CAPPED_STEPS, S_TOTAL_ITERATIONS, S_VIOLATION = range(7)
+N_STATS = S_VIOLATION + 4          # the last post-projection's Violation (4 numbers) from S_VIOLATION on
 
 SETTINGS = (
     Setting("iterations", "int", 50, 1, 100000, label="iterations",
@@ -912,6 +913,7 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
     split = params[P_STABILIZATION] == SPLIT or shake
     direct = params[P_DIRECT] != 0.0
     may_iterate = params[P_MAY_ITERATE] != 0.0
+    n_project = int(params[P_PROJECTION])
     stats[S_CAPPED_STEPS] = 0.0
     stats[S_TOTAL_ITERATIONS] = 0.0
     proj.fresh[0] = 0                   # the poses may have been edited since the last call
@@ -960,11 +962,15 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
             if split:
                 body_vel -= body_pvel
                 body_omega -= body_pomega
-            readout = step == n_steps - 1 and sub == substeps - 1
+            readout = step == n_steps - 1 and sub == substeps - 1 and n_project == 0
             compute_joint_rows(bodies, joints, rows, readout and not shake)
             if shake:
                 projection.shake_correction(h, SHAKE_TOLERANCE, SHAKE_ITERATIONS, bodies, joints, rows, proj, readout)
             keep_contact_impulses(contacts, n_contacts)
+        if n_project > 0:                   # post-stabilization: seed 004 eqs. 15-18
+            projection.project_step(n_project, bodies, joints, rows, proj, stats[S_VIOLATION:S_VIOLATION + 4],
+                                    step == n_steps - 1)
+            proj.fresh[0] = 0
         stats[S_SOLVE_TICKS] = solve_ticks
         if blown_up(bodies, max_speed, max_spin):
             return step
@@ -1018,7 +1024,7 @@ class ImpulseSolver:
     def __init__(self):
         self.settings = defaults(SETTINGS)
         self.params = np.zeros(N_PARAMS)    # the settings as the kernel reads them (P_* layout)
-        self.kernel_stats = np.zeros(6)     # S_* layout
+        self.kernel_stats = np.zeros(N_STATS)   # S_* layout
         self.stats = SolverStats()
         self._tree = None                   # (plan, Tree bundle, Tree bundle without direct rows)
         self._pack()
@@ -1079,11 +1085,11 @@ class ImpulseSolver:
         self.params[P_DIRECT] = 1.0 if direct else 0.0
         self.params[P_MAY_ITERATE] = 1.0 if may_iterate else 0.0
         env, bodies, loads, joints, drives, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
-        # with the projection (post-stabilization, seed 004) one kernel call per step
-        project = self.settings["post_projection"]
-        done, capped, violation = 0, 0, None
+        # the projection (post-stabilization, seed 004) runs inside the kernel after each step
+        self.params[P_PROJECTION] = self.settings["projection_iterations"] if self.settings["post_projection"] else 0
+        done, capped = 0, 0
         while done < n:
-            chunk = 1 if project else n - done
+            chunk = n - done
             k = impulse_kernel(chunk, world.dt, world.time + done * world.dt, self.params, self.kernel_stats, env,
                                bodies, loads, joints, drives, rows, work, tree if direct else no_direct,
                                world.contact_data(), projection.projection_for(world))
@@ -1094,11 +1100,10 @@ class ImpulseSolver:
                 break                       # blew up
             if k < chunk:
                 continue                    # the contact buffers grew: the rest of the chunk
-            if project:
-                violation = projection.project(world, self.settings["projection_iterations"])
         st, tpm = self.kernel_stats, self.params[P_TICKS_PER_MS]
         self.stats = SolverStats(int(st[S_ITERATIONS]), float(st[S_RESIDUAL]),
                                  float(st[S_SOLVE_TICKS] / tpm) if tpm > 0 else 0.0,
                                  bool(st[S_CAPPED]), capped, done)
-        self.stats.record_projection(violation)
+        if self.params[P_PROJECTION] > 0 and done > 0:
+            self.stats.record_projection(projection.Violation(*(float(v) for v in st[S_VIOLATION:S_VIOLATION + 4])))
         return done

@@ -62,13 +62,11 @@ and the loops' G_L) and J V^p ≥ −erp·C/h on active limits and contact norma
 contact's depth beyond the slop), sticking friction rows held at J V^p = 0, by PGS on the
 same A; positions move with V + V^p, momentum with V. `baumgarte`: the bias erp·C/h in
 the velocity LCP. `none`. Seed 004's projection (eqs. 15-18: positions onto g_E(q) = 0
-by the mass-weighted least-change Newton step, then velocities onto ġ_E = 0) is a call at
-the end of each step, `_project` (physics/solvers/projection.py; the `projection`
-setting, on by default).
+by the mass-weighted least-change Newton step, then velocities onto ġ_E = 0) ends each
+step inside the kernel (projection.project_step; the `projection` setting, on by default).
 """
 from dataclasses import dataclass, field
 from collections import namedtuple
-import importlib
 import math
 
 import numpy as np
@@ -87,22 +85,23 @@ from .impulse import augmented_inertia, invert_tree_inertia, world_inverse_inert
 from .lcp_dense import (LEMKE_OK, LemkeWork, blcp_residual, blcp_residual_csr, lemke_work, pgs,
                         pivoted_cholesky, pivoted_solve,
                         solve_blcp_lemke, sparsity)
+from .projection import Violation, project_step, projection_for
 from .stats import SolverStats
-from .tree_solve import (articulated_factor, articulated_lambda, articulated_solve, build_tree_plan, make_tree,
-                         select_rows, static_bodies, tree_momentum)
+from .tree_solve import (articulated_factor, articulated_lambda, articulated_solve, articulated_targets,
+                         build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum)
 
 # the kernel's params vector (LcpSolver._pack)
 P_METHOD, P_LEMKE_MAX, P_PGS_ITERATIONS, P_PGS_TOLERANCE, P_TIME_CAP_MS, P_STABILIZATION, P_ERP, P_IMPACT, \
-    P_TICKS_PER_MS, P_MAY_ITERATE, P_GEOMETRIC = range(11)
-N_PARAMS = 11
+    P_TICKS_PER_MS, P_MAY_ITERATE, P_GEOMETRIC, P_PROJECTION = range(12)
+N_PARAMS = 12
 AUTO, LEMKE, PGS = 0, 1, 2
 METHODS = {"auto": AUTO, "lemke": LEMKE, "pgs": PGS}
 SPLIT, BAUMGARTE, NO_STABILIZATION = 0, 1, 2
 STABILIZATIONS = {"split": SPLIT, "baumgarte": BAUMGARTE, "none": NO_STABILIZATION}
 # kernel stats: last solve, counts over the call, capacity requests
 S_METHOD, S_ROWS, S_SIZE, S_PIVOTS, S_SWEEPS, S_RESIDUAL, S_SOLVE_TICKS, S_CAPPED, S_CAPPED_STEPS, S_FALLBACKS, \
-    S_LOOP_ROWS, S_LOOP_RANK, S_IMPACTS, S_NEED_ROWS, S_NEED_LOOPS = range(15)
-N_STATS = 15
+    S_LOOP_ROWS, S_LOOP_RANK, S_IMPACTS, S_NEED_ROWS, S_NEED_LOOPS, S_VIOLATION = range(16)
+N_STATS = S_VIOLATION + 4          # the last projection's Violation (4 numbers) from S_VIOLATION on
 # phases of a step
 IMPACT_PHASE, VELOCITY_PHASE = 0, 1
 # position roles of a U row in the split pass
@@ -150,7 +149,7 @@ SETTINGS = (
 LcpWork = namedtuple("LcpWork", "u_tab u_row u_body u_J u_lo u_hi u_mu u_g0 u_g1 u_bias u_C u_eps u_pos "
                                 "A b x bp xp plo phi a_ptr a_idx a_val a_diag mark body_ptr body_idx "
                                 "l_row l_body l_J l_C G l_perm B W lam_l tmp_l work_l "
-                                "in_tree zc yv yw P fv fw c_vn c_imp c_S c_gap impacts lemke")
+                                "in_tree zc yv yw P fv fw c_vn c_imp c_S c_gap impacts lemke proj")
 """Work of the lcp kernel. U rows (capacity R): u_tab (R,) 0 joint row / 1 contact row, u_row
 (R,) its row in that table, u_body (R,2), u_J (R,12), u_lo/u_hi (R,) fixed bounds, u_mu (R,) μ of
 a friction row (0 otherwise) and u_g0/u_g1 (R,) the U range of its contact's normals, u_bias (R,)
@@ -163,7 +162,8 @@ W (R,L) = B G_L⁺ per U row, lam_l, tmp_l, work_l (L,). Per body: in_tree (nb,)
 the joint tree, zc (nb,6) momenta of a column, yv, yw (nb,3) its velocities, P (nb,6) impulses
 Σ Jᵀλ, fv, fw (nb,3) free velocities. Per contact row (capacity Rc): c_vn (Rc,) ġ⁻, c_imp (Rc,)
 1 if impacting, c_S (Rc,) impact impulse, c_gap (Rc,) gap (m, 0 when touching). impacts (IMPACT_CAPACITY, IMPACT_COLUMNS); lemke:
-LemkeWork for lemke_max_rows rows."""
+LemkeWork for lemke_max_rows rows; proj: the world's projection.Projection (seed 004's
+projection after each step)."""
 
 
 # ---------------------------------------------------------------------------- small helpers
@@ -952,9 +952,12 @@ def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drive
     targets = stab != NO_STABILIZATION
     may_iterate = params[P_MAY_ITERATE] != 0.0
     impact_lcp = params[P_IMPACT] != 0.0
+    n_project = int(params[P_PROJECTION])
+    proj = lw.proj
+    proj.fresh[0] = 0                       # the poses may have been edited since the last call
     threshold = contacts.shapes.settings[S_THRESHOLD]
     has_tree = order.shape[0] + roots.shape[0] > 0
-    for q in range(N_STATS):
+    for q in range(S_VIOLATION):            # the last projection's numbers are kept
         if q != S_FALLBACKS:
             stats[q] = 0.0
     stats[S_FALLBACKS] = 0.0
@@ -980,8 +983,15 @@ def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drive
         world_inverse_inertia(body_quat, body_inv_inertia, inv_I)
         invert_tree_inertia(order, roots, joint_child, body_I, inv_I)
         if has_tree:
-            articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, body_inv_mass, body_I,
-                               targets, False)
+            if proj.fresh[0] == 1 and not use_k:
+                # the last step's velocity projection factored these rows at these poses
+                # with the same inertia (the tree is the projection's): this step's factor
+                if targets:
+                    articulated_targets(tree, row_J, row_C)
+            else:
+                articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, body_inv_mass, body_I,
+                                   targets, False)
+        proj.fresh[0] = 0
         nl = collect_loops(joints, rows, tree, body_inv_mass, lw)
         if nl > lw.l_row.shape[0]:
             stats[S_NEED_LOOPS] = nl
@@ -1050,41 +1060,17 @@ def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drive
         if rate_p != 0.0:
             body_vel -= pvel
             body_omega -= pomega
-        compute_joint_rows(bodies, joints, rows, step == n_steps - 1)
+        last = step == n_steps - 1
+        compute_joint_rows(bodies, joints, rows, last and n_project == 0)
+        if n_project > 0:                   # seed 004 eqs. 15-18
+            project_step(n_project, bodies, joints, rows, proj, stats[S_VIOLATION:S_VIOLATION + 4], last)
+            proj.fresh[0] = 1               # its velocity step's factor is at the final poses
         keep_contact_impulses(contacts, n_blocks)
         stats[S_IMPACTS] = n_impacts
         if blown_up(bodies, max_speed, max_spin):
             return step
     compute_joint_rates(bodies, joints, rows)
     return n_steps
-
-
-# ---------------------------------------------------------------------------- projection (seed 004 eqs. 15-18)
-_PROJECTION = []            # [module or None] once looked up
-
-
-def projection_module():
-    """physics/solvers/projection.py, imported on first use (None if it cannot be found)."""
-    if not _PROJECTION:
-        try:
-            module = importlib.import_module(__package__ + ".projection")
-        except ModuleNotFoundError as e:
-            if e.name != __package__ + ".projection":
-                raise
-            module = None
-        _PROJECTION.append(module)
-    return _PROJECTION[0]
-
-
-def _project(world, iterations):
-    """Seed 004's projection at the end of a step: positions onto g_E(q) = 0 by the
-    mass-weighted least-change Newton step (eqs. 15-16, `iterations` of them), then
-    velocities onto ġ_E = 0 (eqs. 17-18) — physics/solvers/projection.py's `project(world,
-    iterations)`; returns its violation before and after (None without the module)."""
-    module = projection_module()
-    if module is None:
-        return None
-    return module.project(world, iterations)
 
 
 # ---------------------------------------------------------------------------- the solver object
@@ -1108,9 +1094,9 @@ class LcpStats(SolverStats):
     impacts: np.ndarray = field(default_factory=lambda: np.zeros((0, IMPACT_COLUMNS)))
 
 
-def make_work(n_bodies, rows, loops, contact_rows, lemke_rows):
+def make_work(n_bodies, rows, loops, contact_rows, lemke_rows, proj):
     """An LcpWork with room for `rows` U rows, `loops` loop rows, `contact_rows` contact
-    rows and Lemke's method on `lemke_rows` rows."""
+    rows and Lemke's method on `lemke_rows` rows; proj: the world's Projection."""
     R, L, nb, Rc = max(int(rows), 1), max(int(loops), 1), max(int(n_bodies), 1), max(int(contact_rows), 1)
     f, i = np.float64, np.int64
     z = np.zeros
@@ -1120,7 +1106,7 @@ def make_work(n_bodies, rows, loops, contact_rows, lemke_rows):
                    z(2 * R, i), z(L, i), z((L, 2), i), z((L, 12)), z(L), z((L, L)), z(L, i), z((R, L)), z((R, L)),
                    z(L), z(L), z(L), z(nb, i), z((nb, 6)), z((nb, 3)), z((nb, 3)), z((nb, 6)), z((nb, 3)),
                    z((nb, 3)), z(Rc), z(Rc, i), z(Rc), z(Rc), z((IMPACT_CAPACITY, IMPACT_COLUMNS), f),
-                   lemke_work(lemke_rows))
+                   lemke_work(lemke_rows), proj)
 
 
 class LcpSolver:
@@ -1137,7 +1123,6 @@ class LcpSolver:
         self.params = np.zeros(N_PARAMS)
         self.kernel_stats = np.zeros(N_STATS)
         self.stats = LcpStats()
-        self._tree = None                   # (TreePlan, Tree bundle)
         self._work = None
         self._room = (16, 8)                # U rows, loop rows the work was last sized for
         self._pack()
@@ -1161,17 +1146,14 @@ class LcpSolver:
             self._work = None
 
     def model_changed(self, world):
-        """The joint graph or the bodies changed: drop the tree plan and the work arrays."""
-        self._tree = None
+        """The joint graph or the bodies changed: drop the work arrays."""
         self._work = None
 
     def tree(self, world):
-        """(TreePlan, Tree bundle) of the world's joint graph."""
-        if self._tree is None:
-            m = world.model
-            plan = build_tree_plan(m.joints.body, m.joints.type, static_bodies(m.bodies.inv_mass, m.bodies.inv_inertia))
-            self._tree = (plan, make_tree(plan, m.rows.count))
-        return self._tree
+        """The Tree bundle (tree_solve) the kernel factors the joint tree on: the world's
+        projection's (projection.projection_for), so the velocity projection's factor at a
+        step's end is the next step's."""
+        return projection_for(world).tree
 
     def free_rows_used(self, world):
         """Per joint, 1 if its free rows are in use (friction or a motor)."""
@@ -1183,26 +1165,26 @@ class LcpSolver:
         w = self._work
         rc = contacts.rows.J.shape[0]
         nb = world.model.bodies.count
-        if w is None or w.c_vn.shape[0] < rc or w.in_tree.shape[0] != nb:
+        proj = projection_for(world)
+        if w is None or w.c_vn.shape[0] < rc or w.in_tree.shape[0] != nb or w.proj is not proj:
             rows, loops = self._room
-            self._work = make_work(nb, rows, loops, rc, self.settings["lemke_max_rows"])
+            self._work = make_work(nb, rows, loops, rc, self.settings["lemke_max_rows"], proj)
         return self._work
 
     def step(self, world, n, coupled=False):
-        """n steps of Δt (lcp_kernel), then — per step, with `projection` on and
-        physics/solvers/projection.py present — the projection (_project); returns the
-        steps done before a blow-up."""
-        _, tree = self.tree(world)
+        """n steps of Δt (lcp_kernel; with `projection` on, seed 004's projection after
+        each step inside it); returns the steps done before a blow-up."""
+        tree = self.tree(world)
         m, c = world.model.joints, world.control.joints
         self.params[P_MAY_ITERATE] = 1.0 if (m.limit_on.any() or (m.friction > 0.0).any()
                                              or (c.motor_mode != MOTOR_OFF).any()) else 0.0
         self.params[P_TICKS_PER_MS] = ticks_per_ms()
-        project = self.settings["projection"] and projection_module() is not None
+        self.params[P_PROJECTION] = self.settings["projection_iterations"] if self.settings["projection"] else 0
         env, bodies, loads, joints, drives, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
         st = self.kernel_stats
         done, fallbacks, capped, impacts, violation = 0, 0, 0, [], None
         while done < n:
-            chunk = 1 if project else n - done
+            chunk = n - done
             contacts = world.contact_data()
             lw = self._work_for(world, contacts)
             k = lcp_kernel(chunk, world.dt, world.time + done * world.dt, self.params, st, env, bodies, loads,
@@ -1223,8 +1205,8 @@ class LcpSolver:
                 break                       # blew up
             if k < chunk:
                 continue                    # the contact buffers grew: the rest of the chunk
-            if project:
-                violation = _project(world, self.settings["projection_iterations"])
+        if self.params[P_PROJECTION] > 0 and done > 0:
+            violation = Violation(*(float(v) for v in st[S_VIOLATION:S_VIOLATION + 4]))
         tpm = self.params[P_TICKS_PER_MS]
         self.stats = LcpStats(
             iterations=int(st[S_PIVOTS] if st[S_METHOD] == LEMKE else st[S_SWEEPS]), residual=float(st[S_RESIDUAL]),

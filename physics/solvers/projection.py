@@ -35,8 +35,9 @@ multiplier vector over all rows, so it is still the least change. Dependent loop
 Cholesky (lcp_dense.pivoted_cholesky) stops at the rank and the dropped rows get μ = 0,
 which solves the consistent system exactly.
 
-`project(world, iterations)` is the Python entry the solvers call after a step (lcp's
-`_project`, impulse's and penalty's `projection` setting).
+`project_step` is what a solver's kernel calls at the end of a step (lcp's `projection`,
+impulse's and penalty's `post_projection` setting); `project(world, iterations)` the
+Python entry on a world's current state.
 """
 from collections import namedtuple
 import weakref
@@ -54,6 +55,12 @@ from .tree_solve import (articulated_factor, articulated_solve, articulated_targ
 # Newton iterations stop once every |g_E| is below this (m or rad): round-off of the
 # poses of a body a few metres from the origin.
 TOLERANCE = 1e-12
+# A factor stays in use (a chord step: the Jacobian it was made with, J0) while the
+# Newton steps since it turned every body by less than this in all (rad; m count the
+# same): the rows' directions are then off by ~that angle, and a chord step contracts the
+# error by about as much — from a step's drift (~1e-7 m, a Newton step's remainder ~1e-11)
+# to round-off in one step, at a fifth of a fresh factor's cost.
+CHORD_STEP = 1e-3
 # a loop row whose Cholesky pivot is below this share of the largest is dependent on the
 # rows before it (the lcp solver's LOOP_RANK_TOL: the four-bar's rank 17 of 20)
 LOOP_RANK_TOL = 1e-10
@@ -66,8 +73,8 @@ loops; loop_W (nL, nb, 6) the tree's response (v, ω) to a unit impulse along ea
 loop_G (nL, nL) S = J_L W, then its pivoted Cholesky factor; loop_perm (nL,) its order;
 loop_r, loop_mu, loop_work (nL,) right-hand side, multipliers, scratch; dq_lin, dq_ang
 (nb, 3) a displacement (m, rad) or a velocity; J0 (rows, 12) the rows' Jacobian at a step's
-start, rank (1,) the loop rows' rank there and fresh (1,) 1 while the factor is that of the
-current poses (the impulse step's SHAKE correction)."""
+start or of the factor's poses, rank (1,) the loop rows' rank there, fresh (1,) 1 while the
+factor is that of the current poses (the impulse step's SHAKE correction)."""
 
 Violation = namedtuple("Violation", "position_before position_after velocity_before velocity_after")
 """What `project` did: the largest |g_E| of the joints' equality rows before and after the
@@ -196,6 +203,29 @@ def projection_factor(proj, bodies, joints, rows):
 
 
 @njit(cache=True)
+def chord_factor(proj, bodies, joints, rows):
+    """projection_factor at the current poses, its rank in proj.rank and the Jacobian it was
+    made with in proj.J0 (what chord steps on it solve with)."""
+    proj.rank[0] = projection_factor(proj, bodies, joints, rows)
+    J0, row_J = proj.J0, rows.J
+    for r in range(row_J.shape[0]):
+        for q in range(12):
+            J0[r, q] = row_J[r, q]
+
+
+@njit(cache=True)
+def largest_step(body_inv_mass, lin, ang):
+    """The largest |Δx| or |Δθ| component of a displacement over the dynamic bodies."""
+    big = 0.0
+    for i in range(lin.shape[0]):
+        if body_inv_mass[i] == 0.0:
+            continue
+        for q in range(3):
+            big = max(big, abs(lin[i, q]), abs(ang[i, q]))
+    return big
+
+
+@njit(cache=True)
 def apply_displacement(bodies, lin, ang, kick):
     """q += Δq on every dynamic body: x += Δx, the orientation turned by Δθ (world axes).
     kick = 0: ω turned with the body (its body-frame components kept, so ½ωᵀIω is
@@ -254,23 +284,29 @@ def equality_errors(bodies, joints, rows):
 
 @njit(cache=True)
 def project_positions(iterations, tol, bodies, joints, rows, proj):
-    """Seed 004's position projection (eq. 15-16): up to `iterations` Newton steps, each on
-    a fresh factor at the current poses, J Δq = −g_E with Δq = M⁻¹Jᵀη, q += Δq, rows
-    rewritten; stops once every |g_E| ≤ tol. Returns the largest |g_E| after."""
+    """Seed 004's position projection (eq. 15-16): up to `iterations` Newton steps J Δq = −g_E
+    with Δq = M⁻¹Jᵀη, q += Δq, rows rewritten; stops once every |g_E| ≤ tol. Each step is
+    on a fresh factor at the current poses, except after steps that moved less than
+    CHORD_STEP in all since the factor was made: a chord step on that factor (J0).
+    Returns the largest |g_E| after."""
     tree = proj.tree
     lin, ang = proj.dq_lin, proj.dq_ang
     err, _ = equality_errors(bodies, joints, rows)
+    since = -1.0
     for it in range(iterations):
         if err <= tol:
             break
-        rank = projection_factor(proj, bodies, joints, rows)
-        articulated_targets(tree, rows.J, rows.C)
+        if since < 0.0 or since > CHORD_STEP:
+            chord_factor(proj, bodies, joints, rows)
+            since = 0.0
+        articulated_targets(tree, proj.J0, rows.C)
         _zero_tree(tree.order, tree.roots, tree.joint_child, tree.body_z)
         lin[:, :] = 0.0
         ang[:, :] = 0.0
         articulated_solve(tree, joints.body, 1.0, tree.body_z, lin, ang, False, 0.0, tree.body_z2, lin, ang)
-        close_loops(proj, rank, rows.J, rows.body, rows.C, 1.0, lin, ang)
+        close_loops(proj, proj.rank[0], proj.J0, rows.body, rows.C, 1.0, lin, ang)
         apply_displacement(bodies, lin, ang, 0.0)
+        since += largest_step(bodies.inv_mass, lin, ang)
         compute_joint_rows(bodies, joints, rows, False)
         err, _ = equality_errors(bodies, joints, rows)
     return err
@@ -279,27 +315,37 @@ def project_positions(iterations, tol, bodies, joints, rows, proj):
 @njit(cache=True)
 def project_velocities(bodies, joints, rows, proj):
     """Seed 004's velocity projection (eq. 17-18): V ← V − M⁻¹Jᵀ(J M⁻¹ Jᵀ)⁻¹ J V on the
-    equality rows at the current poses (a fresh factor), so J V = 0; M-orthogonal, the
+    equality rows at the current poses (a fresh factor; a chord step on the position
+    step's factor contracts by only ~1e-3 on a long chain), so J V = 0; M-orthogonal, the
     kinetic energy does not rise. Returns the largest |J·V| after."""
     tree = proj.tree
-    rank = projection_factor(proj, bodies, joints, rows)
+    proj.rank[0] = projection_factor(proj, bodies, joints, rows)
     tree_momentum(tree.order, tree.roots, tree.joint_child, bodies.inv_mass, tree.body_I, bodies.vel, bodies.omega,
                   tree.body_z)
     articulated_solve(tree, joints.body, 0.0, tree.body_z, bodies.vel, bodies.omega, False, 0.0, tree.body_z2,
                       bodies.vel, bodies.omega)
-    close_loops(proj, rank, rows.J, rows.body, rows.C, 0.0, bodies.vel, bodies.omega)
+    close_loops(proj, proj.rank[0], rows.J, rows.body, rows.C, 0.0, bodies.vel, bodies.omega)
     _, after = equality_errors(bodies, joints, rows)
     return after
 
 
 @njit(cache=True)
-def project_kernel(iterations, tol, bodies, joints, rows, proj, out):
-    """Positions onto g_E = 0 (≤ `iterations` Newton steps), then velocities onto ġ_E = 0,
-    then the rows and readouts at the final state. out: (4,) the Violation numbers."""
+def project_step(iterations, bodies, joints, rows, proj, out, readout):
+    """One step's projection, called by a solver's kernel after the step's position update
+    (rows at the new poses): positions onto g_E = 0 (≤ `iterations` Newton steps), then
+    velocities onto ġ_E = 0; the rows hold the final poses, with the readouts when
+    `readout`. out: (4,) the Violation numbers."""
     out[0], out[2] = equality_errors(bodies, joints, rows)
-    out[1] = project_positions(iterations, tol, bodies, joints, rows, proj)
+    out[1] = project_positions(iterations, TOLERANCE, bodies, joints, rows, proj)
     out[3] = project_velocities(bodies, joints, rows, proj)
-    compute_joint_rows(bodies, joints, rows, True)
+    if readout:
+        compute_joint_rows(bodies, joints, rows, True)
+
+
+@njit(cache=True)
+def project_kernel(iterations, bodies, joints, rows, proj, out):
+    """project_step on the current state, then the rows, readouts and joint rates there."""
+    project_step(iterations, bodies, joints, rows, proj, out, True)
     compute_joint_rates(bodies, joints, rows)
 
 
@@ -325,7 +371,7 @@ def project(world, iterations=2):
     proj = projection_for(world)
     _, bodies, _, joints, _, rows, _ = world.kernel_bundles(world.active_solver.free_rows_used(world))
     out = np.zeros(4)
-    project_kernel(int(iterations), TOLERANCE, bodies, joints, rows, proj, out)
+    project_kernel(int(iterations), bodies, joints, rows, proj, out)
     return Violation(*(float(v) for v in out))
 
 
