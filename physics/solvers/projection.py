@@ -66,7 +66,7 @@ CHORD_STEP = 1e-3
 LOOP_RANK_TOL = 1e-10
 
 Projection = namedtuple("Projection", "tree loop_rows loop_W loop_G loop_perm loop_r loop_mu loop_work dq_lin dq_ang "
-                                       "J0 rank fresh")
+                                       "J0 rank fresh pose0")
 """The projection's arrays for one joint graph: tree (tree_solve.Tree) its own factor of the
 spanning tree's equality rows; loop_rows (nL,) the equality rows of the joints closing
 loops; loop_W (nL, nb, 6) the tree's response (v, ω) to a unit impulse along each loop row;
@@ -74,7 +74,8 @@ loop_G (nL, nL) S = J_L W, then its pivoted Cholesky factor; loop_perm (nL,) its
 loop_r, loop_mu, loop_work (nL,) right-hand side, multipliers, scratch; dq_lin, dq_ang
 (nb, 3) a displacement (m, rad) or a velocity; J0 (rows, 12) the rows' Jacobian at a step's
 start or of the factor's poses, rank (1,) the loop rows' rank there, fresh (1,) 1 while the
-factor is that of the current poses (the impulse step's SHAKE correction)."""
+factor is that of the current poses (the impulse step's SHAKE correction); pose0 (nb, 10)
+the poses (x, quaternion) and ω before a Newton step, restored when it made the error worse."""
 
 Violation = namedtuple("Violation", "position_before position_after velocity_before velocity_after")
 """What `project` did: the largest |g_E| of the joints' equality rows before and after the
@@ -97,7 +98,7 @@ def make_projection(world):
     L = max(nl, 1)
     return Projection(tree, loop_rows, np.zeros((nl, nb, 6)), np.zeros((L, L)), np.zeros(L, np.int64), np.zeros(L),
                       np.zeros(L), np.zeros(L), np.zeros((nb, 3)), np.zeros((nb, 3)), np.zeros((max(n_rows, 1), 12)),
-                      np.zeros(1, np.int64), np.zeros(1, np.int64))
+                      np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros((nb, 10)))
 
 
 # ---------------------------------------------------------------------------- kernels
@@ -226,6 +227,25 @@ def largest_step(body_inv_mass, lin, ang):
 
 
 @njit(cache=True)
+def keep_poses(bodies, pose, restore):
+    """pose[i] = (x, quaternion, ω) of every body (restore: the bodies get them back)."""
+    body_pos, body_quat, body_omega = bodies.pos, bodies.quat, bodies.omega
+    for i in range(body_pos.shape[0]):
+        for q in range(3):
+            if restore:
+                body_pos[i, q] = pose[i, q]
+                body_omega[i, q] = pose[i, 7 + q]
+            else:
+                pose[i, q] = body_pos[i, q]
+                pose[i, 7 + q] = body_omega[i, q]
+        for q in range(4):
+            if restore:
+                body_quat[i, q] = pose[i, 3 + q]
+            else:
+                pose[i, 3 + q] = body_quat[i, q]
+
+
+@njit(cache=True)
 def apply_displacement(bodies, lin, ang, kick):
     """q += Δq on every dynamic body: x += Δx, the orientation turned by Δθ (world axes).
     kick = 0: ω turned with the body (its body-frame components kept, so ½ωᵀIω is
@@ -287,7 +307,9 @@ def project_positions(iterations, tol, bodies, joints, rows, proj):
     """Seed 004's position projection (eq. 15-16): up to `iterations` Newton steps J Δq = −g_E
     with Δq = M⁻¹Jᵀη, q += Δq, rows rewritten; stops once every |g_E| ≤ tol. Each step is
     on a fresh factor at the current poses, except after steps that moved less than
-    CHORD_STEP in all since the factor was made: a chord step on that factor (J0).
+    CHORD_STEP in all since the factor was made: a chord step on that factor (J0). A step
+    that leaves the largest |g_E| larger than before (a drift far beyond Newton's reach:
+    bodies turned by ≳ 0.1 rad per step) is undone and the iterations stop.
     Returns the largest |g_E| after."""
     tree = proj.tree
     lin, ang = proj.dq_lin, proj.dq_ang
@@ -305,10 +327,17 @@ def project_positions(iterations, tol, bodies, joints, rows, proj):
         ang[:, :] = 0.0
         articulated_solve(tree, joints.body, 1.0, tree.body_z, lin, ang, False, 0.0, tree.body_z2, lin, ang)
         close_loops(proj, proj.rank[0], proj.J0, rows.body, rows.C, 1.0, lin, ang)
+        keep_poses(bodies, proj.pose0, False)
         apply_displacement(bodies, lin, ang, 0.0)
         since += largest_step(bodies.inv_mass, lin, ang)
         compute_joint_rows(bodies, joints, rows, False)
+        last = err
         err, _ = equality_errors(bodies, joints, rows)
+        if err > last:
+            keep_poses(bodies, proj.pose0, True)
+            compute_joint_rows(bodies, joints, rows, False)
+            err = last
+            break
     return err
 
 
@@ -333,8 +362,8 @@ def project_velocities(bodies, joints, rows, proj):
 def project_step(iterations, bodies, joints, rows, proj, out, readout):
     """One step's projection, called by a solver's kernel after the step's position update
     (rows at the new poses): positions onto g_E = 0 (≤ `iterations` Newton steps), then
-    velocities onto ġ_E = 0; the rows hold the final poses, with the readouts when
-    `readout`. out: (4,) the Violation numbers."""
+    velocities onto ġ_E = 0 (proj's factor is then that of the final poses); the rows hold
+    the final poses, with the readouts when `readout`. out: (4,) the Violation numbers."""
     out[0], out[2] = equality_errors(bodies, joints, rows)
     out[1] = project_positions(iterations, TOLERANCE, bodies, joints, rows, proj)
     out[3] = project_velocities(bodies, joints, rows, proj)
