@@ -239,6 +239,23 @@ def test_door_coasting_from_2_rad_s_stops_at_the_exact_coulomb_time_and_stays():
     assert w.joint("hinge").rate == pytest.approx(2.0 - 20.0 / inertia * 0.3, rel=2e-3)
 
 
+def test_door_coasts_at_constant_rate_with_no_torque_once_its_friction_is_switched_off():
+    # a run without friction or motors clears the drives once (penalty_run): the last
+    # run's clamped 20 N·m must not act or be reported; about the vertical hinge no other
+    # torque acts, so the rate stays where friction left it (20 N·m would take 0.84 rad/s
+    # off in 0.3 s; backward Euler's damping of the stiff hinge rows takes 5e-6 rad/s)
+    w = _door()
+    w.body("door").angular_velocity = (0, 0, 2.0)
+    w.body("door").velocity = (0, 0.9, 0)
+    w.advance(0.3)
+    hinge = w.joint("hinge")
+    assert hinge.friction_torque == pytest.approx(20.0, rel=1e-9)
+    rate = hinge.rate
+    hinge.friction = 0.0
+    w.advance(0.3)
+    assert hinge.friction_torque == 0.0
+    assert hinge.rate == pytest.approx(rate, abs=1e-4)
+
 def test_door_scene_under_penalty_stops_when_and_where_seed_001_says():
     world = physics.load_scene(SCENES[[p.stem for p in SCENES].index("door")], {"solver.kind": "penalty"})
     hinge = world.joint("hinge")

@@ -589,10 +589,11 @@ def body_blocks(h, geometric, gravity, bodies, joints, rows, force_acc, torque_a
     body_node, node_body = plan.body_node, plan.node_body
     diag0, offd0, rhs0 = plan.diag0, plan.offd0, plan.rhs0
     inertia_world, inv_inertia_world = plan.inertia_world, plan.inv_inertia_world
-    fill2d(diag0, 0.0)
     fill2d(offd0, 0.0)
     for k in range(node_body.shape[0]):
         i = node_body[k]
+        for c in range(36):
+            diag0[k, c] = 0.0
         qx, qy, qz, qw = body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3]
         I = rotated_diagonal(qx, qy, qz, qw, body_inertia[i, 0], body_inertia[i, 1], body_inertia[i, 2])
         iI = rotated_diagonal(qx, qy, qz, qw, body_inv_inertia[i, 0], body_inv_inertia[i, 1], body_inv_inertia[i, 2])
@@ -1153,14 +1154,23 @@ def check_springs(h, row_J, row_body, spring_depth, spring_w, spring_g, spring_o
     return changed
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def row_dot(row_J, r, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
+    """J_r·V with the two bodies' velocities (v, ω of a, then of b) as 12 scalars: the sum
+    of row_velocity in its order, with the velocities loaded once per joint."""
+    return (row_J[r, 0] * a0 + row_J[r, 1] * a1 + row_J[r, 2] * a2 + row_J[r, 3] * a3 + row_J[r, 4] * a4
+            + row_J[r, 5] * a5 + row_J[r, 6] * b0 + row_J[r, 7] * b1 + row_J[r, 8] * b2 + row_J[r, 9] * b3
+            + row_J[r, 10] * b4 + row_J[r, 11] * b5)
+
+
 @njit(cache=True, error_model="numpy")
 def store_impulses(h, stiff, bodies, joints, rows, plan):
     """Each implicit row's force of the step as the impulse f Δt = g − w J V⁺ (clamped
     drives: F_max Δt along drive_dir) into rows.impulse; the stiff preset's rows also
     their linearized value at the end of the step: c_lin (G_k − Δt J_k V_k, stiff_rows)
     += Δt J_k V⁺."""
-    joint_type, joint_row_start, joint_row_count = joints.type, joints.row_start, joints.row_count
-    row_J, row_body, row_impulse = rows.J, rows.body, rows.impulse
+    joint_type, joint_row_start, joint_row_count, joint_body = joints.type, joints.row_start, joints.row_count, joints.body
+    row_J, row_impulse = rows.J, rows.impulse
     body_vel, body_omega = bodies.vel, bodies.omega
     row_w, row_g, c_lin = plan.row_w, plan.row_g, plan.c_lin
     drive_kind, drive_max, drive_clamped, drive_dir = plan.drive_kind, plan.drive_max, plan.drive_clamped, plan.drive_dir
@@ -1168,35 +1178,44 @@ def store_impulses(h, stiff, bodies, joints, rows, plan):
         start = joint_row_start[j]
         end = start + joint_row_count[j]
         f0 = end - N_FREE[joint_type[j]]
-        for r in range(start, end):
-            if r < f0 and not stiff:
-                continue
-            if r >= f0 and drive_kind[j] == DRIVE_NONE:
-                row_impulse[r] = 0.0
-                continue
-            if r >= f0 and drive_clamped[j]:
-                row_impulse[r] = h * drive_max[j] * drive_dir[j, r - f0]
-                continue
-            if row_w[r] == 0.0 and row_g[r] == 0.0:
-                row_impulse[r] = 0.0
-                continue
-            a = row_body[r, 0]
-            b = row_body[r, 1]
-            v = row_velocity(row_J, r, a, b, body_vel, body_omega)
-            row_impulse[r] = row_g[r] - row_w[r] * v
-            if r < f0:
+        a = joint_body[j, 0]
+        b = joint_body[j, 1]
+        a0, a1, a2, a3, a4, a5 = body_vel[a, 0], body_vel[a, 1], body_vel[a, 2], body_omega[a, 0], \
+            body_omega[a, 1], body_omega[a, 2]
+        b0, b1, b2, b3, b4, b5 = body_vel[b, 0], body_vel[b, 1], body_vel[b, 2], body_omega[b, 0], \
+            body_omega[b, 1], body_omega[b, 2]
+        if stiff:
+            for r in range(start, f0):
+                if row_w[r] == 0.0 and row_g[r] == 0.0:
+                    row_impulse[r] = 0.0
+                    continue
+                v = row_dot(row_J, r, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5)
+                row_impulse[r] = row_g[r] - row_w[r] * v
                 c_lin[r] += h * v
+        kind, clamped = drive_kind[j], drive_clamped[j]
+        for r in range(f0, end):
+            if kind == DRIVE_NONE:
+                row_impulse[r] = 0.0
+            elif clamped:
+                row_impulse[r] = h * drive_max[j] * drive_dir[j, r - f0]
+            elif row_w[r] == 0.0 and row_g[r] == 0.0:
+                row_impulse[r] = 0.0
+            else:
+                row_impulse[r] = row_g[r] - row_w[r] * row_dot(row_J, r, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3,
+                                                                b4, b5)
 
 
 @njit(cache=True, error_model="numpy")
 def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, contacts,
-                        n_contacts):
+                        n_contacts, drives_on):
     """V⁺ from the implicit system of the module docstring: the stiff preset's equality and
     limit rows, its contact springs (n_contacts > 0 blocks: contact_springs) and every
     drive (friction, motors) as rows of one system, solved exactly; the drives' bounds and
     the springs' dead zone by an active set of at most PASSES (with contacts
     CONTACT_PASSES) solves. `relin`: the rows were written at X + Δt V_k, not at X (a
-    Newton iteration of stiff_step; contact rows stay linearized at X)."""
+    Newton iteration of stiff_step; contact rows stay linearized at X). `drives_on`: some
+    joint has friction or a motor (any_drive; without, penalty_run has cleared the drives
+    once for the whole run)."""
     body_vel, body_omega, body_quat, body_inertia = bodies.vel, bodies.omega, bodies.quat, bodies.inertia
     node_body, up_ptr, up_node, body_node = plan.node_body, plan.up_ptr, plan.up_node, plan.body_node
     pair_ptr, pair_lo, pair_hi, pair_target = plan.pair_ptr, plan.pair_lo, plan.pair_hi, plan.pair_target
@@ -1206,7 +1225,7 @@ def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, d
     body_blocks(h, stiff, gravity, bodies, joints, rows, work.force_acc, work.torque_acc, plan)
     if stiff:
         stiff_rows(params, h, relin, bodies, joints, rows, plan)
-    n_drives = setup_drives(h, bodies, joints, drives, rows, plan)
+    n_drives = setup_drives(h, bodies, joints, drives, rows, plan) if drives_on else 0
     if stiff and n_drives > 0:
         servo_masses(h, joints, drives, rows, plan)
     n_springs = contacts.buffers.n[N_ROWS] if stiff and n_contacts > 0 else 0
@@ -1288,7 +1307,8 @@ def nonlinearity(joints, rows, plan):
 
 
 @njit(cache=True, error_model="numpy")
-def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, readout, contacts, n_contacts):
+def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, readout, contacts, n_contacts,
+               drives_on):
     """One step of the stiff preset: the implicit velocities linearized at the current poses,
     then positions; while the rows' linearization missed the reached poses by more than
     NEWTON_TOL, another Newton iteration of the same backward Euler step, linearized at
@@ -1309,7 +1329,7 @@ def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, wor
         engaged[r] = 0
     for it in range(newton + 1):
         implicit_velocities(params, h, it > 0, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, contacts,
-                            n_contacts)
+                            n_contacts, drives_on)
         if n_contacts > 0:
             if jointed_contact:
                 copy2d(work.pvel, body_vel)
@@ -1320,7 +1340,7 @@ def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, wor
                 # friction impulses act as forces in the implicit solve, done again from V
                 friction_as_forces(h, bodies, work, plan, vel0, omega0, 1.0)
                 implicit_velocities(params, h, it > 0, gravity, gyroscopic, bodies, joints, drives, rows, work, plan,
-                                    contacts, n_contacts)
+                                    contacts, n_contacts, drives_on)
                 friction_as_forces(h, bodies, work, plan, vel0, omega0, -1.0)
         integrate_positions(bodies, h)
         compute_joint_rows(bodies, joints, rows, readout)
@@ -1403,7 +1423,10 @@ def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows
     force_acc, torque_acc = work.force_acc, work.torque_acc
     gravity, gyroscopic, max_speed, max_spin = env.gravity, env.gyroscopic, env.max_speed, env.max_spin
     stiff = params[0] == STIFF
-    implicit = stiff or any_drive(joints, drives)
+    drives_on = any_drive(joints, drives)
+    implicit = stiff or drives_on
+    if not drives_on:                       # no friction or motor for the whole run: clear the drives once
+        setup_drives(h, bodies, joints, drives, rows, plan)
     for step in range(n_steps):
         gather_forces(t0 + step * h, bodies, loads, force_acc, torque_acc)
         n_contacts = prepare_contacts(contacts, bodies, h)
@@ -1413,14 +1436,14 @@ def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows
             penalty_contact_forces(contacts, bodies, h, CONTACT_KAPPA, 1.0, force_acc, torque_acc, gravity)
         if stiff:
             stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, step == n_steps - 1,
-                       contacts, n_contacts)
+                       contacts, n_contacts, drives_on)
         else:
             penalty_forces(params, h, bodies, rows, work)
             if implicit:
                 # relin = stiff, False here: a typed bool, not the literal False (numba would
                 # compile implicit_velocities a second time for the literal)
                 implicit_velocities(params, h, stiff, gravity, gyroscopic, bodies, joints, drives, rows, work, plan,
-                                    contacts, n_contacts)
+                                    contacts, n_contacts, drives_on)
             else:
                 integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
             integrate_positions(bodies, h)
