@@ -79,14 +79,16 @@ that made no row); row_of, block_of (M,) each point's normal row and block (−1
 last substep's, sorted by key (a point: λ_n; a pair: twist, then the friction impulse as a
 world vector, N·s); n (6,) int64: contacts now, entries in prev, overflow flag, rows and
 blocks written, spare."""
-ContactWork = namedtuple("ContactWork", "minv_jt mass bound impulse_pos direct")
+ContactWork = namedtuple("ContactWork", "minv_jt mass bound impulse_pos direct block")
 """Per contact row: M⁻¹Jᵀ (R,12), effective mass (R,), penalty bound (R,), split impulse (R,),
-direct (R,) zeros (contact rows are never in the direct tree solve)."""
+direct (R,) zeros (contact rows are never in the direct tree solve); per block (M, BLOCK_NUMBERS):
+the impulse solver's couplings J M⁻¹ Jᵀ of its rows and a scratch (solvers/impulse.py CB_*)."""
 ContactData = namedtuple("ContactData", "shapes buffers rows work")
 """What a solver kernel takes: ContactShapes, ContactBuffers, the contact rows (a Rows table of
 capacity R = 3M, trimmed per substep by contact_views) and ContactWork."""
 N_NOW, N_PREV, N_OVERFLOW, N_ROWS, N_BLOCKS = range(5)
 PATCH_FEATURE = (1 << FEATURE_BITS) - 1     # the key of a pair's friction patch
+BLOCK_NUMBERS = 33                          # ContactWork.block's numbers per block
 
 
 # ---------------------------------------------------------------------------- kernels
@@ -651,7 +653,7 @@ class Contacts:
             buf.n[N_PREV] = n_prev
         n_rows = 3 * n_contacts
         work = ContactWork(np.zeros((n_rows, 12)), np.zeros(n_rows), np.zeros(n_rows), np.zeros(n_rows),
-                           np.zeros(n_rows, np.int64))
+                           np.zeros(n_rows, np.int64), np.zeros((n_contacts, BLOCK_NUMBERS)))
         return ContactData(shapes, buf, _rows_table(n_rows, n_contacts), work)
 
     def save(self, world):
