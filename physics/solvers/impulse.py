@@ -526,20 +526,21 @@ def prepare_contact_blocks(rows, work, block):
         npt = f0 - start
         if npt > MAX_PATCH or nf > 3:
             return block[:0]
-        for i in range(MAX_PATCH):
-            for j in range(i, MAX_PATCH):
+        # (only the entries of rows the block has are read)
+        for i in range(npt):
+            for j in range(i, npt):
                 kij = 0.0
-                if i < npt and j < npt and row_mass[start + i] > 0.0 and row_mass[start + j] > 0.0:
+                if row_mass[start + i] > 0.0 and row_mass[start + j] > 0.0:
                     kij = coupling(row_J, row_minv_jt, start + i, start + j)
                 block[k, CB_NN + 4 * i + j] = kij
                 block[k, CB_NN + 4 * j + i] = kij
-        for i in range(3):
-            used_i = i < nf and row_mass[f0 + i] > 0.0
-            for j in range(3):
+        for i in range(nf):
+            for j in range(i, nf):
                 kij = 0.0
-                if used_i and j < nf and row_mass[f0 + j] > 0.0:
+                if row_mass[f0 + i] > 0.0 and row_mass[f0 + j] > 0.0:
                     kij = coupling(row_J, row_minv_jt, f0 + i, f0 + j)
                 block[k, CB_FF + 3 * i + j] = kij
+                block[k, CB_FF + 3 * j + i] = kij
     return block[:nb]
 
 
