@@ -503,8 +503,8 @@ def sweep_positions(rate, rows, work, pvel, pomega, row_direct):
 # A contact block (contacts.py: ≤ 4 normal rows, then 2-3 friction rows at the patch centre)
 # is swept with its couplings K = J M⁻¹ Jᵀ computed once per substep (prepare_contact_blocks):
 # the rows' speeds J·V are read once per sweep, the normal rows' projected Gauss–Seidel runs
-# on K (the same iterates as sweeping the rows one by one on the bodies' velocities, a
-# dozen multiplications per row instead of fifty), and their impulse changes go onto the
+# on K (the same iterates as sweeping the rows one by one on the bodies' velocities: a pass
+# costs a few multiplications per row instead of 24), and their impulse changes go onto the
 # bodies once. ContactWork.block per block:
 CB_NN, CB_FF, CB_W, CB_D = 0, 16, 25, 29    # K_nn 4×4, K_ff 3×3, then scratch: J·V + b, Δλ of the normal rows
 MAX_PATCH = 4
