@@ -79,14 +79,16 @@ that made no row); row_of, block_of (M,) each point's normal row and block (−1
 last substep's, sorted by key (a point: λ_n; a pair: twist, then the friction impulse as a
 world vector, N·s); n (6,) int64: contacts now, entries in prev, overflow flag, rows and
 blocks written, spare."""
-ContactWork = namedtuple("ContactWork", "minv_jt mass bound impulse_pos direct")
+ContactWork = namedtuple("ContactWork", "minv_jt mass bound impulse_pos direct block")
 """Per contact row: M⁻¹Jᵀ (R,12), effective mass (R,), penalty bound (R,), split impulse (R,),
-direct (R,) zeros (contact rows are never in the direct tree solve)."""
+direct (R,) zeros (contact rows are never in the direct tree solve); per block (M, BLOCK_NUMBERS):
+the impulse solver's couplings J M⁻¹ Jᵀ of its rows and a scratch (solvers/impulse.py CB_*)."""
 ContactData = namedtuple("ContactData", "shapes buffers rows work")
 """What a solver kernel takes: ContactShapes, ContactBuffers, the contact rows (a Rows table of
 capacity R = 3M, trimmed per substep by contact_views) and ContactWork."""
 N_NOW, N_PREV, N_OVERFLOW, N_ROWS, N_BLOCKS = range(5)
 PATCH_FEATURE = (1 << FEATURE_BITS) - 1     # the key of a pair's friction patch
+BLOCK_NUMBERS = 33                          # ContactWork.block's numbers per block
 
 
 # ---------------------------------------------------------------------------- kernels
@@ -152,8 +154,8 @@ def row_speed(row_J, r, a, b, vel, omega):
 
 
 @njit(cache=True)
-def find_previous(prev_key, n_prev, key):
-    """Index of key in the sorted prev_key[:n_prev], or −1."""
+def lower_bound(prev_key, n_prev, key):
+    """The first index of the sorted prev_key[:n_prev] whose key is ≥ key."""
     lo, hi = 0, n_prev
     while lo < hi:
         mid = (lo + hi) // 2
@@ -161,7 +163,17 @@ def find_previous(prev_key, n_prev, key):
             lo = mid + 1
         else:
             hi = mid
-    return lo if lo < n_prev and prev_key[lo] == key else -1
+    return lo
+
+
+@njit(cache=True, inline="always")
+def find_in_pair(prev_key, n_prev, base, key):
+    """Index of key in the sorted prev_key[:n_prev], or −1, searched from base = the pair's
+    lower_bound: its keys (points, then its patch) follow one another there."""
+    j = base
+    while j < n_prev and prev_key[j] < key:
+        j += 1
+    return j if j < n_prev and prev_key[j] == key else -1
 
 
 @njit(cache=True, _nrt=False)
@@ -169,7 +181,7 @@ def write_contact_rows(data, bodies, h, m):
     """The rows of the m contacts just found, one block per touching pair (its manifold):
     a normal row per point, then the friction rows at the points' centre (module
     docstring), with velocity targets, drift values and warm-start impulses (last
-    substep's, found by key: one binary search per point and one per pair). Returns the
+    substep's, found by key: one binary search per pair, its keys next to each other). Returns the
     number of blocks; data.buffers.n holds the rows and blocks written. Compiled without
     numba's reference counting (`_nrt=False`: it allocates nothing and returns a number),
     which would otherwise count references to the arrays its inlined row helpers take,
@@ -198,6 +210,7 @@ def write_contact_rows(data, bodies, h, m):
         e = max(restitution[ia], restitution[ib])
         nx, ny, nz = cf[c, 3], cf[c, 4], cf[c, 5]
         pair_key = (ia * k + ib) << FEATURE_BITS
+        base = lower_bound(prev_key, n_prev, pair_key)      # the pair's last-substep keys start here
         block_start[nb] = r
         # one normal row per point, at the middle of its two surface points
         cx = cy = cz = 0.0
@@ -235,7 +248,7 @@ def write_contact_rows(data, bodies, h, m):
             row_bias[r] = bias
             row_C[r] = min(0.0, slop - depth)
             key[q] = pair_key + ci[q, 2]
-            prev = find_previous(prev_key, n_prev, key[q]) if active != 0 else -1
+            prev = find_in_pair(prev_key, n_prev, base, key[q]) if active != 0 else -1
             row_lambda[r] = prev_impulse[prev, 0] if prev >= 0 else 0.0
             row_of[q] = r
             block_of[q] = nb
@@ -280,7 +293,7 @@ def write_contact_rows(data, bodies, h, m):
             row_C[s] = 0.0
             row_lambda[s] = 0.0
         if touching and mu > 0.0:
-            prev = find_previous(prev_key, n_prev, patch)
+            prev = find_in_pair(prev_key, n_prev, base, patch)
             if prev >= 0:
                 fx, fy, fz = prev_impulse[prev, 1], prev_impulse[prev, 2], prev_impulse[prev, 3]
                 row_lambda[r] = fx * t1x + fy * t1y + fz * t1z
@@ -651,7 +664,7 @@ class Contacts:
             buf.n[N_PREV] = n_prev
         n_rows = 3 * n_contacts
         work = ContactWork(np.zeros((n_rows, 12)), np.zeros(n_rows), np.zeros(n_rows), np.zeros(n_rows),
-                           np.zeros(n_rows, np.int64))
+                           np.zeros(n_rows, np.int64), np.zeros((n_contacts, BLOCK_NUMBERS)))
         return ContactData(shapes, buf, _rows_table(n_rows, n_contacts), work)
 
     def save(self, world):

@@ -15,6 +15,9 @@ Per scene and solver: ms per step — the process CPU time of `--steps` steps (o
 `--repeat` runs (the figure to compare on a shared machine); the wall clock of the same
 runs (median); the contacts and touching pairs after the run, the highest box (m) and the
 fastest box speed (m/s): a settled heap stays put. Kernels are compiled beforehand.
+`--stages`: also the CPU ms of one detection (collision) and one writing of the contact rows
+(with the warm start's look-up) at the final poses, each the smallest of `--repeat` runs of
+`--steps` calls; the rest of a step is the solve (prepare, sweeps, integration).
 """
 import argparse
 import math
@@ -24,6 +27,7 @@ import time
 
 import numpy as np
 
+from ..contacts import find_contacts, write_contact_rows
 from ..quat import q_from_euler_deg
 from ..shapes import Box, Plane
 from ..world import World
@@ -73,14 +77,33 @@ def time_steps(world, steps, repeat):
     return min(cpu), statistics.median(wall)
 
 
-def run(scene, solver, n, settle, steps, repeat):
+def stage_ms(world, steps, repeat):
+    """(detection, contact rows) CPU ms per call at the world's poses (smallest of `repeat`)."""
+    data, bodies = world.contact_data(), world.kernel_bundles(world.solvers[world.solver].free_rows_used(world))[1]
+    out = []
+    for call in (lambda: find_contacts(data, bodies), lambda: write_contact_rows(data, bodies, world.dt, m)):
+        m = find_contacts(data, bodies)
+        best = math.inf
+        for _ in range(repeat):
+            c0 = time.process_time()
+            for _ in range(steps):
+                call()
+            best = min(best, (time.process_time() - c0) / steps * 1e3)
+        out.append(best)
+    return out
+
+
+def run(scene, solver, n, settle, steps, repeat, stages=False):
     world = heap_world(solver, n) if scene == "heap" else resting_world(solver, n)
     world.step()                                    # compile / load the kernels
     world.advance_steps(max(0, int(round((settle if scene == "heap" else 0.3) / world.dt)) - 1))
     cpu_ms, wall_ms = time_steps(world, steps, repeat)
     c = world.contacts()
     pos, vel = world.state.bodies.pos[2:], world.state.bodies.vel[2:]
-    return {"scene": scene, "solver": solver, "bodies": n, "dt": world.dt, "cpu_ms_per_step": cpu_ms,
+    extra = {}
+    if stages:
+        extra = dict(zip(("detect_ms", "rows_ms"), stage_ms(world, steps, repeat)))
+    return {**extra, "scene": scene, "solver": solver, "bodies": n, "dt": world.dt, "cpu_ms_per_step": cpu_ms,
             "wall_ms_per_step": wall_ms, "contacts": int(len(c["depth"])),
             "pairs": int(len({tuple(p) for p in c["bodies"].tolist()})),
             "top_m": float(pos[:, 2].max()), "max_speed": float(np.linalg.norm(vel, axis=1).max())}
@@ -94,16 +117,19 @@ def main(argv=None):
     p.add_argument("--settle", type=float, default=1.5, help="simulated seconds before timing the heap")
     p.add_argument("--steps", type=int, default=20, help="steps per timed run")
     p.add_argument("--repeat", type=int, default=5, help="timed runs; the smallest CPU time is reported")
+    p.add_argument("--stages", action="store_true", help="also time detection and the contact rows alone")
     p.add_argument("--json", action="store_true", help="print a JSON list of records")
     args = p.parse_args(argv)
-    records = [run(scene, solver, args.n, args.settle, args.steps, args.repeat)
+    records = [run(scene, solver, args.n, args.settle, args.steps, args.repeat, args.stages)
                for scene in args.scene for solver in args.solver]
     print_records(records, args.json,
                   f"{'scene':8} {'solver':8} {'bodies':>6} {'cpu ms/step':>11} {'wall ms/step':>12} "
                   f"{'contacts':>8} {'pairs':>6} {'top m':>6} {'max speed':>9}",
                   lambda r: (f"{r['scene']:8} {r['solver']:8} {r['bodies']:6d} {r['cpu_ms_per_step']:11.3f} "
                              f"{r['wall_ms_per_step']:12.3f} {r['contacts']:8d} {r['pairs']:6d} {r['top_m']:6.3f} "
-                             f"{r['max_speed']:9.2e}"), "records")
+                             f"{r['max_speed']:9.2e}"
+                             + (f"  detect {r['detect_ms']:.3f} ms, rows {r['rows_ms']:.3f} ms" if "detect_ms" in r
+                                else "")), "records")
 
 
 if __name__ == "__main__":
