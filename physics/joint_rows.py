@@ -27,7 +27,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .joint_types import FIXED, N_EQ, N_FREE, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
+from .joint_types import FIXED, N_EQ, N_FREE, N_LIMIT, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
 from .quat import cross, frame_axes, qmul, rotate
 
 ROW_EQ, ROW_LIMIT, ROW_FREE = 0, 1, 2            # static kinds (model.rows.kind)
@@ -280,6 +280,53 @@ def compute_joint_rates(bodies, joints, rows):
                 joint_qd[j, k] = row_velocity(row_J, end - n_free + k, a, b, body_vel, body_omega)
             else:
                 joint_qd[j, k] = 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def speculative_limits(bodies, joints, rows, h, reach):
+    """Speculative limits (Catto's speculative contacts, Box2D's joint limits): a limit row
+    inside its bounds (C = χ = 0) whose joint moves toward a bound it could reach within
+    `reach` steps of h at its current rate, d ≤ reach·|q̇|·h, binds this step as a one-sided
+    row with the velocity bias ±d/h: J·V ≥ −d/h toward a lower bound (λ ≥ 0), J·V ≤ d/h
+    toward an upper one (λ ≤ 0). It lets the joint arrive exactly at the bound, never
+    through it, and acts on nothing else (a joint moving away or slower than d/h keeps
+    λ = 0). C stays 0, so the drift passes (Baumgarte, split impulses) ignore it. A violated
+    limit (χ ≠ 0) keeps bias 0. Called by the impulse and lcp solvers after
+    write_drive_rows; penalty keeps seed 000's dead zone. Returns the rows switched on."""
+    body_vel, body_omega = bodies.vel, bodies.omega
+    joint_type, joint_body, row_start, joint_q = joints.type, joints.body, joints.row_start, joints.q
+    limit_lo, limit_hi, limit_on = joints.limit_lo, joints.limit_hi, joints.limit_on
+    row_J, row_C, active, lo, hi, bias = rows.J, rows.C, rows.active, rows.lo, rows.hi, rows.bias
+    n = 0
+    for j in range(joint_type.shape[0]):
+        t = joint_type[j]
+        a = joint_body[j, 0]
+        b = joint_body[j, 1]
+        r0 = row_start[j] + N_EQ[t]
+        for k in range(N_LIMIT[t]):
+            r = r0 + k
+            bias[r] = 0.0
+            if limit_on[j, k] == 0 or active[r] != 0:
+                continue
+            v = row_velocity(row_J, r, a, b, body_vel, body_omega)
+            q = joint_q[j, k]
+            if v < 0.0 and not (t == SPHERICAL and k == 0):        # toward the lower bound
+                d = q - limit_lo[j, k]
+                if d <= -reach * v * h:
+                    active[r] = 1
+                    lo[r] = 0.0
+                    hi[r] = math.inf
+                    bias[r] = d / h
+                    n += 1
+            elif v > 0.0:                                           # toward the upper bound
+                d = limit_hi[j, k] - q
+                if d <= reach * v * h:
+                    active[r] = -1
+                    lo[r] = -math.inf
+                    hi[r] = 0.0
+                    bias[r] = -d / h
+                    n += 1
+    return n
 
 
 @njit(cache=True, error_model="numpy")
