@@ -27,7 +27,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .joint_types import FIXED, N_EQ, N_FREE, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
+from .joint_types import FIXED, N_EQ, N_FREE, N_LIMIT, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
 from .quat import cross, frame_axes, qmul, rotate
 
 ROW_EQ, ROW_LIMIT, ROW_FREE = 0, 1, 2            # static kinds (model.rows.kind)
@@ -280,6 +280,90 @@ def compute_joint_rates(bodies, joints, rows):
                 joint_qd[j, k] = row_velocity(row_J, end - n_free + k, a, b, body_vel, body_omega)
             else:
                 joint_qd[j, k] = 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def speculative_limits(bodies, joints, rows, h, reach):
+    """Speculative limits (Catto's speculative contacts, Box2D's joint limits): a limit row
+    inside its bounds (C = χ = 0) whose joint moves toward a bound it could reach within
+    `reach` steps of h at its current rate, d ≤ reach·|q̇|·h, binds this step as a one-sided
+    row with the velocity bias ±d/h: J·V ≥ −d/h toward a lower bound (λ ≥ 0), J·V ≤ d/h
+    toward an upper one (λ ≤ 0). It lets the joint arrive exactly at the bound, never
+    through it, and acts on nothing else (a joint moving away or slower than d/h keeps
+    λ = 0). C stays 0, so the drift passes (Baumgarte, split impulses) ignore it. A violated
+    limit (χ ≠ 0) keeps bias 0. Called by the impulse and lcp solvers after
+    write_drive_rows; penalty keeps seed 000's dead zone. Returns the rows switched on."""
+    body_vel, body_omega, body_quat = bodies.vel, bodies.omega, bodies.quat
+    joint_type, joint_body, row_start, joint_q = joints.type, joints.body, joints.row_start, joints.q
+    frame_a, frame_b = joints.frame_a, joints.frame_b
+    limit_lo, limit_hi, limit_on = joints.limit_lo, joints.limit_hi, joints.limit_on
+    row_J, row_C, active, lo, hi, bias = rows.J, rows.C, rows.active, rows.lo, rows.hi, rows.bias
+    n = 0
+    for j in range(joint_type.shape[0]):
+        t = joint_type[j]
+        a = joint_body[j, 0]
+        b = joint_body[j, 1]
+        r0 = row_start[j] + N_EQ[t]
+        for k in range(N_LIMIT[t]):
+            r = r0 + k
+            bias[r] = 0.0
+            if limit_on[j, k] == 0:
+                continue
+            v = row_velocity(row_J, r, a, b, body_vel, body_omega)
+            q = joint_q[j, k]
+            # the swing cone's rim is a small circle: moving along it at rate u_t (b0 on
+            # its great circle) takes the swing θ up by δ = ½(u_t h)² cot θ in the step,
+            # a second-order rise J·V does not see; the row asks for δ/h less
+            delta = 0.0
+            if t == SPHERICAL and k == 0:
+                delta = swing_rise(body_quat, body_omega, frame_a, frame_b, a, b, j, h)
+            if active[r] != 0:                                      # violated: C drives it back
+                if active[r] == -1:
+                    bias[r] = delta / h
+                continue
+            if v < 0.0 and not (t == SPHERICAL and k == 0):        # toward the lower bound
+                d = q - limit_lo[j, k]
+                if d <= -reach * v * h:
+                    active[r] = 1
+                    lo[r] = 0.0
+                    hi[r] = math.inf
+                    bias[r] = d / h
+                    n += 1
+            else:                                                   # toward the upper bound
+                d = limit_hi[j, k] - q - delta
+                if (v > 0.0 and d <= reach * v * h) or d < 0.0:
+                    active[r] = -1
+                    lo[r] = -math.inf
+                    hi[r] = 0.0
+                    bias[r] = -d / h
+                    n += 1
+    return n
+
+
+@njit(cache=True, error_model="numpy", fastmath=True)
+def swing_rise(body_quat, body_omega, frame_a, frame_b, a, b, j, h):
+    """Second-order rise of a spherical joint's swing θ = ∠(n_a0, n_b0) in a step h: n_b0
+    moves at u = (ω_b − ω_a)×n_b0; its part u_t across the swing direction carries it on a
+    great circle, cos θ(h) = cos θ cos(|u_t| h), so θ rises by ½(|u_t| h)² cot θ."""
+    qax, qay, qaz, qaw = body_quat[a, 0], body_quat[a, 1], body_quat[a, 2], body_quat[a, 3]
+    qbx, qby, qbz, qbw = body_quat[b, 0], body_quat[b, 1], body_quat[b, 2], body_quat[b, 3]
+    fax, fay, faz, faw = qmul(qax, qay, qaz, qaw, frame_a[j, 0], frame_a[j, 1], frame_a[j, 2], frame_a[j, 3])
+    fbx, fby, fbz, fbw = qmul(qbx, qby, qbz, qbw, frame_b[j, 0], frame_b[j, 1], frame_b[j, 2], frame_b[j, 3])
+    a0x, a0y, a0z, _1, _2, _3, _4, _5, _6 = frame_axes(fax, fay, faz, faw)
+    b0x, b0y, b0z, _1, _2, _3, _4, _5, _6 = frame_axes(fbx, fby, fbz, fbw)
+    c = a0x * b0x + a0y * b0y + a0z * b0z
+    # e_r: unit direction of rising swing at n_b0, −(n_a0 − c n_b0)/sin θ
+    ex, ey, ez = c * b0x - a0x, c * b0y - a0y, c * b0z - a0z
+    sn = math.sqrt(ex * ex + ey * ey + ez * ez)
+    if sn < 1e-9:
+        return 0.0
+    ex, ey, ez = ex / sn, ey / sn, ez / sn
+    wx, wy, wz = body_omega[b, 0] - body_omega[a, 0], body_omega[b, 1] - body_omega[a, 1], \
+        body_omega[b, 2] - body_omega[a, 2]
+    ux, uy, uz = cross(wx, wy, wz, b0x, b0y, b0z)
+    ur = ux * ex + uy * ey + uz * ez
+    ut2 = max(ux * ux + uy * uy + uz * uz - ur * ur, 0.0)
+    return 0.5 * ut2 * h * h * c / sn
 
 
 @njit(cache=True, error_model="numpy")

@@ -44,7 +44,7 @@ from ..contacts import contact_views, detection_overflowed, keep_contact_impulse
 from ..quat import rotated_diagonal, store_symmetric
 from ..integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from ..joint_rows import (FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOTOR_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT,
-                          compute_joint_rates, compute_joint_rows, write_drive_rows)
+                          compute_joint_rates, compute_joint_rows, speculative_limits, write_drive_rows)
 from ..joint_types import N_LIMIT, PRISMATIC
 from ..settings import Setting, checked, defaults
 from . import projection
@@ -68,6 +68,9 @@ STABILIZATIONS = {"split": SPLIT, "baumgarte": BAUMGARTE, "none": NO_STABILIZATI
 SHAKE_TOLERANCE = 1e-9
 SHAKE_ITERATIONS = 20
 METHODS = {"auto": 0, "direct": 1, "iterative": 2}
+# a limit binds speculatively when its joint could reach it within this many substeps at its
+# rate after the external impulses (joint_rows.speculative_limits): the solve may speed it up
+LIMIT_REACH = 4.0
 # impulse_stats layout (last step, plus counts over the run)
 S_ITERATIONS, S_RESIDUAL, S_SOLVE_TICKS, S_CAPPED, S_CAPPED_STEPS, S_TOTAL_ITERATIONS, S_VIOLATION = range(7)
 N_STATS = S_VIOLATION + 4          # the last post-projection's Violation (4 numbers) from S_VIOLATION on
@@ -935,7 +938,7 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
     body_vel, body_omega = bodies.vel, bodies.omega
     body_inv_mass = bodies.inv_mass
     joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
-    row_J = rows.J
+    row_J, row_C, row_kind = rows.J, rows.C, rows.kind
     row_active, row_lambda = rows.active, rows.impulse
     body_pvel, body_pomega = work.pvel, work.pomega
     order, roots, joint_child = tree.order, tree.roots, tree.joint_child
@@ -957,7 +960,8 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
         for t in range(order.shape[0]):
             k = order[t]
             for r in range(joint_row_start[k] + joint_m[k], joint_row_start[k] + joint_row_count[k]):
-                row_direct[r] = 0
+                # a speculative limit (joint_rows.speculative_limits: in force, C = 0) iterates
+                row_direct[r] = -1 if (row_active[r] != 0 and row_C[r] == 0.0 and row_kind[r] == ROW_LIMIT) else 0
         select_rows(tree, joint_type, joint_row_start, row_active, True, row_direct)
     if params[P_WARM_START] == 0.0:
         # the impulses of the direct rows only seed the geometric stiffness: cold, from 0
@@ -1118,6 +1122,8 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
             crows, cwork, cdirect = contact_views(contacts, work, n_contacts)
             gather_forces(t, bodies, loads, force_acc, torque_acc)
             integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
+            if may_iterate:
+                speculative_limits(bodies, joints, rows, h, LIMIT_REACH)   # limits the joint may reach
             if direct:
                 n_iter = direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work, tree, crows, cwork,
                                            cdirect, contacts.work.block)

@@ -77,7 +77,7 @@ from ..contacts import (N_NOW, S_THRESHOLD, contact_views, detection_overflowed,
                         prepare_contacts)
 from ..integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from ..joint_rows import (FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOTOR_OFF, ROW_FREE,
-                          compute_joint_rates, compute_joint_rows, write_drive_rows)
+                          compute_joint_rates, compute_joint_rows, speculative_limits, write_drive_rows)
 from ..joint_types import N_EQ, N_FREE, N_LIMIT
 from ..quat import rotate_inv
 from ..settings import Setting, checked, defaults
@@ -94,6 +94,9 @@ from .tree_solve import (articulated_factor, articulated_lambda, articulated_sol
 P_METHOD, P_LEMKE_MAX, P_PGS_ITERATIONS, P_PGS_TOLERANCE, P_TIME_CAP_MS, P_STABILIZATION, P_ERP, P_IMPACT, \
     P_TICKS_PER_MS, P_MAY_ITERATE, P_GEOMETRIC, P_PROJECTION = range(12)
 N_PARAMS = 12
+# a limit binds speculatively when its joint could reach it within this many steps at its rate
+# at the step's start (joint_rows.speculative_limits; gravity and motors may speed it up)
+LIMIT_REACH = 4.0
 AUTO, LEMKE, PGS = 0, 1, 2
 METHODS = {"auto": AUTO, "lemke": LEMKE, "pgs": PGS}
 SPLIT, BAUMGARTE, NO_STABILIZATION = 0, 1, 2
@@ -527,7 +530,8 @@ def collect_rows(phase, rate, bodies, joints, rows, crows, lw):
         for r in range(start, start + N_LIMIT[t]):
             if row_active[r] != 0:
                 warm = row_lambda[r] if phase == VELOCITY_PHASE else 0.0
-                n = add_row(arrays, n, 0, r, a, b, row_J, row_lo[r], row_hi[r], rate * row_C[r], row_C[r], warm)
+                n = add_row(arrays, n, 0, r, a, b, row_J, row_lo[r], row_hi[r], rate * row_C[r] + row_bias[r],
+                            row_C[r], warm)     # bias: a speculative limit's ±d/h
         if phase == IMPACT_PHASE:
             continue
         for r in range(start + N_LIMIT[t], start + N_LIMIT[t] + N_FREE[t]):
@@ -969,6 +973,8 @@ def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drive
         t = t0 + step * h
         if may_iterate and step > 0:
             write_drive_rows(joints, drives, rows, h)
+        if may_iterate:
+            speculative_limits(bodies, joints, rows, h, LIMIT_REACH)   # limits reached within the step
         n_blocks = prepare_contacts(contacts, bodies, h)
         if detection_overflowed(contacts):
             return step                     # nothing moved yet: redone with grown buffers
