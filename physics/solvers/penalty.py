@@ -136,6 +136,7 @@ from ..joint_types import N_EQ, N_FREE, PRISMATIC
 from ..quat import rotated_diagonal, world_inv_inertia_times
 from ..settings import Setting, checked, defaults
 from . import projection
+from .projection import project_step
 from .row_ops import scatter_row
 from .stats import SolverStats
 
@@ -144,7 +145,8 @@ PRESETS = {"paper": PAPER, "critical": CRITICAL, "stiff": STIFF}
 COEFFICIENTS = ("alpha_lin", "beta_lin", "alpha_rot", "beta_rot", "kappa", "zeta", "stiff_kappa",
                 "stiff_zeta")                                                       # params[1:9]
 P_NEWTON = 9
-N_PARAMS = 10
+P_PROJECTION = 10       # Newton iterations of the post-projection (0: off)
+N_PARAMS = 11
 NEWTON_ITERATIONS = 2   # most extra solves of a stiff step (stiff_step)
 NEWTON_TOL = 1e-3       # m or rad: a linearization that missed the reached poses by more is iterated
 STICK = 1.0e6           # friction and velocity-motor dampers: c = S·m/Δt (v_ε = F_max Δt/(S m))
@@ -1414,9 +1416,12 @@ def any_drive(joints, drives):
 
 
 @njit(cache=True, error_model="numpy")
-def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows, work, plan, contacts):
+def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows, work, plan, contacts, proj,
+                violation):
     """Advance n_steps fixed steps. Rows must hold the current poses on entry; they hold
-    the final poses on return. Contacts (physics/contacts.py) push as one-sided springs:
+    the final poses on return. With params[P_PROJECTION] > 0, seed 004's projection ends
+    each step (projection.project_step with that many Newton iterations; proj its
+    Projection, violation (4,) its last Violation numbers). Contacts (physics/contacts.py) push as one-sided springs:
     implicit under the stiff preset (module docstring, "Contacts"), explicit under the
     others (contacts.penalty_contact_forces, κ = CONTACT_KAPPA, ζ = 1). Returns the number
     of steps done before a blow-up (n_steps when none)."""
@@ -1425,6 +1430,7 @@ def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows
     stiff = params[0] == STIFF
     drives_on = any_drive(joints, drives)
     implicit = stiff or drives_on
+    n_project = int(params[P_PROJECTION])
     if not drives_on:                       # no friction or motor for the whole run: clear the drives once
         setup_drives(h, bodies, joints, drives, rows, plan)
     for step in range(n_steps):
@@ -1448,6 +1454,8 @@ def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows
                 integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
             integrate_positions(bodies, h)
             compute_joint_rows(bodies, joints, rows, step == n_steps - 1)
+        if n_project > 0:                   # post-stabilization: seed 004 eqs. 15-18
+            project_step(n_project, bodies, joints, rows, proj, violation, step == n_steps - 1)
         if blown_up(bodies, max_speed, max_spin):
             return step
     compute_joint_rates(bodies, joints, rows)
@@ -1576,21 +1584,23 @@ class PenaltySolver:
         t0 = time.perf_counter()
         plan = self._current_plan(world)
         env, bodies, loads, joints, drives, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
-        project = self.settings["post_projection"]       # seed 004's projection: one kernel call per step
-        done, violation = 0, None
+        # seed 004's projection after each step, inside the kernel
+        self.params[P_PROJECTION] = self.settings["projection_iterations"] if self.settings["post_projection"] else 0
+        violation = np.zeros(4)
+        done = 0
         while done < n:
-            chunk = 1 if project else n - done
+            chunk = n - done
             k = penalty_run(chunk, world.dt, world.time + done * world.dt, self.params, env, bodies, loads, joints,
-                            drives, rows, work, plan, world.contact_data())
+                            drives, rows, work, plan, world.contact_data(), projection.projection_for(world),
+                            violation)
             grew = world.contacts_stepped()
             done += k
             if k < chunk and not grew:
                 break                       # blew up
             if k < chunk:
                 continue                    # the contact buffers grew: the rest of the chunk
-            if project:
-                violation = projection.project(world, self.settings["projection_iterations"])
         ms = (time.perf_counter() - t0) * 1e3 / max(n, 1)
         self.stats = SolverStats(0, 0.0, ms, False, 0, done)
-        self.stats.record_projection(violation)
+        if self.params[P_PROJECTION] > 0 and done > 0:
+            self.stats.record_projection(projection.Violation(*(float(v) for v in violation)))
         return done
