@@ -173,12 +173,12 @@ def test_projection_setting_keeps_a_driven_loop_on_its_manifold_and_reports_it(s
     assert w.joint("a").rate != 0.0
 
 
-def test_a_newton_step_that_would_widen_the_joints_is_undone():
+def test_newton_steps_that_widen_the_joints_are_undone():
     """A 30-link hinge chain whipping at Δt = 10 ms under the impulse solver with the
     projection after each step, then a step without: its links zig-zag at ±20 rad/s and the
     step's drift of 1.3 mm is outside Newton's reach in the mass metric (measured: 1.3 mm →
-    0.44 mm, then steps that widen it). The projection undoes a step that widens the
-    joints: more iterations never end wider than fewer."""
+    0.44 mm, then steps that widen it). The projection ends on the poses with the smallest
+    error it met: more iterations never end wider than fewer."""
     from physics.builders import make_chain
     w = World(dt=0.01, solver="impulse")
     make_chain(w, links=30, joint="revolute")

@@ -307,14 +307,15 @@ def project_positions(iterations, tol, bodies, joints, rows, proj):
     """Seed 004's position projection (eq. 15-16): up to `iterations` Newton steps J Δq = −g_E
     with Δq = M⁻¹Jᵀη, q += Δq, rows rewritten; stops once every |g_E| ≤ tol. Each step is
     on a fresh factor at the current poses, except after steps that moved less than
-    CHORD_STEP in all since the factor was made: a chord step on that factor (J0). A step
-    that leaves the largest |g_E| larger than before (a drift far beyond Newton's reach:
-    bodies turned by ≳ 0.1 rad per step) is undone and the iterations stop.
+    CHORD_STEP in all since the factor was made: a chord step on that factor (J0). If the
+    last step leaves the largest |g_E| above the smallest seen (a drift beyond Newton's
+    reach: bodies turned by ≳ 0.1 rad per step), the poses with the smallest are restored.
     Returns the largest |g_E| after."""
     tree = proj.tree
     lin, ang = proj.dq_lin, proj.dq_ang
     err, _ = equality_errors(bodies, joints, rows)
     since = -1.0
+    best = err
     for it in range(iterations):
         if err <= tol:
             break
@@ -327,17 +328,17 @@ def project_positions(iterations, tol, bodies, joints, rows, proj):
         ang[:, :] = 0.0
         articulated_solve(tree, joints.body, 1.0, tree.body_z, lin, ang, False, 0.0, tree.body_z2, lin, ang)
         close_loops(proj, proj.rank[0], proj.J0, rows.body, rows.C, 1.0, lin, ang)
-        keep_poses(bodies, proj.pose0, False)
+        if it == 0 or err < best:
+            best = err
+            keep_poses(bodies, proj.pose0, False)
         apply_displacement(bodies, lin, ang, 0.0)
         since += largest_step(bodies.inv_mass, lin, ang)
         compute_joint_rows(bodies, joints, rows, False)
-        last = err
         err, _ = equality_errors(bodies, joints, rows)
-        if err > last:
-            keep_poses(bodies, proj.pose0, True)
-            compute_joint_rows(bodies, joints, rows, False)
-            err = last
-            break
+    if err > best:
+        keep_poses(bodies, proj.pose0, True)
+        compute_joint_rows(bodies, joints, rows, False)
+        err = best
     return err
 
 
