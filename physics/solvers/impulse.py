@@ -45,13 +45,13 @@ from ..quat import rotated_diagonal, store_symmetric
 from ..integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from ..joint_rows import (FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOTOR_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT,
                           compute_joint_rates, compute_joint_rows, speculative_limits, write_drive_rows)
-from ..joint_types import N_LIMIT, PRISMATIC
+from ..joint_types import N_LIMIT
 from ..settings import Setting, checked, defaults
 from . import projection
 from .row_ops import scatter_row
 from .stats import SolverStats
-from .tree_solve import (arm, articulated_factor, articulated_lambda, articulated_solve, build_tree_plan, make_tree,
-                         select_rows, static_bodies, tree_momentum)
+from .tree_solve import (articulated_factor, articulated_lambda, articulated_solve, augmented_inertia,
+                         build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum)
 
 # the kernel's params vector (ImpulseSolver._pack)
 P_ITERATIONS, P_EPSILON, P_TIME_CAP_MS, P_WARM_START, P_STABILIZATION, P_ERP, P_SUBSTEPS, \
@@ -100,9 +100,9 @@ SETTINGS = (
             help="Equality rows of joint trees: direct O(N) solve (Baraff), seed 001's iterations, or auto "
                  "(direct when the iteration budget is below the tree depth squared)."),
     Setting("post_projection", "bool", False, label="projection",
-            help="Seed 004's projection onto the joints' constraint manifold after each step (positions, then "
-                 "velocities; physics/solvers/projection.py): post-stabilization. (lcp's own is `projection`, on by "
-                 "default.)"),
+            help="Seed 004's position projection onto the joints' constraint manifold after each step, in the "
+                 "step's own mass metric (physics/solvers/projection.py): post-stabilization; the velocities are the "
+                 "next step's solve. (lcp's own is `projection`, on by default.)"),
     Setting("projection_iterations", "int", 2, 1, 10, label="projection iter.",
             help="Newton iterations of the position projection."),
 )
@@ -798,55 +798,6 @@ def solve_positions(params, h, rows, work, pvel, pomega, row_direct, crows, cwor
 
 
 @njit(cache=True)
-def augmented_inertia(h, use_k, tree, joints, rows, bodies):
-    """body_I = R diag(I) Rᵀ + h² K̃ (3×3, row-major) for every dynamic body; K from the
-    impulses λ (N·s) of the tree joints' point rows: h² K = h Σ (p·r) E − ½ (p rᵀ + r pᵀ), p = λ."""
-    body_quat, body_inv_mass, body_inertia = bodies.quat, bodies.inv_mass, bodies.inertia
-    joint_type, joint_body, joint_row_start = joints.type, joints.body, joints.row_start
-    row_J, row_lambda = rows.J, rows.impulse
-    order, body_I, body_K = tree.order, tree.body_I, tree.body_K
-    n_order = order.shape[0]
-    for i in range(body_quat.shape[0]):
-        if body_inv_mass[i] == 0.0:
-            continue
-        store_symmetric(body_I, i, rotated_diagonal(
-            body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
-            body_inertia[i, 0], body_inertia[i, 1], body_inertia[i, 2]))
-        for q in range(6):
-            body_K[i, q] = 0.0
-    if not use_k:
-        return
-    for t in range(n_order):
-        k = order[t]
-        if joint_type[k] == PRISMATIC:
-            continue
-        r0 = joint_row_start[k]
-        fx, fy, fz = row_lambda[r0], row_lambda[r0 + 1], row_lambda[r0 + 2]
-        if fx == 0.0 and fy == 0.0 and fz == 0.0:
-            continue
-        for side in range(2):
-            i = joint_body[k, side]
-            if body_inv_mass[i] == 0.0:
-                continue
-            rx, ry, rz = arm(row_J, r0, 6 * side)
-            sx, sy, sz = (fx, fy, fz) if side == 1 else (-fx, -fy, -fz)
-            d = sx * rx + sy * ry + sz * rz
-            body_K[i, 0] += d - sx * rx
-            body_K[i, 1] += d - sy * ry
-            body_K[i, 2] += d - sz * rz
-            body_K[i, 3] -= 0.5 * (sx * ry + rx * sy)
-            body_K[i, 4] -= 0.5 * (sx * rz + rx * sz)
-            body_K[i, 5] -= 0.5 * (sy * rz + ry * sz)
-    for i in range(body_quat.shape[0]):
-        if body_inv_mass[i] == 0.0:
-            continue
-        k01, k02, k12 = abs(body_K[i, 3]), abs(body_K[i, 4]), abs(body_K[i, 5])
-        body_I[i, 0] += h * (abs(body_K[i, 0]) + k01 + k02)
-        body_I[i, 4] += h * (abs(body_K[i, 1]) + k01 + k12)
-        body_I[i, 8] += h * (abs(body_K[i, 2]) + k02 + k12)
-
-
-@njit(cache=True)
 def invert_tree_inertia(order, roots, joint_child, body_I, body_inv_inertia_world):
     """body_inv_inertia_world = body_I⁻¹ on the bodies of the tree (symmetric 3×3)."""
     n_order = order.shape[0]
@@ -1158,9 +1109,9 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
             if shake:
                 projection.shake_correction(h, SHAKE_TOLERANCE, SHAKE_ITERATIONS, bodies, joints, rows, proj, readout)
             keep_contact_impulses(contacts, n_contacts)
-        if n_project > 0:                   # post-stabilization: seed 004 eqs. 15-18
-            projection.project_step(n_project, bodies, joints, rows, proj, stats[S_VIOLATION:S_VIOLATION + 4],
-                                    step == n_steps - 1)
+        if n_project > 0:                   # post-stabilization: seed 004 eqs. 15-16
+            projection.project_positions_step(h, n_project, bodies, joints, rows, proj,
+                                              stats[S_VIOLATION:S_VIOLATION + 4], step == n_steps - 1)
             proj.fresh[0] = 0
         stats[S_SOLVE_TICKS] = solve_ticks
         if blown_up(bodies, max_speed, max_spin):

@@ -49,8 +49,8 @@ from ..joint_rows import compute_joint_rates, compute_joint_rows
 from ..joint_types import N_EQ
 from ..quat import integrate_quat, rotate, rotate_inv, rotated_diagonal, store_symmetric
 from .lcp_dense import pivoted_cholesky, pivoted_solve
-from .tree_solve import (articulated_factor, articulated_solve, articulated_targets, build_tree_plan, make_tree,
-                         select_rows, static_bodies, tree_momentum)
+from .tree_solve import (articulated_factor, articulated_solve, articulated_targets, augmented_inertia,
+                         build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum)
 
 # Newton iterations stop once every |g_E| is below this (m or rad): round-off of the
 # poses of a body a few metres from the origin.
@@ -192,11 +192,16 @@ def close_loops(proj, rank, row_J, row_body, row_C, rate, lin, ang):
 
 
 @njit(cache=True)
-def projection_factor(proj, bodies, joints, rows):
+def projection_factor(proj, bodies, joints, rows, h):
     """Factor the spanning tree's equality rows at the current poses with the bodies' own
-    inertia, and the loop rows' Schur complement on it; returns the loop rows' rank."""
+    inertia (h = 0) or the impulse step's, M + h²K̃ with the geometric stiffness of the
+    joints' impulses in rows.impulse (h > 0: the substep; tree_solve.augmented_inertia),
+    and the loop rows' Schur complement on it; returns the loop rows' rank."""
     tree = proj.tree
-    plain_inertia(bodies.quat, bodies.inv_mass, bodies.inertia, tree.body_I)
+    if h > 0.0:
+        augmented_inertia(h, True, tree, joints, rows, bodies)
+    else:
+        plain_inertia(bodies.quat, bodies.inv_mass, bodies.inertia, tree.body_I)
     articulated_factor(tree, joints.type, joints.body, rows.J, rows.C, bodies.pos, bodies.inv_mass, tree.body_I,
                        False, False)
     return loop_response(tree, joints.body, rows.J, rows.body, bodies.inv_mass, proj.loop_rows, proj.loop_W,
@@ -204,10 +209,10 @@ def projection_factor(proj, bodies, joints, rows):
 
 
 @njit(cache=True)
-def chord_factor(proj, bodies, joints, rows):
+def chord_factor(proj, bodies, joints, rows, h):
     """projection_factor at the current poses, its rank in proj.rank and the Jacobian it was
     made with in proj.J0 (what chord steps on it solve with)."""
-    proj.rank[0] = projection_factor(proj, bodies, joints, rows)
+    proj.rank[0] = projection_factor(proj, bodies, joints, rows, h)
     J0, row_J = proj.J0, rows.J
     for r in range(row_J.shape[0]):
         for q in range(12):
@@ -303,9 +308,10 @@ def equality_errors(bodies, joints, rows):
 
 
 @njit(cache=True)
-def project_positions(iterations, tol, bodies, joints, rows, proj):
+def project_positions(iterations, tol, bodies, joints, rows, proj, h):
     """Seed 004's position projection (eq. 15-16): up to `iterations` Newton steps J Δq = −g_E
-    with Δq = M⁻¹Jᵀη, q += Δq, rows rewritten; stops once every |g_E| ≤ tol. Each step is
+    with Δq = M⁻¹Jᵀη, q += Δq, rows rewritten; stops once every |g_E| ≤ tol. M: the bodies'
+    own (h = 0) or the impulse step's metric (h > 0, projection_factor). Each step is
     on a fresh factor at the current poses, except after steps that moved less than
     CHORD_STEP in all since the factor was made: a chord step on that factor (J0). If the
     last step leaves the largest |g_E| above the smallest seen (a drift beyond Newton's
@@ -320,7 +326,7 @@ def project_positions(iterations, tol, bodies, joints, rows, proj):
         if err <= tol:
             break
         if since < 0.0 or since > CHORD_STEP:
-            chord_factor(proj, bodies, joints, rows)
+            chord_factor(proj, bodies, joints, rows, h)
             since = 0.0
         articulated_targets(tree, proj.J0, rows.C)
         _zero_tree(tree.order, tree.roots, tree.joint_child, tree.body_z)
@@ -349,7 +355,7 @@ def project_velocities(bodies, joints, rows, proj):
     step's factor contracts by only ~1e-3 on a long chain), so J V = 0; M-orthogonal, the
     kinetic energy does not rise. Returns the largest |J·V| after."""
     tree = proj.tree
-    proj.rank[0] = projection_factor(proj, bodies, joints, rows)
+    proj.rank[0] = projection_factor(proj, bodies, joints, rows, 0.0)
     tree_momentum(tree.order, tree.roots, tree.joint_child, bodies.inv_mass, tree.body_I, bodies.vel, bodies.omega,
                   tree.body_z)
     articulated_solve(tree, joints.body, 0.0, tree.body_z, bodies.vel, bodies.omega, False, 0.0, tree.body_z2,
@@ -366,8 +372,24 @@ def project_step(iterations, bodies, joints, rows, proj, out, readout):
     velocities onto ġ_E = 0 (proj's factor is then that of the final poses); the rows hold
     the final poses, with the readouts when `readout`. out: (4,) the Violation numbers."""
     out[0], out[2] = equality_errors(bodies, joints, rows)
-    out[1] = project_positions(iterations, TOLERANCE, bodies, joints, rows, proj)
+    out[1] = project_positions(iterations, TOLERANCE, bodies, joints, rows, proj, 0.0)
     out[3] = project_velocities(bodies, joints, rows, proj)
+    if readout:
+        compute_joint_rows(bodies, joints, rows, True)
+
+
+@njit(cache=True)
+def project_positions_step(h, iterations, bodies, joints, rows, proj, out, readout):
+    """The impulse solver's post-stabilization after a step of substep h: positions onto
+    g_E = 0 (≤ `iterations` Newton steps) in the step's own metric M + h²K̃ (with the
+    geometric stiffness of the step's joint impulses), velocities left to the next step's
+    solve, which is itself the projection onto J V = 0 in that metric. (The velocity
+    projection in the plain M before it would undo the step's geometric stiffness: a
+    30-link hinge chain whipping at Δt = 10 ms blows up with it.) out: (4,) the Violation
+    numbers (|J·V| after: at the new poses, unprojected)."""
+    out[0], out[2] = equality_errors(bodies, joints, rows)
+    out[1] = project_positions(iterations, TOLERANCE, bodies, joints, rows, proj, h)
+    _, out[3] = equality_errors(bodies, joints, rows)
     if readout:
         compute_joint_rows(bodies, joints, rows, True)
 
@@ -412,7 +434,7 @@ def shake_prepare(proj, bodies, joints, rows):
     rows there, in the bodies' own mass metric (kept from the last substep's velocity
     projection when still fresh), and a copy of their Jacobian J(q_n)."""
     if proj.fresh[0] == 0:
-        proj.rank[0] = projection_factor(proj, bodies, joints, rows)
+        proj.rank[0] = projection_factor(proj, bodies, joints, rows, 0.0)
     proj.fresh[0] = 0
     J0, row_J = proj.J0, rows.J
     for r in range(row_J.shape[0]):
@@ -464,7 +486,7 @@ def shake_correction(h, tol, iterations, bodies, joints, rows, proj, readout):
             # back and Newton steps at the new poses finish the positions alone (seed 004,
             # eq. 15-16) — such a step may lose energy, never gain it
             apply_velocity(bodies, lin, ang, -1.0 / h)
-            err = project_positions(iterations, tol, bodies, joints, rows, proj)
+            err = project_positions(iterations, tol, bodies, joints, rows, proj, 0.0)
             break
     project_velocities(bodies, joints, rows, proj)
     proj.fresh[0] = 1

@@ -45,7 +45,7 @@ import numpy as np
 from numba import njit
 
 from ..joint_types import BY_CODE, N_LIMIT, PRISMATIC
-from ..quat import cross, store_symmetric, sym_add_outer
+from ..quat import cross, rotated_diagonal, store_symmetric, sym_add_outer
 
 _FAST = {"contract", "reassoc", "nsz", "arcp"}   # no nnan/ninf: NaNs must still show up
 
@@ -1043,3 +1043,52 @@ def solve_joint_rows(joint_type, joint_body, joint_row_start, row_J, body_pos, b
     articulated_solve(tree, joint_body, -1.0, tree.body_z, vel, omega, False, 0.0, tree.body_z2, vel, omega)
     articulated_lambda(tree, row_J, tree.body_z, vel, omega, lam)
     return lam, np.hstack([vel, omega])
+
+
+@njit(cache=True)
+def augmented_inertia(h, use_k, tree, joints, rows, bodies):
+    """body_I = R diag(I) Rᵀ + h² K̃ (3×3, row-major) for every dynamic body; K from the
+    impulses λ (N·s) of the tree joints' point rows: h² K = h Σ (p·r) E − ½ (p rᵀ + r pᵀ), p = λ."""
+    body_quat, body_inv_mass, body_inertia = bodies.quat, bodies.inv_mass, bodies.inertia
+    joint_type, joint_body, joint_row_start = joints.type, joints.body, joints.row_start
+    row_J, row_lambda = rows.J, rows.impulse
+    order, body_I, body_K = tree.order, tree.body_I, tree.body_K
+    n_order = order.shape[0]
+    for i in range(body_quat.shape[0]):
+        if body_inv_mass[i] == 0.0:
+            continue
+        store_symmetric(body_I, i, rotated_diagonal(
+            body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
+            body_inertia[i, 0], body_inertia[i, 1], body_inertia[i, 2]))
+        for q in range(6):
+            body_K[i, q] = 0.0
+    if not use_k:
+        return
+    for t in range(n_order):
+        k = order[t]
+        if joint_type[k] == PRISMATIC:
+            continue
+        r0 = joint_row_start[k]
+        fx, fy, fz = row_lambda[r0], row_lambda[r0 + 1], row_lambda[r0 + 2]
+        if fx == 0.0 and fy == 0.0 and fz == 0.0:
+            continue
+        for side in range(2):
+            i = joint_body[k, side]
+            if body_inv_mass[i] == 0.0:
+                continue
+            rx, ry, rz = arm(row_J, r0, 6 * side)
+            sx, sy, sz = (fx, fy, fz) if side == 1 else (-fx, -fy, -fz)
+            d = sx * rx + sy * ry + sz * rz
+            body_K[i, 0] += d - sx * rx
+            body_K[i, 1] += d - sy * ry
+            body_K[i, 2] += d - sz * rz
+            body_K[i, 3] -= 0.5 * (sx * ry + rx * sy)
+            body_K[i, 4] -= 0.5 * (sx * rz + rx * sz)
+            body_K[i, 5] -= 0.5 * (sy * rz + ry * sz)
+    for i in range(body_quat.shape[0]):
+        if body_inv_mass[i] == 0.0:
+            continue
+        k01, k02, k12 = abs(body_K[i, 3]), abs(body_K[i, 4]), abs(body_K[i, 5])
+        body_I[i, 0] += h * (abs(body_K[i, 0]) + k01 + k02)
+        body_I[i, 4] += h * (abs(body_K[i, 1]) + k01 + k12)
+        body_I[i, 8] += h * (abs(body_K[i, 2]) + k02 + k12)
