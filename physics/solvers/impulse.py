@@ -51,7 +51,7 @@ from . import projection
 from .row_ops import scatter_row
 from .stats import SolverStats
 from .tree_solve import (articulated_factor, articulated_lambda, articulated_solve, augmented_inertia,
-                         build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum)
+                         build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum, zero_tree)
 
 # the kernel's params vector (ImpulseSolver._pack)
 P_ITERATIONS, P_EPSILON, P_TIME_CAP_MS, P_WARM_START, P_STABILIZATION, P_ERP, P_SUBSTEPS, \
@@ -835,15 +835,6 @@ def release_pulling_limits(tree, joint_type, joint_row_start, row_active, row_di
                 row_lambda[r] = 0.0
                 changed = True
     return changed
-
-
-@njit(cache=True)
-def zero_tree(order, roots, joint_child, body_z):
-    n_order = order.shape[0]
-    for t in range(n_order + roots.shape[0]):
-        i = joint_child[order[t]] if t < n_order else roots[t - n_order]
-        for q in range(6):
-            body_z[i, q] = 0.0
 
 
 @njit(cache=True)

@@ -81,14 +81,15 @@ from ..joint_rows import (FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOT
 from ..joint_types import N_EQ, N_FREE, N_LIMIT
 from ..quat import rotate_inv
 from ..settings import Setting, checked, defaults
-from .impulse import invert_tree_inertia, world_inverse_inertia, zero_tree
+from .impulse import invert_tree_inertia, world_inverse_inertia
 from .lcp_dense import (LEMKE_OK, LemkeWork, blcp_residual, blcp_residual_csr, lemke_work, pgs,
                         pivoted_cholesky, pivoted_solve,
                         solve_blcp_lemke, sparsity)
 from .projection import Violation, project_step, projection_for
 from .stats import SolverStats
 from .tree_solve import (articulated_factor, articulated_lambda, articulated_solve, articulated_targets,
-                         augmented_inertia, build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum)
+                         augmented_inertia, build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum,
+                         zero_tree)
 
 # the kernel's params vector (LcpSolver._pack)
 P_METHOD, P_LEMKE_MAX, P_PGS_ITERATIONS, P_PGS_TOLERANCE, P_TIME_CAP_MS, P_STABILIZATION, P_ERP, P_IMPACT, \

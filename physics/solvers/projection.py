@@ -50,7 +50,7 @@ from ..joint_types import N_EQ
 from ..quat import integrate_quat, rotate, rotate_inv, rotated_diagonal, store_symmetric
 from .lcp_dense import pivoted_cholesky, pivoted_solve
 from .tree_solve import (articulated_factor, articulated_solve, articulated_targets, augmented_inertia,
-                         build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum)
+                         build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum, zero_tree)
 
 # Newton iterations stop once every |g_E| is below this (m or rad): round-off of the
 # poses of a body a few metres from the origin.
@@ -113,15 +113,6 @@ def plain_inertia(body_quat, body_inv_mass, body_inertia, body_I):
 
 
 @njit(cache=True)
-def _zero_tree(order, roots, joint_child, body_z):
-    n_order = order.shape[0]
-    for t in range(n_order + roots.shape[0]):
-        i = joint_child[order[t]] if t < n_order else roots[t - n_order]
-        for q in range(6):
-            body_z[i, q] = 0.0
-
-
-@njit(cache=True)
 def _row_dot(row_J, r, a, b, lin, ang):
     """J_r · (lin, ang) over the row's two bodies."""
     return (row_J[r, 0] * lin[a, 0] + row_J[r, 1] * lin[a, 1] + row_J[r, 2] * lin[a, 2]
@@ -142,7 +133,7 @@ def loop_response(tree, joint_body, row_J, row_body, body_inv_mass, loop_rows, W
     order, roots, joint_child, body_z = tree.order, tree.roots, tree.joint_child, tree.body_z
     for j in range(nl):
         r = loop_rows[j]
-        _zero_tree(order, roots, joint_child, body_z)
+        zero_tree(order, roots, joint_child, body_z)
         for side in range(2):
             i = row_body[r, side]
             if body_inv_mass[i] > 0.0:
@@ -251,6 +242,19 @@ def keep_poses(bodies, pose, restore):
 
 
 @njit(cache=True)
+def chord_step(proj, joints, rows, lin, ang):
+    """(lin, ang) = Δq of one Newton step J0 Δq = −g_E on proj's factor and Jacobian J0
+    (Δq = M⁻¹J0ᵀη; loop rows by their Schur complement)."""
+    tree = proj.tree
+    articulated_targets(tree, proj.J0, rows.C)
+    zero_tree(tree.order, tree.roots, tree.joint_child, tree.body_z)
+    lin[:, :] = 0.0
+    ang[:, :] = 0.0
+    articulated_solve(tree, joints.body, 1.0, tree.body_z, lin, ang, False, 0.0, tree.body_z2, lin, ang)
+    close_loops(proj, proj.rank[0], proj.J0, rows.body, rows.C, 1.0, lin, ang)
+
+
+@njit(cache=True)
 def apply_displacement(bodies, lin, ang, kick):
     """q += Δq on every dynamic body: x += Δx, the orientation turned by Δθ (world axes).
     kick = 0: ω turned with the body (its body-frame components kept, so ½ωᵀIω is
@@ -328,12 +332,7 @@ def project_positions(iterations, tol, bodies, joints, rows, proj, h):
         if since < 0.0 or since > CHORD_STEP:
             chord_factor(proj, bodies, joints, rows, h)
             since = 0.0
-        articulated_targets(tree, proj.J0, rows.C)
-        _zero_tree(tree.order, tree.roots, tree.joint_child, tree.body_z)
-        lin[:, :] = 0.0
-        ang[:, :] = 0.0
-        articulated_solve(tree, joints.body, 1.0, tree.body_z, lin, ang, False, 0.0, tree.body_z2, lin, ang)
-        close_loops(proj, proj.rank[0], proj.J0, rows.body, rows.C, 1.0, lin, ang)
+        chord_step(proj, joints, rows, lin, ang)
         if it == 0 or err < best:
             best = err
             keep_poses(bodies, proj.pose0, False)
@@ -468,12 +467,7 @@ def shake_correction(h, tol, iterations, bodies, joints, rows, proj, readout):
     lin, ang = proj.dq_lin, proj.dq_ang
     err = before
     for it in range(iterations):
-        articulated_targets(tree, proj.J0, rows.C)
-        _zero_tree(tree.order, tree.roots, tree.joint_child, tree.body_z)
-        lin[:, :] = 0.0
-        ang[:, :] = 0.0
-        articulated_solve(tree, joints.body, 1.0, tree.body_z, lin, ang, False, 0.0, tree.body_z2, lin, ang)
-        close_loops(proj, proj.rank[0], proj.J0, rows.body, rows.C, 1.0, lin, ang)
+        chord_step(proj, joints, rows, lin, ang)
         apply_displacement(bodies, lin, ang, 1.0 / h)
         compute_joint_rows(bodies, joints, rows, False)
         last = err

@@ -1092,3 +1092,13 @@ def augmented_inertia(h, use_k, tree, joints, rows, bodies):
         body_I[i, 0] += h * (abs(body_K[i, 0]) + k01 + k02)
         body_I[i, 4] += h * (abs(body_K[i, 1]) + k01 + k12)
         body_I[i, 8] += h * (abs(body_K[i, 2]) + k02 + k12)
+
+
+@njit(cache=True)
+def zero_tree(order, roots, joint_child, body_z):
+    """body_z = 0 on every body of the tree (its joints' children and its roots)."""
+    n_order = order.shape[0]
+    for t in range(n_order + roots.shape[0]):
+        i = joint_child[order[t]] if t < n_order else roots[t - n_order]
+        for q in range(6):
+            body_z[i, q] = 0.0
