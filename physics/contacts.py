@@ -79,10 +79,12 @@ that made no row); row_of, block_of (M,) each point's normal row and block (−1
 last substep's, sorted by key (a point: λ_n; a pair: twist, then the friction impulse as a
 world vector, N·s); n (6,) int64: contacts now, entries in prev, overflow flag, rows and
 blocks written, spare."""
-ContactWork = namedtuple("ContactWork", "minv_jt mass bound impulse_pos direct block")
+ContactWork = namedtuple("ContactWork", "minv_jt mass bound impulse_pos direct block swept")
 """Per contact row: M⁻¹Jᵀ (R,12), effective mass (R,), penalty bound (R,), split impulse (R,),
 direct (R,) zeros (contact rows are never in the direct tree solve); per block (M, BLOCK_NUMBERS):
-the impulse solver's couplings J M⁻¹ Jᵀ of its rows and a scratch (solvers/impulse.py CB_*)."""
+the impulse solver's couplings J M⁻¹ Jᵀ of its rows and a scratch (solvers/impulse.py CB_*);
+swept (N,6): every World body's velocity and angular velocity before a contact sweep (the
+impulse solver's convergence test, impulse.contact_sweep)."""
 ContactData = namedtuple("ContactData", "shapes buffers rows work")
 """What a solver kernel takes: ContactShapes, ContactBuffers, the contact rows (a Rows table of
 capacity R = 3M, trimmed per substep by contact_views) and ContactWork."""
@@ -664,7 +666,7 @@ class Contacts:
             buf.n[N_PREV] = n_prev
         n_rows = 3 * n_contacts
         work = ContactWork(np.zeros((n_rows, 12)), np.zeros(n_rows), np.zeros(n_rows), np.zeros(n_rows),
-                           np.zeros(n_rows, np.int64), np.zeros((n_contacts, BLOCK_NUMBERS)))
+                           np.zeros(n_rows, np.int64), np.zeros((n_contacts, BLOCK_NUMBERS)), np.zeros((mb.count, 6)))
         return ContactData(shapes, buf, _rows_table(n_rows, n_contacts), work)
 
     def save(self, world):

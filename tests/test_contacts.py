@@ -101,6 +101,30 @@ def test_stack_of_five_boxes_stands_ten_seconds():
     assert np.abs(w.state.bodies.pos - p0).max() < 1e-3
 
 
+def test_a_settled_heap_stops_iterating_and_moves_as_the_converged_solve_does():
+    """100 boxes piled in a heap (physics.bench.contacts), 1.5 s after the drop: the
+    solves end by ε, not the iteration limit — their normal impulses are not unique and
+    Gauss–Seidel shifts them among the supports for ever (~1e-7 N·s a sweep), so ε bounds
+    the bodies' momentum change over a sweep — and over the next 30 steps every body's
+    velocity stays within 1e-5 m/s of a solve iterated 500 times with ε = 0 (the last
+    default, 50 iterations on the impulses themselves: 2.7e-5)."""
+    from physics.bench.contacts import heap_world
+    w = heap_world("impulse", 100)
+    w.advance_steps(500)
+    saved = w.save_state()
+    iterations = []
+    for _ in range(30):
+        w.step()
+        iterations.append(w.stats.iterations)
+    v = np.hstack([w.state.bodies.vel, w.state.bodies.omega])
+    w.restore_state(saved)
+    w.set_impulse_settings(epsilon=0.0, iterations=500)
+    w.advance_steps(30)
+    v_converged = np.hstack([w.state.bodies.vel, w.state.bodies.omega])
+    assert np.mean(iterations) < 10
+    assert np.abs(v - v_converged).max() <= 1e-5
+
+
 def test_friction_coefficients_mix_as_geometric_mean():
     """μ = √(μa μb): a box with μ = 0.9 on a ramp with μ = 0.1 slides as with μ = 0.3."""
     theta = math.radians(30.0)

@@ -41,7 +41,7 @@ from numba import njit
 
 from ..clock import ticks, ticks_per_ms
 from ..contacts import contact_views, detection_overflowed, keep_contact_impulses, prepare_contacts
-from ..quat import rotated_diagonal, store_symmetric
+from ..quat import rotate_inv, rotated_diagonal, store_symmetric
 from ..integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from ..joint_rows import (FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOTOR_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT,
                           compute_joint_rates, compute_joint_rows, speculative_limits, write_drive_rows)
@@ -78,8 +78,9 @@ N_STATS = S_VIOLATION + 4          # the last post-projection's Violation (4 num
 SETTINGS = (
     Setting("iterations", "int", 50, 1, 100000, label="iterations",
             help="Impulse solver: most velocity iterations per substep."),
-    Setting("epsilon", "float", 1e-9, 0.0, 1e3, unit="N·s", label="ε",
-            help="Impulse solver: stop iterating when every impulse change |Δp| is below ε (N·s)."),
+    Setting("epsilon", "float", 1e-8, 0.0, 1e3, unit="N·s", label="ε",
+            help="Impulse solver: stop iterating when every impulse change |Δp| is below ε (N·s): a joint row's, "
+                 "and every body's momentum change over the contacts' sweep (a 1 kg body's speed to 1e-8 m/s)."),
     Setting("time_cap_ms", "float", 0.0, 0.0, 1000.0, unit="ms", label="time cap",
             help="Impulse solver: wall-clock budget of one solve (ms); 0 = no cap. The solve stops there "
                  "with what it has."),
@@ -713,22 +714,52 @@ def record_solve(stats, iterations, residual, solve_ticks, capped):
 
 
 @njit(cache=True)
-def contact_sweep(baumgarte, erp_rate, eps, crows, cwork, vel, omega, cdirect, cblock):
+def contact_sweep(baumgarte, erp_rate, eps, crows, cwork, bodies, cdirect, cblock, swept):
     """One sweep of the contact rows: by blocks on their couplings (sweep_contacts) when
-    prepare_contact_blocks made them, else row by row (sweep_velocities)."""
+    prepare_contact_blocks made them, else row by row (sweep_velocities). Returns the
+    largest change of a body's momentum |m Δv| (N·s) or angular momentum |I Δω| (N·m·s)
+    over the sweep: how far the contacts still move the bodies. (Not the rows' own |Δλ|:
+    the normal impulses of a statically indeterminate pile — a box on four corners, a
+    box on four others — are not unique, and Gauss–Seidel keeps shifting them among the
+    supports, ~1e-7 N·s a sweep in a settled 100-box heap, without moving anything.)"""
     n = crows.block_start.shape[0]
     if n == 0:
         return 0.0
+    vel, omega = bodies.vel, bodies.omega
+    for i in range(vel.shape[0]):
+        for q in range(3):
+            swept[i, q] = vel[i, q]
+            swept[i, 3 + q] = omega[i, q]
     if cblock.shape[0] == n:
-        return sweep_contacts(baumgarte, erp_rate, eps, crows, cwork, vel, omega, cblock)
-    return sweep_velocities(baumgarte, erp_rate, crows, cwork, vel, omega, cdirect)
+        sweep_contacts(baumgarte, erp_rate, eps, crows, cwork, vel, omega, cblock)
+    else:
+        sweep_velocities(baumgarte, erp_rate, crows, cwork, vel, omega, cdirect)
+    return momentum_change(bodies, swept)
+
+
+@njit(cache=True, inline="always")
+def momentum_change(bodies, swept):
+    """max over moving bodies of |m Δv| and |I Δω| (body frame: |diag(I) Rᵀ Δω|), Δ from swept."""
+    vel, omega, quat, inv_mass, inertia = bodies.vel, bodies.omega, bodies.quat, bodies.inv_mass, bodies.inertia
+    largest = 0.0
+    for i in range(vel.shape[0]):
+        if inv_mass[i] == 0.0:
+            continue
+        dx, dy, dz = vel[i, 0] - swept[i, 0], vel[i, 1] - swept[i, 1], vel[i, 2] - swept[i, 2]
+        largest = max(largest, math.sqrt(dx * dx + dy * dy + dz * dz) / inv_mass[i])
+        wx, wy, wz = rotate_inv(quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3], omega[i, 0] - swept[i, 3],
+                                omega[i, 1] - swept[i, 4], omega[i, 2] - swept[i, 5])
+        lx, ly, lz = inertia[i, 0] * wx, inertia[i, 1] * wy, inertia[i, 2] * wz
+        largest = max(largest, math.sqrt(lx * lx + ly * ly + lz * lz))
+    return largest
 
 
 @njit(cache=True)
-def solve_velocities(params, h, rows, work, vel, omega, stats, row_direct, crows, cwork, cdirect, cblock):
+def solve_velocities(params, h, rows, work, bodies, stats, row_direct, crows, cwork, cdirect, cblock, swept):
     """Sequential impulses until every |Δp| < ε, the iteration limit or the time cap; each
     sweep the joints' rows, then the contacts' (crows, cwork, cdirect: contact_views; cblock:
     prepare_contact_blocks)."""
+    vel, omega = bodies.vel, bodies.omega
     max_it = int(params[P_ITERATIONS])
     eps = params[P_EPSILON]
     baumgarte = params[P_STABILIZATION] == BAUMGARTE
@@ -740,7 +771,8 @@ def solve_velocities(params, h, rows, work, vel, omega, stats, row_direct, crows
     capped = False
     while it < max_it:
         residual = sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct)
-        residual = max(residual, contact_sweep(baumgarte, erp_rate, eps, crows, cwork, vel, omega, cdirect, cblock))
+        residual = max(residual, contact_sweep(baumgarte, erp_rate, eps, crows, cwork, bodies, cdirect, cblock,
+                                                              swept))
         it += 1
         if residual < eps:
             break
@@ -870,7 +902,8 @@ def refactor(h, use_k, targets, n_iter_known, may_iterate, rows_done, bodies, jo
 
 
 @njit(cache=True)
-def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work, tree, crows, cwork, cdirect, cblocks):
+def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work, tree, crows, cwork, cdirect, cblocks,
+                      swept):
     """The velocity solve of one substep on the direct path (see the block comment above).
     With nothing to iterate (no limit outside the direct solve, motor, friction, loop or
     contact) and split impulses, the pseudo-velocities (J V* = −ERP·C/h) are solved in the
@@ -960,7 +993,7 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
             # limits, motors, friction (eq. 15-16), loop joints: sequential impulses, one sweep
             residual = max(residual, sweep_velocities(stabilization == BAUMGARTE, params[P_ERP] / h, rows, work, body_vel, body_omega, row_direct))
             residual = max(residual, contact_sweep(stabilization == BAUMGARTE, params[P_ERP] / h, eps, crows, cwork,
-                                                   body_vel, body_omega, cdirect, cblock))
+                                                   bodies, cdirect, cblock, swept))
         it += 1
         done = False
         if n_iter == 0 and (not use_k or params[P_WARM_START] != 0.0):
@@ -1068,7 +1101,7 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
                 speculative_limits(bodies, joints, rows, h, LIMIT_REACH)   # limits the joint may reach
             if direct:
                 n_iter = direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work, tree, crows, cwork,
-                                           cdirect, contacts.work.block)
+                                           cdirect, contacts.work.block, contacts.work.swept)
                 solve_ticks += stats[S_SOLVE_TICKS]
                 if split and (n_iter > 0 or params[P_POSITION_ITERATIONS] == 0):
                     direct_positions(params, h, joints, rows, work, tree, crows, cwork, cdirect)
@@ -1081,8 +1114,8 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
                     prepare_rows(crows, bodies, cwork, cdirect)
                     cblock = prepare_contact_blocks(crows, cwork, contacts.work.block)
                     warm_start(warm, crows, cwork, body_vel, body_omega, cdirect, True)
-                solve_velocities(params, h, rows, work, body_vel, body_omega, stats, row_direct, crows, cwork, cdirect,
-                                 cblock)
+                solve_velocities(params, h, rows, work, bodies, stats, row_direct, crows, cwork, cdirect, cblock,
+                                 contacts.work.swept)
                 solve_ticks += stats[S_SOLVE_TICKS]
                 if split:
                     solve_positions(params, h, rows, work, body_pvel, body_pomega, row_direct, crows, cwork, cdirect)
