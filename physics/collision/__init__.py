@@ -69,7 +69,11 @@ def collide_packed(kind, params, position, quaternion, static, skip_keys, margin
     n = kind.shape[0]
     body = pack_bodies(params, position, quaternion)
     n_pairs = broad_phase(kind, body, static, skip_keys, margin, np.empty((n, 6)), np.empty(n), pairs)
-    narrow_phase(kind, body, pairs, min(n_pairs, pairs.shape[0]), margin, ci, cf, count)
+    if n_pairs > 0:
+        narrow_phase(kind, body, pairs, min(n_pairs, pairs.shape[0]), margin, ci, cf, count)
+    else:                           # nothing near (a chain's links apart): no narrow-phase workspaces
+        count[0] = 0
+        count[1] = 0
     return n_pairs
 
 

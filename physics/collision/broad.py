@@ -70,6 +70,32 @@ def compute_aabbs(kind, body, margin, aabb):
         aabb[i, 3], aabb[i, 4], aabb[i, 5] = cx + ex + g, cy + ey + g, cz + ez + g
 
 
+@njit(**JIT_NO_REFS)
+def joined_starts(skip_keys, n, first):
+    """first (n+1,): first[i] the index of the first key ≥ i·n in the sorted keys, so the
+    pairs whose lower body is i are skip_keys[first[i]:first[i + 1]] (one merge pass,
+    O(n + k)): is_joined_from then reads a body's few joined pairs instead of a binary
+    search over all of them."""
+    p = 0
+    k = skip_keys.shape[0]
+    for i in range(n + 1):
+        lo = i * n
+        while p < k and skip_keys[p] < lo:
+            p += 1
+        first[i] = p
+
+
+@njit(inline="always", **JIT)
+def is_joined_from(skip_keys, first, n, i, j):
+    """is_joined with the starts of joined_starts: a scan of the lower body's keys."""
+    lo = min(i, j)
+    key = lo * n + max(i, j)
+    for p in range(first[lo], first[lo + 1]):
+        if skip_keys[p] >= key:
+            return skip_keys[p] == key
+    return False
+
+
 @njit(inline="always", **JIT)
 def _add_pair(pairs, count, i, j):
     if count < pairs.shape[0]:
@@ -85,7 +111,8 @@ def broad_phase(kind, body, static, skip_keys, margin, aabb, key, pairs):
     array and call again).
 
     Sweep and prune: the axis with the largest variance of the box centres; the bodies
-    sorted by their box's lower bound on it (np.argsort, O(n log n)); each body is paired
+    sorted by their box's lower bound on it (np.argsort, O(n log n); O(n) when the bounds
+    already rise or fall with the index, as a chain's links do: monotone_order); each body is paired
     with the following ones until their lower bound passes its upper bound, keeping those
     whose boxes overlap on the other two axes. Each plane is paired with every non-static
     body whose box reaches below the plane plus the margin."""
@@ -113,15 +140,58 @@ def broad_phase(kind, body, static, skip_keys, margin, aabb, key, pairs):
     # planes sort to the end (key +inf) and are handled apart
     for i in range(n):
         key[i] = aabb[i, axis] if kind[i] != PLANE else math.inf
-    order = np.argsort(key)
-    return sweep_and_prune(kind, body, static, skip_keys, margin, aabb, order, m, axis, pairs)
+    order = np.empty(n, np.int64)
+    if not monotone_order(key, order):
+        order = np.argsort(key)
+    first = np.empty(n + 1, np.int64)
+    joined_starts(skip_keys, n, first)
+    return sweep_and_prune(kind, body, static, skip_keys, first, margin, aabb, order, m, axis, pairs)
 
 
 @njit(**JIT_NO_REFS)
-def sweep_and_prune(kind, body, static, skip_keys, margin, aabb, order, m, axis, pairs):
+def monotone_order(key, order):
+    """The order of np.argsort(key) in O(n) when it is plain: the finite keys strictly rising
+    or strictly falling with the index (a chain's links along the sweep axis), then at most
+    one +inf (a plane). Writes it into order and returns True; returns False (order
+    unspecified) otherwise — ties, NaN, two planes: then the caller sorts. A strict order
+    is the unique sorted one, so the pairs come out as argsort's, bit for bit."""
+    n = key.shape[0]
+    up = down = True
+    planes = 0
+    last = -1
+    for i in range(n):
+        k = key[i]
+        if k == math.inf:
+            planes += 1
+            continue
+        if last >= 0:
+            if not k > key[last]:
+                up = False
+            if not k < key[last]:
+                down = False
+            if not (up or down):
+                return False
+        last = i
+    if planes > 1:
+        return False
+    c = 0
+    for s in range(n):
+        i = s if up else n - 1 - s
+        if key[i] != math.inf:
+            order[c] = i
+            c += 1
+    for i in range(n):
+        if key[i] == math.inf:
+            order[c] = i
+            c += 1
+    return True
+
+
+@njit(**JIT_NO_REFS)
+def sweep_and_prune(kind, body, static, skip_keys, first, margin, aabb, order, m, axis, pairs):
     """broad_phase's sweep along `axis` over the m non-planes in `order`, then the planes
-    (order[m:]) against every non-static body; returns the number of pairs. Without
-    reference counting (common.JIT_NO_REFS)."""
+    (order[m:]) against every non-static body; returns the number of pairs. Joined pairs
+    are found from `first` (joined_starts). Without reference counting (common.JIT_NO_REFS)."""
     n = kind.shape[0]
     a1, a2 = (axis + 1) % 3, (axis + 2) % 3
     count = 0
@@ -137,7 +207,7 @@ def sweep_and_prune(kind, body, static, skip_keys, margin, aabb, order, m, axis,
                 continue
             if static[i] and static[j]:
                 continue
-            if skip_keys.shape[0] > 0 and is_joined(skip_keys, n, i, j):
+            if skip_keys.shape[0] > 0 and is_joined_from(skip_keys, first, n, i, j):
                 continue
             count = _add_pair(pairs, count, min(i, j), max(i, j))
     # planes against every non-static body
@@ -154,7 +224,7 @@ def sweep_and_prune(kind, body, static, skip_keys, margin, aabb, order, m, axis,
                    + nz * (aabb[j, 5] if nz < 0.0 else aabb[j, 2]))
             if low - off > margin:
                 continue
-            if skip_keys.shape[0] > 0 and is_joined(skip_keys, n, i, j):
+            if skip_keys.shape[0] > 0 and is_joined_from(skip_keys, first, n, i, j):
                 continue
             count = _add_pair(pairs, count, min(i, j), max(i, j))
     return count
