@@ -1006,8 +1006,9 @@ class World:
         return self.kernel_bundles(self.active_solver.free_rows_used(self))[5]
 
     def unhonoured(self):
-        """What the active solver does not act on here: [(feature, joint names)] for
-        "friction", "motors" and "limits" set on joints (kept for the families that do)."""
+        """What the active solver does not act on here: [(feature, names)] — "friction",
+        "motors" and "limits" set on joints, "contacts" (the moving colliding bodies) and
+        "restitution" (the colliding bodies with e > 0), kept for the families that do."""
         honours, m, c = self.active_solver.HONOURS, self.model.joints, self.control.joints
         mb = self.model.bodies
         driven = {e[1] for e in self._events}
@@ -1020,6 +1021,11 @@ class World:
         if "contacts" not in honours and self.collides():
             movers = [self.model.body_info[i].name for i in range(1, mb.count) if mb.collide[i] and mb.inv_mass[i] > 0]
             out.append(("contacts", movers))
+        elif "restitution" not in honours and self.collides():
+            bouncy = [self.model.body_info[i].name for i in range(1, mb.count)
+                      if mb.collide[i] and mb.restitution[i] > 0.0]
+            if bouncy:
+                out.append(("restitution", bouncy))
         return out
 
     # ------------------------------------------------------------------ contacts

@@ -193,7 +193,8 @@ def run_headless(args):
         print(f"video: {args.record_video}: {frames} frames of {vw}x{vh} at 30 frames per simulated second")
     for feature, joints in world.unhonoured():      # settings this solver cannot honour: said once
         shown = ", ".join(joints[:5]) + (f" and {len(joints) - 5} more" if len(joints) > 5 else "")
-        what = f"joint {feature}" if feature != "contacts" else "contacts: bodies pass through each other"
+        what = {"contacts": "contacts: bodies pass through each other",
+                "restitution": "restitution: contacts do not bounce"}.get(feature, f"joint {feature}")
         print(f"note: the {world.solver} solver does not act on {what} ({shown}); "
               f"they are kept for the solvers that do")
     if render_world_png is not None:

@@ -243,6 +243,21 @@ def test_penalty_contact_holds_a_box_with_a_sinking_of_g_over_omega_squared(pres
     assert all(feature != "contacts" for feature, _ in w.unhonoured())
 
 
+def test_restitution_the_penalty_family_cannot_honour_is_reported_not_dropped():
+    """A ball with e = 0.5 on the ground: penalty's critically damped contact springs do not
+    bounce, so World.unhonoured names it under penalty (the CLI and panel show it) and not
+    under impulse or lcp; with e = 0 nothing is reported."""
+    w = ground_world(0.003, solver="penalty")
+    ball = w.add_body("ball", Sphere(0.1), mass=1.0, position=(0, 0, 1.0), restitution=0.5)
+    assert ("restitution", ["ball"]) in w.unhonoured()
+    for solver in ("impulse", "lcp"):
+        w.solver = solver
+        assert all(feature != "restitution" for feature, _ in w.unhonoured())
+    w.solver = "penalty"
+    ball.restitution = 0.0
+    assert all(feature != "restitution" for feature, _ in w.unhonoured())
+
+
 def test_penalty_contact_friction_holds_a_box_on_an_incline():
     """Penalty friction at the patch (a velocity-level Coulomb law): μ = 0.7 holds a box on
     a 30° slope (creep < 1 mm in 1 s); μ = 0.3 lets it slide at g(sin − μ cos) (3 %)."""

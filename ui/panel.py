@@ -558,6 +558,10 @@ class Panel:
         if s["enabled"] and "contacts" not in world.active_solver.HONOURS and world.collides():
             imgui.text_colored(WARNING, f"the {world.solver} solver does not act on contacts:")
             imgui.text_colored(WARNING, "bodies pass through each other")
+        for feature, bodies in world.unhonoured():
+            if feature == "restitution":
+                imgui.text_colored(WARNING, f"the {world.solver} solver does not bounce: restitution")
+                imgui.text_colored(WARNING, f"of {len(bodies)} bod{'y' if len(bodies) == 1 else 'ies'} kept for impulse, lcp")
 
     def view_params(self):
         v = self.v

@@ -2,7 +2,8 @@
 small surface (penalty.PenaltySolver is the shortest example):
 
     name, description     its key and one line for menus
-    HONOURS               joint features it acts on ("limits", "friction", "motors")
+    HONOURS               features it acts on ("limits", "friction", "motors" of joints;
+                          "contacts", "restitution")
     SETTINGS              its settings schema (physics/settings.py Setting entries)
     settings, configure   current values (dict) and the checked setter
     step(world, n, coupled) -> steps done before a blow-up

@@ -1184,7 +1184,7 @@ class ImpulseSolver:
     plan and direct-path arrays of the joint graph, rebuilt on `model_changed`."""
     name = "impulse"
     description = "Sequential impulses with joint friction, seed 001."
-    HONOURS = frozenset({"limits", "friction", "motors", "contacts"})
+    HONOURS = frozenset({"limits", "friction", "motors", "contacts", "restitution"})
     SETTINGS = SETTINGS
 
     def __init__(self):

@@ -1122,7 +1122,7 @@ class LcpSolver:
     demand."""
     name = "lcp"
     description = "One mixed LCP per step (seeds 003, 004): trees eliminated in O(N), Lemke or PGS, impacts."
-    HONOURS = frozenset({"limits", "friction", "motors", "contacts"})
+    HONOURS = frozenset({"limits", "friction", "motors", "contacts", "restitution"})
     SETTINGS = SETTINGS
 
     def __init__(self):

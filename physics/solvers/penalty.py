@@ -1604,7 +1604,8 @@ class PenaltySolver:
     built from the settings, and the implicit step's Plan (rebuilt when the layout changes)."""
     name = "penalty"
     description = "Penalty forces, seed 000: every row a spring-damper (stiff: implicit)."
-    HONOURS = frozenset({"limits", "friction", "motors", "contacts"})     # joint features it acts on
+    HONOURS = frozenset({"limits", "friction", "motors", "contacts"})     # no restitution: its contact
+    # springs are critically damped (a resting body must not bounce), so contacts do not bounce
     SETTINGS = SETTINGS
 
     def __init__(self):
