@@ -55,8 +55,9 @@ from .tree_solve import (articulated_factor, articulated_lambda, articulated_sol
 
 # the kernel's params vector (ImpulseSolver._pack)
 P_ITERATIONS, P_EPSILON, P_TIME_CAP_MS, P_WARM_START, P_STABILIZATION, P_ERP, P_SUBSTEPS, \
-    P_TICKS_PER_MS, P_POSITION_ITERATIONS, P_METHOD, P_DIRECT, P_MAY_ITERATE, P_PROJECTION = range(13)
-N_PARAMS = 13
+    P_TICKS_PER_MS, P_POSITION_ITERATIONS, P_METHOD, P_DIRECT, P_MAY_ITERATE, P_PROJECTION, \
+    P_PROJECTION_ABOVE = range(14)
+N_PARAMS = 14
 # passes over a contact patch's normal rows per sweep (sweep_velocities)
 PATCH_PASSES = 5
 SPLIT, BAUMGARTE, NO_STABILIZATION, SHAKE = 0, 1, 2, 3
@@ -99,10 +100,14 @@ SETTINGS = (
     Setting("method", "choice", "auto", choices=tuple(METHODS), label="trees",
             help="Equality rows of joint trees: direct O(N) solve (Baraff), seed 001's iterations, or auto "
                  "(direct when the iteration budget is below the tree depth squared)."),
-    Setting("post_projection", "bool", False, label="projection",
-            help="Seed 004's position projection onto the joints' constraint manifold after each step, in the "
-                 "step's own mass metric (physics/solvers/projection.py): post-stabilization; the velocities are the "
-                 "next step's solve. (lcp's own is `projection`, on by default.)"),
+    Setting("post_projection", "bool", True, label="projection",
+            help="Seed 004's position projection onto the joints' constraint manifold after a step whose joints "
+                 "drifted more than `projection_above`, in the step's own mass metric "
+                 "(physics/solvers/projection.py): post-stabilization; the velocities are the next step's solve. "
+                 "(lcp's own is `projection`, on by default.)"),
+    Setting("projection_above", "float", 9e-4, 0.0, 1.0, unit="m", label="project above",
+            help="post_projection runs on a step only when some joint is off by more than this (m or rad; 0: every "
+                 "step): a whipping chain's drift, not the round-off of a resting one."),
     Setting("projection_iterations", "int", 2, 1, 10, label="projection iter.",
             help="Newton iterations of the position projection."),
 )
@@ -1101,7 +1106,7 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
                 projection.shake_correction(h, SHAKE_TOLERANCE, SHAKE_ITERATIONS, bodies, joints, rows, proj, readout)
             keep_contact_impulses(contacts, n_contacts)
         if n_project > 0:                   # post-stabilization: seed 004 eqs. 15-16
-            projection.project_positions_step(h, n_project, bodies, joints, rows, proj,
+            projection.project_positions_step(h, n_project, params[P_PROJECTION_ABOVE], bodies, joints, rows, proj,
                                               stats[S_VIOLATION:S_VIOLATION + 4], step == n_steps - 1)
             proj.fresh[0] = 0
         stats[S_SOLVE_TICKS] = solve_ticks
@@ -1220,6 +1225,7 @@ class ImpulseSolver:
         env, bodies, loads, joints, drives, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
         # the projection (post-stabilization, seed 004) runs inside the kernel after each step
         self.params[P_PROJECTION] = self.settings["projection_iterations"] if self.settings["post_projection"] else 0
+        self.params[P_PROJECTION_ABOVE] = self.settings["projection_above"]
         done, capped = 0, 0
         while done < n:
             chunk = n - done

@@ -378,17 +378,20 @@ def project_step(iterations, bodies, joints, rows, proj, out, readout):
 
 
 @njit(cache=True)
-def project_positions_step(h, iterations, bodies, joints, rows, proj, out, readout):
-    """The impulse solver's post-stabilization after a step of substep h: positions onto
-    g_E = 0 (≤ `iterations` Newton steps) in the step's own metric M + h²K̃ (with the
+def project_positions_step(h, iterations, above, bodies, joints, rows, proj, out, readout):
+    """The impulse solver's post-stabilization after a step of substep h, when some |g_E|
+    exceeds `above` (m or rad): positions onto g_E = 0 (≤ `iterations` Newton steps) in
+    the step's own metric M + h²K̃ (with the
     geometric stiffness of the step's joint impulses), velocities left to the next step's
     solve, which is itself the projection onto J V = 0 in that metric. (The velocity
     projection in the plain M before it would undo the step's geometric stiffness: a
     30-link hinge chain whipping at Δt = 10 ms blows up with it.) out: (4,) the Violation
     numbers (|J·V| after: at the new poses, unprojected)."""
     out[0], out[2] = equality_errors(bodies, joints, rows)
-    out[1] = project_positions(iterations, TOLERANCE, bodies, joints, rows, proj, h)
-    _, out[3] = equality_errors(bodies, joints, rows)
+    out[1], out[3] = out[0], out[2]
+    if out[0] > above:
+        out[1] = project_positions(iterations, TOLERANCE, bodies, joints, rows, proj, h)
+        _, out[3] = equality_errors(bodies, joints, rows)
     if readout:
         compute_joint_rows(bodies, joints, rows, True)
 
