@@ -235,9 +235,9 @@ def test_impulse_post_projection_keeps_a_whipping_hinge_chain_closed_and_stable(
 
 @pytest.mark.parametrize("links", [10, 30, 100])
 def test_impulse_defaults_keep_a_whipping_hinge_chain_within_a_millimetre(links):
-    """At the impulse solver's defaults (post_projection beyond 0.9 mm of drift) hinge chains
-    released from horizontal at Δt = 10 ms keep every joint within 1 mm after every step
-    for 3 s (without the projection: 2.6, 7.6 and 3.1 cm)."""
+    """At the impulse solver's defaults (the drift projection beyond projection_above =
+    0.9 mm) hinge chains released from horizontal at Δt = 10 ms keep every joint within 1 mm
+    after every step for 3 s (without the projection: 2.6, 7.6 and 3.1 cm)."""
     from physics.builders import make_chain
     w = World(dt=0.01, solver="impulse")
     make_chain(w, links=links, joint="revolute")
