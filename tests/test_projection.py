@@ -162,6 +162,8 @@ def test_projection_setting_keeps_a_driven_loop_on_its_manifold_and_reports_it(s
     w = _four_bar(solver)
     w.add_load("crank", torque=(0, 0.05, 0))
     settings = {"post_projection": True, "projection_iterations": 2}
+    if solver == "impulse":
+        settings["projection_above"] = 0.0
     if method:
         settings["method"] = method
     w.configure(solver, **settings)
@@ -185,7 +187,7 @@ def test_newton_steps_that_widen_the_joints_are_undone():
     from physics.builders import make_chain
     w = World(dt=0.01, solver="impulse")
     make_chain(w, links=30, joint="revolute")
-    w.configure("impulse", post_projection=True)
+    w.configure("impulse", post_projection=True, projection_above=0.0)
     w.advance_steps(72)
     w.configure("impulse", post_projection=False)
     w.advance_steps(1)
@@ -217,7 +219,7 @@ def test_impulse_post_projection_keeps_a_whipping_hinge_chain_closed_and_stable(
     for project in (False, True):
         w = World(dt=0.01, solver="impulse")
         make_chain(w, links=links, joint="revolute")
-        w.configure("impulse", post_projection=project)
+        w.configure("impulse", post_projection=project, projection_above=0.0)
         worst, e1 = 0.0, None
         for step in range(300):
             w.step()
@@ -229,3 +231,18 @@ def test_impulse_post_projection_keeps_a_whipping_hinge_chain_closed_and_stable(
     assert runs[0][0] > 1e-2                       # without: centimetres
     assert runs[1][0] <= 1e-5
     assert abs(runs[1][1] - runs[0][1]) <= 0.01 * scale
+
+
+@pytest.mark.parametrize("links", [10, 30, 100])
+def test_impulse_defaults_keep_a_whipping_hinge_chain_within_a_millimetre(links):
+    """At the impulse solver's defaults (the drift projection beyond projection_above =
+    0.9 mm) hinge chains released from horizontal at Δt = 10 ms keep every joint within 1 mm
+    after every step for 3 s (without the projection: 2.6, 7.6 and 3.1 cm)."""
+    from physics.builders import make_chain
+    w = World(dt=0.01, solver="impulse")
+    make_chain(w, links=links, joint="revolute")
+    worst = 0.0
+    for _ in range(300):
+        w.step()
+        worst = max(worst, w.max_constraint_error())
+    assert worst <= 1e-3

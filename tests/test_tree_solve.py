@@ -200,7 +200,9 @@ def test_direct_step_of_a_mixed_chain_equals_the_dense_solve():
     w._ensure_rows()                        # rows are written on first use after building
     w.state.bodies.omega[1:] = rng.normal(size=(12, 3))
     w.state.bodies.vel[1:] = rng.normal(size=(12, 3))
-    w.set_impulse_settings(iterations=1, warm_start=False, stabilization="none")
+    # the velocity solve alone: no position projection or energy projection after it
+    w.set_impulse_settings(iterations=1, warm_start=False, stabilization="none", projection_above=0.0,
+                           keep_energy=False)
     assert impulse.uses_direct_solve(w.solvers["impulse"].tree(w)[0], 1)
     expected = _dense_step(w)
     w.step()

@@ -55,8 +55,9 @@ from .tree_solve import (articulated_factor, articulated_lambda, articulated_sol
 
 # the kernel's params vector (ImpulseSolver._pack)
 P_ITERATIONS, P_EPSILON, P_TIME_CAP_MS, P_WARM_START, P_STABILIZATION, P_ERP, P_SUBSTEPS, \
-    P_TICKS_PER_MS, P_POSITION_ITERATIONS, P_METHOD, P_DIRECT, P_MAY_ITERATE, P_PROJECTION = range(13)
-N_PARAMS = 13
+    P_TICKS_PER_MS, P_POSITION_ITERATIONS, P_METHOD, P_DIRECT, P_MAY_ITERATE, P_PROJECTION, \
+    P_PROJECTION_ABOVE, P_KEEP_ENERGY = range(15)
+N_PARAMS = 15
 # passes over a contact patch's normal rows per sweep (sweep_velocities)
 PATCH_PASSES = 5
 SPLIT, BAUMGARTE, NO_STABILIZATION, SHAKE = 0, 1, 2, 3
@@ -101,11 +102,22 @@ SETTINGS = (
             help="Equality rows of joint trees: direct O(N) solve (Baraff), seed 001's iterations, or auto "
                  "(direct when the iteration budget is below the tree depth squared)."),
     Setting("post_projection", "bool", False, label="projection",
-            help="Seed 004's position projection onto the joints' constraint manifold after each step, in the "
-                 "step's own mass metric (physics/solvers/projection.py): post-stabilization; the velocities are the "
-                 "next step's solve. (lcp's own is `projection`, on by default.)"),
+            help="Seed 004's position projection onto the joints' constraint manifold after every step, in the "
+                 "step's own mass metric (physics/solvers/projection.py): post-stabilization; the velocities are "
+                 "the next step's solve. Off, the impulse solver still projects a step whose joints drifted beyond "
+                 "`projection_above`. (lcp's own is `projection`, on by default.)"),
+    Setting("projection_above", "float", 9e-4, 0.0, 1.0, unit="m", label="project above",
+            help="Impulse: the position projection runs (without post_projection) on a step whose joints drifted "
+                 "beyond this (m or rad; 0: only with post_projection): a whipping chain's drift, not the "
+                 "round-off of a resting one. Not when a joint has limits (the projection would push a joint "
+                 "resting on its stop through it)."),
     Setting("projection_iterations", "int", 2, 1, 10, label="projection iter.",
             help="Newton iterations of the position projection."),
+    Setting("keep_energy", "bool", True, label="keep energy",
+            help="Energy projection after a step with ideal joints only (no contact, and no limit, friction or "
+                 "motor on any joint; no rope or mouse spring): the velocities of the bodies jointed to the ground "
+                 "are scaled so that their energy is the step's start energy plus the loads' work, never above it. "
+                 "Takes back what the drift correction and the velocity solve at the start pose lose (~(ωh)² a step)."),
 )
 
 
@@ -1075,6 +1087,10 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
     direct = params[P_DIRECT] != 0.0
     may_iterate = params[P_MAY_ITERATE] != 0.0
     n_project = int(params[P_PROJECTION])
+    # the energy projection: only with ideal joints (a limit's impact, friction and motors
+    # dissipate or drive) and the loads' work known (not with ropes or the mouse spring)
+    keep_energy = params[P_KEEP_ENERGY] != 0.0 and not may_iterate
+    grounded, energy = proj.grounded, proj.energy
     stats[S_CAPPED_STEPS] = 0.0
     stats[S_TOTAL_ITERATIONS] = 0.0
     proj.fresh[0] = 0                   # the poses may have been edited since the last call
@@ -1086,6 +1102,11 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
     write_drive_rows(joints, drives, rows, h)
     for step in range(n_steps):
         solve_ticks = 0.0
+        ideal = True                        # no contact in the step (keep_energy)
+        if keep_energy:
+            kinetic, potential = projection.grounded_energy(bodies, gravity, grounded)
+            energy[0] = kinetic + potential
+            energy[1] = 0.0
         for sub in range(substeps):
             t = t0 + step * dt + sub * h
             if may_iterate and (step > 0 or sub > 0):
@@ -1096,6 +1117,9 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
                 return step                 # nothing moved yet: redone with grown buffers
             crows, cwork, cdirect = contact_views(contacts, work, n_contacts)
             gather_forces(t, bodies, loads, force_acc, torque_acc)
+            if keep_energy:                 # the loads' work, by the trapezoid over the substep
+                ideal = ideal and n_contacts == 0
+                energy[1] += 0.5 * h * projection.load_power(bodies, force_acc, torque_acc, grounded)
             integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
             if may_iterate:
                 speculative_limits(bodies, joints, rows, h, LIMIT_REACH)   # limits the joint may reach
@@ -1133,10 +1157,16 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
             if shake:
                 projection.shake_correction(h, SHAKE_TOLERANCE, SHAKE_ITERATIONS, bodies, joints, rows, proj, readout)
             keep_contact_impulses(contacts, n_contacts)
+            if keep_energy:
+                energy[2] = 0.5 * h * projection.load_power(bodies, force_acc, torque_acc, grounded)
+                if sub < substeps - 1:
+                    energy[1] += energy[2]
         if n_project > 0:                   # post-stabilization: seed 004 eqs. 15-16
-            projection.project_positions_step(h, n_project, bodies, joints, rows, proj,
+            projection.project_positions_step(h, n_project, params[P_PROJECTION_ABOVE], bodies, joints, rows, proj,
                                               stats[S_VIOLATION:S_VIOLATION + 4], step == n_steps - 1)
             proj.fresh[0] = 0
+        if keep_energy and ideal:           # back to E_n + the loads' work (Dinev, Liu & Kavan 2018)
+            projection.energy_projection(bodies, gravity, grounded, energy[0] + energy[1], energy[2])
         stats[S_SOLVE_TICKS] = solve_ticks
         if blown_up(bodies, max_speed, max_spin):
             return step
@@ -1252,7 +1282,14 @@ class ImpulseSolver:
         self.params[P_MAY_ITERATE] = 1.0 if may_iterate else 0.0
         env, bodies, loads, joints, drives, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
         # the projection (post-stabilization, seed 004) runs inside the kernel after each step
-        self.params[P_PROJECTION] = self.settings["projection_iterations"] if self.settings["post_projection"] else 0
+        # on every step (post_projection) or on those drifting beyond projection_above — not
+        # with limits: the projection holds the equality rows only and would push a joint
+        # resting on its stop through it
+        s = self.settings
+        drift = s["projection_above"] > 0 and not m.limit_on.any()
+        self.params[P_PROJECTION] = s["projection_iterations"] if s["post_projection"] or drift else 0
+        self.params[P_PROJECTION_ABOVE] = 0.0 if s["post_projection"] else s["projection_above"]
+        self.params[P_KEEP_ENERGY] = 1.0 if self.settings["keep_energy"] and not coupled else 0.0
         done, capped = 0, 0
         while done < n:
             chunk = n - done

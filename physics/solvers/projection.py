@@ -40,6 +40,7 @@ impulse's and penalty's `post_projection` setting); `project(world, iterations)`
 Python entry on a world's current state.
 """
 from collections import namedtuple
+import math
 import weakref
 
 import numpy as np
@@ -66,7 +67,7 @@ CHORD_STEP = 1e-3
 LOOP_RANK_TOL = 1e-10
 
 Projection = namedtuple("Projection", "tree loop_rows loop_W loop_G loop_perm loop_r loop_mu loop_work dq_lin dq_ang "
-                                       "J0 rank fresh pose0")
+                                       "J0 rank fresh pose0 grounded energy")
 """The projection's arrays for one joint graph: tree (tree_solve.Tree) its own factor of the
 spanning tree's equality rows; loop_rows (nL,) the equality rows of the joints closing
 loops; loop_W (nL, nb, 6) the tree's response (v, ω) to a unit impulse along each loop row;
@@ -75,7 +76,10 @@ loop_r, loop_mu, loop_work (nL,) right-hand side, multipliers, scratch; dq_lin, 
 (nb, 3) a displacement (m, rad) or a velocity; J0 (rows, 12) the rows' Jacobian at a step's
 start or of the factor's poses, rank (1,) the loop rows' rank there, fresh (1,) 1 while the
 factor is that of the current poses (the impulse step's SHAKE correction); pose0 (nb, 10)
-the poses (x, quaternion) and ω before a Newton step, restored when it made the error worse."""
+the poses (x, quaternion) and ω before a Newton step, restored when it made the error worse;
+grounded (nb,) 1 for a dynamic body joined (through joints) to a static one (the impulse
+step's energy projection acts on those only); energy (3,) the step's E_n and the loads' work
+(impulse_kernel: energy_projection)."""
 
 Violation = namedtuple("Violation", "position_before position_after velocity_before velocity_after")
 """What `project` did: the largest |g_E| of the joints' equality rows before and after the
@@ -98,7 +102,26 @@ def make_projection(world):
     L = max(nl, 1)
     return Projection(tree, loop_rows, np.zeros((nl, nb, 6)), np.zeros((L, L)), np.zeros(L, np.int64), np.zeros(L),
                       np.zeros(L), np.zeros(L), np.zeros((nb, 3)), np.zeros((nb, 3)), np.zeros((max(n_rows, 1), 12)),
-                      np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros((nb, 10)))
+                      np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros((nb, 10)),
+                      grounded_bodies(m.joints.body, static), np.zeros(3))
+
+
+def grounded_bodies(joint_body, static):
+    """(nb,) int64: 1 for a dynamic body connected through joints to a static body (its
+    momentum is not conserved: the energy projection may scale its velocity), else 0."""
+    nb = len(static)
+    parent = list(range(nb + 1))            # node nb: the ground (every static body)
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    for a, b in np.asarray(joint_body, np.int64).reshape(-1, 2):
+        a, b = (nb if static[a] else int(a)), (nb if static[b] else int(b))
+        parent[find(a)] = find(b)
+    ground = find(nb)
+    return np.array([0 if static[i] else int(find(i) == ground) for i in range(nb)], np.int64)
 
 
 # ---------------------------------------------------------------------------- kernels
@@ -378,17 +401,20 @@ def project_step(iterations, bodies, joints, rows, proj, out, readout):
 
 
 @njit(cache=True)
-def project_positions_step(h, iterations, bodies, joints, rows, proj, out, readout):
-    """The impulse solver's post-stabilization after a step of substep h: positions onto
-    g_E = 0 (≤ `iterations` Newton steps) in the step's own metric M + h²K̃ (with the
+def project_positions_step(h, iterations, above, bodies, joints, rows, proj, out, readout):
+    """The impulse solver's post-stabilization after a step of substep h, when some |g_E|
+    exceeds `above` (m or rad): positions onto g_E = 0 (≤ `iterations` Newton steps) in
+    the step's own metric M + h²K̃ (with the
     geometric stiffness of the step's joint impulses), velocities left to the next step's
     solve, which is itself the projection onto J V = 0 in that metric. (The velocity
     projection in the plain M before it would undo the step's geometric stiffness: a
     30-link hinge chain whipping at Δt = 10 ms blows up with it.) out: (4,) the Violation
     numbers (|J·V| after: at the new poses, unprojected)."""
     out[0], out[2] = equality_errors(bodies, joints, rows)
-    out[1] = project_positions(iterations, TOLERANCE, bodies, joints, rows, proj, h)
-    _, out[3] = equality_errors(bodies, joints, rows)
+    out[1], out[3] = out[0], out[2]
+    if out[0] > above:
+        out[1] = project_positions(iterations, TOLERANCE, bodies, joints, rows, proj, h)
+        _, out[3] = equality_errors(bodies, joints, rows)
     if readout:
         compute_joint_rows(bodies, joints, rows, True)
 
@@ -424,6 +450,76 @@ def project(world, iterations=2):
     out = np.zeros(4)
     project_kernel(int(iterations), bodies, joints, rows, proj, out)
     return Violation(*(float(v) for v in out))
+
+
+# ---------------------------------------------------------------------------- energy projection (impulse step)
+@njit(cache=True)
+def grounded_energy(bodies, gravity, grounded):
+    """(kinetic, gravitational potential) energy of the grounded dynamic bodies (J), as
+    integrate.body_energy."""
+    body_pos, body_quat, body_vel, body_omega = bodies.pos, bodies.quat, bodies.vel, bodies.omega
+    body_inv_mass, body_inertia = bodies.inv_mass, bodies.inertia
+    kinetic = 0.0
+    potential = 0.0
+    for i in range(body_pos.shape[0]):
+        if grounded[i] == 0:
+            continue
+        m = 1.0 / body_inv_mass[i]
+        bx, by, bz = rotate_inv(body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
+                                body_omega[i, 0], body_omega[i, 1], body_omega[i, 2])
+        kinetic += 0.5 * m * (body_vel[i, 0] ** 2 + body_vel[i, 1] ** 2 + body_vel[i, 2] ** 2)
+        kinetic += 0.5 * (body_inertia[i, 0] * bx * bx + body_inertia[i, 1] * by * by + body_inertia[i, 2] * bz * bz)
+        potential -= m * (body_pos[i, 0] * gravity[0] + body_pos[i, 1] * gravity[1] + body_pos[i, 2] * gravity[2])
+    return kinetic, potential
+
+
+@njit(cache=True)
+def load_power(bodies, force, torque, grounded):
+    """Σ F·v + τ·ω over the grounded bodies (W): the power of the loads at the current
+    velocities."""
+    body_vel, body_omega = bodies.vel, bodies.omega
+    p = 0.0
+    for i in range(body_vel.shape[0]):
+        if grounded[i] == 0:
+            continue
+        for q in range(3):
+            p += force[i, q] * body_vel[i, q] + torque[i, q] * body_omega[i, q]
+    return p
+
+
+# the energy projection scales velocities by at most this per step (a deficit beyond it is
+# left: a step's loss is ~(ωh)², far below), and acts only on a change above round-off
+ENERGY_SCALE_MAX = 1.01
+ENERGY_ROUNDOFF = 1e-12
+
+
+@njit(cache=True)
+def energy_projection(bodies, gravity, grounded, target, w1):
+    """Dinev, Liu & Kavan 2018's energy projection in the velocities alone: the least
+    change of V in the mass metric that brings the grounded bodies' energy to
+    E* = target + s·w1 is V ← s V (the closest point of the ellipsoid ½VᵀMV = K* to V),
+    s from s²K − s·w1 = target − U (w1: the loads' work at the scaled end velocities, the
+    trapezoid's second half, h/2 Σ F·V). s ≤ ENERGY_SCALE_MAX; a change within round-off
+    of the energy is left alone (a resting chain's noise is never amplified). Returns s."""
+    kinetic, potential = grounded_energy(bodies, gravity, grounded)
+    c = target - potential
+    if kinetic <= 0.0:
+        return 1.0
+    if abs(c + w1 - kinetic) <= ENERGY_ROUNDOFF * (abs(target) + abs(potential) + kinetic + abs(w1)):
+        return 1.0
+    disc = w1 * w1 + 4.0 * kinetic * c
+    s = w1 / (2.0 * kinetic)              # beyond reach (the positions alone hold more): the least
+    if disc > 0.0:
+        s += math.sqrt(disc) / (2.0 * kinetic)
+    s = min(max(s, 0.0), ENERGY_SCALE_MAX)
+    body_vel, body_omega = bodies.vel, bodies.omega
+    for i in range(body_vel.shape[0]):
+        if grounded[i] == 0:
+            continue
+        for q in range(3):
+            body_vel[i, q] *= s
+            body_omega[i, q] *= s
+    return s
 
 
 # ---------------------------------------------------------------------------- SHAKE (impulse step)
