@@ -47,7 +47,7 @@ def test_every_solver_family_has_the_same_small_surface(family):
     cls = FAMILIES[family]
     solver = cls()
     assert solver.name == family and solver.description
-    assert solver.HONOURS <= {"limits", "friction", "motors", "contacts"}
+    assert solver.HONOURS <= {"limits", "friction", "motors", "contacts", "restitution"}
     assert all(isinstance(s, Setting) for s in cls.SETTINGS)
     assert solver.settings == {s.name: s.default for s in cls.SETTINGS}
     for attr in ("configure", "step", "model_changed", "free_rows_used", "stats"):
