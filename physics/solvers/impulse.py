@@ -114,9 +114,10 @@ SETTINGS = (
     Setting("projection_iterations", "int", 2, 1, 10, label="projection iter.",
             help="Newton iterations of the position projection."),
     Setting("keep_energy", "bool", True, label="keep energy",
-            help="Energy projection after a step with ideal joints only (no contact, and no limit, friction or "
-                 "motor on any joint; no rope or mouse spring): the velocities of the bodies jointed to the ground "
-                 "are scaled so that their energy is the step's start energy plus the loads' work, never above it. "
+            help="Energy projection after a step with ideal joints only (no limit, friction or motor on any "
+                 "joint; no rope or mouse spring): the velocities of each group of bodies jointed to the ground and "
+                 "touching nothing in the step are scaled so that its energy is the step's start energy plus the "
+                 "loads' work, never above it. "
                  "Takes back what the drift correction and the velocity solve at the start pose lose (~(ωh)² a step)."),
 )
 
@@ -1102,11 +1103,10 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
     write_drive_rows(joints, drives, rows, h)
     for step in range(n_steps):
         solve_ticks = 0.0
-        ideal = True                        # no contact in the step (keep_energy)
-        if keep_energy:
-            kinetic, potential = projection.grounded_energy(bodies, gravity, grounded)
-            energy[0] = kinetic + potential
-            energy[1] = 0.0
+        if keep_energy:                     # E_n per grounded group; the loads' work from 0
+            projection.group_energies(bodies, gravity, grounded, energy, 0)
+            energy[:, 1] = 0.0
+            energy[:, 5] = 1.0              # no contact on the group yet
         for sub in range(substeps):
             t = t0 + step * dt + sub * h
             if may_iterate and (step > 0 or sub > 0):
@@ -1118,8 +1118,8 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
             crows, cwork, cdirect = contact_views(contacts, work, n_contacts)
             gather_forces(t, bodies, loads, force_acc, torque_acc)
             if keep_energy:                 # the loads' work, by the trapezoid over the substep
-                ideal = ideal and n_contacts == 0
-                energy[1] += 0.5 * h * projection.load_power(bodies, force_acc, torque_acc, grounded)
+                projection.mark_touching(grounded, energy, crows)
+                projection.add_load_work(bodies, force_acc, torque_acc, grounded, energy, 1, 0.5 * h)
             integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
             if may_iterate:
                 speculative_limits(bodies, joints, rows, h, LIMIT_REACH)   # limits the joint may reach
@@ -1158,15 +1158,16 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
                 projection.shake_correction(h, SHAKE_TOLERANCE, SHAKE_ITERATIONS, bodies, joints, rows, proj, readout)
             keep_contact_impulses(contacts, n_contacts)
             if keep_energy:
-                energy[2] = 0.5 * h * projection.load_power(bodies, force_acc, torque_acc, grounded)
+                energy[:, 2] = 0.0
+                projection.add_load_work(bodies, force_acc, torque_acc, grounded, energy, 2, 0.5 * h)
                 if sub < substeps - 1:
-                    energy[1] += energy[2]
+                    energy[:, 1] += energy[:, 2]
         if n_project > 0:                   # post-stabilization: seed 004 eqs. 15-16
             projection.project_positions_step(h, n_project, params[P_PROJECTION_ABOVE], bodies, joints, rows, proj,
                                               stats[S_VIOLATION:S_VIOLATION + 4], step == n_steps - 1)
             proj.fresh[0] = 0
-        if keep_energy and ideal:           # back to E_n + the loads' work (Dinev, Liu & Kavan 2018)
-            projection.energy_projection(bodies, gravity, grounded, energy[0] + energy[1], energy[2])
+        if keep_energy:                     # back to E_n + the loads' work (Dinev, Liu & Kavan 2018)
+            projection.energy_projection(bodies, gravity, grounded, energy)
         stats[S_SOLVE_TICKS] = solve_ticks
         if blown_up(bodies, max_speed, max_spin):
             return step

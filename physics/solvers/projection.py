@@ -77,9 +77,11 @@ loop_r, loop_mu, loop_work (nL,) right-hand side, multipliers, scratch; dq_lin, 
 start or of the factor's poses, rank (1,) the loop rows' rank there, fresh (1,) 1 while the
 factor is that of the current poses (the impulse step's SHAKE correction); pose0 (nb, 10)
 the poses (x, quaternion) and ω before a Newton step, restored when it made the error worse;
-grounded (nb,) 1 for a dynamic body joined (through joints) to a static one (the impulse
-step's energy projection acts on those only); energy (3,) the step's E_n and the loads' work
-(impulse_kernel: energy_projection)."""
+grounded (nb,) k ≥ 1 for a dynamic body of the k-th group of bodies joined to each other
+and (through joints) to a static one, else 0 (the impulse step's energy projection acts on
+each such group alone); energy (groups, 6) per group the step's E_n, the loads' work, the
+work of the step's last half-substep, two scratch numbers, and 1 while no contact touched the
+group in the step (impulse_kernel: energy_projection)."""
 
 Violation = namedtuple("Violation", "position_before position_after velocity_before velocity_after")
 """What `project` did: the largest |g_E| of the joints' equality rows before and after the
@@ -100,28 +102,33 @@ def make_projection(world):
     loop_rows = np.array([start[j] + i for j in plan.loop_joints for i in range(int(N_EQ[jt[j]]))], np.int64)
     nl = len(loop_rows)
     L = max(nl, 1)
+    grounded = grounded_bodies(m.joints.body, static)
     return Projection(tree, loop_rows, np.zeros((nl, nb, 6)), np.zeros((L, L)), np.zeros(L, np.int64), np.zeros(L),
                       np.zeros(L), np.zeros(L), np.zeros((nb, 3)), np.zeros((nb, 3)), np.zeros((max(n_rows, 1), 12)),
                       np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros((nb, 10)),
-                      grounded_bodies(m.joints.body, static), np.zeros(3))
+                      grounded, np.zeros((max(int(grounded.max(initial=0)), 1), 6)))
 
 
 def grounded_bodies(joint_body, static):
-    """(nb,) int64: 1 for a dynamic body connected through joints to a static body (its
-    momentum is not conserved: the energy projection may scale its velocity), else 0."""
+    """(nb,) int64: k ≥ 1 for a dynamic body of the k-th group of dynamic bodies joined to
+    each other that some joint ties to a static body (their momentum is not conserved: the
+    energy projection may scale their velocities, group by group, so that no energy passes
+    from one group to another), else 0."""
     nb = len(static)
-    parent = list(range(nb + 1))            # node nb: the ground (every static body)
+    parent = list(range(nb))
 
     def find(i):
         while parent[i] != i:
             parent[i] = parent[parent[i]]
             i = parent[i]
         return i
-    for a, b in np.asarray(joint_body, np.int64).reshape(-1, 2):
-        a, b = (nb if static[a] else int(a)), (nb if static[b] else int(b))
-        parent[find(a)] = find(b)
-    ground = find(nb)
-    return np.array([0 if static[i] else int(find(i) == ground) for i in range(nb)], np.int64)
+    pairs = np.asarray(joint_body, np.int64).reshape(-1, 2)
+    for a, b in pairs:
+        if not static[a] and not static[b]:
+            parent[find(int(a))] = find(int(b))
+    tied = {find(int(b if static[a] else a)) for a, b in pairs if static[a] != static[b]}
+    label = {root: k + 1 for k, root in enumerate(sorted(tied))}
+    return np.array([0 if static[i] else label.get(find(i), 0) for i in range(nb)], np.int64)
 
 
 # ---------------------------------------------------------------------------- kernels
@@ -454,37 +461,41 @@ def project(world, iterations=2):
 
 # ---------------------------------------------------------------------------- energy projection (impulse step)
 @njit(cache=True)
-def grounded_energy(bodies, gravity, grounded):
-    """(kinetic, gravitational potential) energy of the grounded dynamic bodies (J), as
-    integrate.body_energy."""
+def group_energies(bodies, gravity, grounded, energy, col):
+    """energy[k−1, col] = the kinetic + gravitational potential energy (J) of the grounded
+    group k's bodies (as integrate.body_energy), energy[k−1, 4] its potential part."""
     body_pos, body_quat, body_vel, body_omega = bodies.pos, bodies.quat, bodies.vel, bodies.omega
     body_inv_mass, body_inertia = bodies.inv_mass, bodies.inertia
-    kinetic = 0.0
-    potential = 0.0
+    for k in range(energy.shape[0]):
+        energy[k, col] = 0.0
+        energy[k, 4] = 0.0
     for i in range(body_pos.shape[0]):
-        if grounded[i] == 0:
+        g = grounded[i] - 1
+        if g < 0:
             continue
         m = 1.0 / body_inv_mass[i]
         bx, by, bz = rotate_inv(body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
                                 body_omega[i, 0], body_omega[i, 1], body_omega[i, 2])
-        kinetic += 0.5 * m * (body_vel[i, 0] ** 2 + body_vel[i, 1] ** 2 + body_vel[i, 2] ** 2)
+        kinetic = 0.5 * m * (body_vel[i, 0] ** 2 + body_vel[i, 1] ** 2 + body_vel[i, 2] ** 2)
         kinetic += 0.5 * (body_inertia[i, 0] * bx * bx + body_inertia[i, 1] * by * by + body_inertia[i, 2] * bz * bz)
-        potential -= m * (body_pos[i, 0] * gravity[0] + body_pos[i, 1] * gravity[1] + body_pos[i, 2] * gravity[2])
-    return kinetic, potential
+        potential = -m * (body_pos[i, 0] * gravity[0] + body_pos[i, 1] * gravity[1] + body_pos[i, 2] * gravity[2])
+        energy[g, col] += kinetic + potential
+        energy[g, 4] += potential
 
 
 @njit(cache=True)
-def load_power(bodies, force, torque, grounded):
-    """Σ F·v + τ·ω over the grounded bodies (W): the power of the loads at the current
-    velocities."""
+def add_load_work(bodies, force, torque, grounded, energy, col, dt):
+    """energy[k−1, col] += dt · Σ (F·v + τ·ω) over the grounded group k's bodies: the loads'
+    work over dt at the current velocities (J)."""
     body_vel, body_omega = bodies.vel, bodies.omega
-    p = 0.0
     for i in range(body_vel.shape[0]):
-        if grounded[i] == 0:
+        g = grounded[i] - 1
+        if g < 0:
             continue
+        p = 0.0
         for q in range(3):
             p += force[i, q] * body_vel[i, q] + torque[i, q] * body_omega[i, q]
-    return p
+        energy[g, col] += dt * p
 
 
 # the energy projection scales velocities by at most this per step (a deficit beyond it is
@@ -494,32 +505,52 @@ ENERGY_ROUNDOFF = 1e-12
 
 
 @njit(cache=True)
-def energy_projection(bodies, gravity, grounded, target, w1):
-    """Dinev, Liu & Kavan 2018's energy projection in the velocities alone: the least
-    change of V in the mass metric that brings the grounded bodies' energy to
-    E* = target + s·w1 is V ← s V (the closest point of the ellipsoid ½VᵀMV = K* to V),
-    s from s²K − s·w1 = target − U (w1: the loads' work at the scaled end velocities, the
-    trapezoid's second half, h/2 Σ F·V). s ≤ ENERGY_SCALE_MAX; a change within round-off
-    of the energy is left alone (a resting chain's noise is never amplified). Returns s."""
-    kinetic, potential = grounded_energy(bodies, gravity, grounded)
-    c = target - potential
-    if kinetic <= 0.0:
-        return 1.0
-    if abs(c + w1 - kinetic) <= ENERGY_ROUNDOFF * (abs(target) + abs(potential) + kinetic + abs(w1)):
-        return 1.0
-    disc = w1 * w1 + 4.0 * kinetic * c
-    s = w1 / (2.0 * kinetic)              # beyond reach (the positions alone hold more): the least
-    if disc > 0.0:
-        s += math.sqrt(disc) / (2.0 * kinetic)
-    s = min(max(s, 0.0), ENERGY_SCALE_MAX)
+def mark_touching(grounded, energy, crows):
+    """energy[k−1, 5] = 0 for every grounded group k with a body in a contact block of crows
+    (contacts exchange and dissipate energy the projection does not count)."""
+    row_body, block_start = crows.body, crows.block_start
+    for k in range(block_start.shape[0]):
+        for side in range(2):
+            g = grounded[row_body[block_start[k], side]] - 1
+            if g >= 0:
+                energy[g, 5] = 0.0
+
+
+@njit(cache=True)
+def energy_projection(bodies, gravity, grounded, energy):
+    """Dinev, Liu & Kavan 2018's energy projection in the velocities alone, per grounded
+    group k: the least change of its V in the mass metric that brings its energy to
+    E* = target + s·w1 (target = energy[k−1, 0] + energy[k−1, 1]: E_n and the loads' work
+    but for the last half-substep's, w1 = energy[k−1, 2]: that work at the scaled end
+    velocities, the trapezoid's second half, h/2 Σ F·V) is V ← s V (the closest point of
+    the ellipsoid ½VᵀMV = K* to V), s from s²K − s·w1 = target − U. s ≤ ENERGY_SCALE_MAX;
+    a change within round-off of the energy is left alone (a resting chain's noise is
+    never amplified). Groups touched by a contact in the step (energy[k−1, 5] = 0) are left
+    alone. The scale of group k ends in energy[k−1, 3]."""
+    group_energies(bodies, gravity, grounded, energy, 3)
+    for k in range(energy.shape[0]):
+        potential = energy[k, 4]
+        kinetic = energy[k, 3] - potential
+        target, w1 = energy[k, 0] + energy[k, 1], energy[k, 2]
+        c = target - potential
+        s = 1.0
+        if energy[k, 5] != 0.0 and kinetic > 0.0 and abs(c + w1 - kinetic) > ENERGY_ROUNDOFF * (abs(target) + abs(potential) + kinetic
+                                                                       + abs(w1)):
+            disc = w1 * w1 + 4.0 * kinetic * c
+            s = w1 / (2.0 * kinetic)          # beyond reach (the positions alone hold more): the least
+            if disc > 0.0:
+                s += math.sqrt(disc) / (2.0 * kinetic)
+            s = min(max(s, 0.0), ENERGY_SCALE_MAX)
+        energy[k, 3] = s
     body_vel, body_omega = bodies.vel, bodies.omega
     for i in range(body_vel.shape[0]):
-        if grounded[i] == 0:
+        g = grounded[i] - 1
+        if g < 0:
             continue
+        s = energy[g, 3]
         for q in range(3):
             body_vel[i, q] *= s
             body_omega[i, q] *= s
-    return s
 
 
 # ---------------------------------------------------------------------------- SHAKE (impulse step)
