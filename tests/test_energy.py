@@ -144,3 +144,14 @@ def test_energy_projection_keeps_each_grounded_chain_to_its_own_energy():
             lo[k], hi[k] = min(lo[k], de), max(hi[k], de)
     assert lo[0] >= -0.03 and hi[0] <= 0.005, (lo, hi)
     assert hi[1] <= 1e-9, (lo, hi)
+
+
+def test_keep_energy_says_where_it_cannot_act():
+    """The energy projection does not count what a limit, friction or a motor does, so it
+    stays off with them, and the solver says so for the panel (not silently): the door
+    on a friction hinge gets a reason, a free hinge chain none."""
+    door, _ = _door(friction=20.0)
+    assert "friction" in door.solvers["impulse"].energy_inactive(door)
+    w = World(dt=0.01, solver="impulse")
+    make_chain(w, links=3, joint="revolute")
+    assert w.solvers["impulse"].energy_inactive(w) is None

@@ -456,6 +456,14 @@ class Panel:
             changed, method = self._choice("solver.method", "impulse", "method")
             if changed:
                 guarded(self.notices, "method", world.set_impulse_settings, method=method)
+            imgui.same_line(self.col2)
+            ke = by_name(world.solvers["impulse"].SETTINGS)["keep_energy"]
+            changed, on = w.checkbox("solver.keep_energy", ke.label, s["keep_energy"], ke.help)
+            if changed:
+                guarded(self.notices, "keep energy", world.set_impulse_settings, keep_energy=on)
+            why = world.solvers["impulse"].energy_inactive(world) if s["keep_energy"] else None
+            if why:
+                imgui.text_colored(WARNING, f"keep energy does not act here: {why}")
         elif world.solver == "lcp":
             self._lcp_settings(params)
         else:

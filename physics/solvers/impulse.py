@@ -1263,6 +1263,15 @@ class ImpulseSolver:
         return uses_direct_solve(self.tree(world)[0], s["iterations"], s["time_cap_ms"], s["substeps"],
                                  METHODS[s["method"]])
 
+    def energy_inactive(self, world):
+        """Why keep_energy cannot act in this world (a short reason for the panel), or None:
+        a joint with a limit, friction or a motor dissipates or drives, which the energy
+        projection does not count."""
+        m, c = world.model.joints, world.control.joints
+        if m.limit_on.any() or (m.friction > 0.0).any() or (c.motor_mode != MOTOR_OFF).any():
+            return "a joint has a limit, friction or a motor"
+        return None
+
     def free_rows_used(self, world):
         """Per joint, 1 if its free rows are in use (friction or a motor)."""
         m, c = world.model.joints, world.control.joints
