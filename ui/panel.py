@@ -518,7 +518,9 @@ class Panel:
         if world.solver == "impulse":
             w.readout("iterations", f"{st.iterations}", "Iterations the last solve used.", MUTED)
             imgui.same_line(self.col2)
-            w.readout("residual", f"{st.residual:.2e} N·s", "Largest |Δp| of the last iteration (N·s).", MUTED)
+            w.readout("residual", f"{st.residual:.2e} N·s",
+                      "Largest |Δp| of the last iteration (N·s): a joint row's impulse change, or a body's "
+                      "momentum change over the contacts' sweep.", MUTED)
         if world.solver == "lcp":
             work = f"{st.pivots} pivots" if st.method == "lemke" else f"{st.sweeps} sweeps"
             w.readout("LCP", f"{st.method}, {st.rows} rows, {work}",
