@@ -45,7 +45,7 @@ from ..quat import rotate_inv, rotated_diagonal, store_symmetric
 from ..integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from ..joint_rows import (FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOTOR_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT,
                           compute_joint_rates, compute_joint_rows, speculative_limits, write_drive_rows)
-from ..joint_types import N_LIMIT
+from ..joint_types import N_FREE, N_LIMIT
 from ..settings import Setting, checked, defaults
 from . import projection
 from .row_ops import scatter_row
@@ -500,7 +500,7 @@ def sweep_positions(rate, rows, work, pvel, pomega, row_direct):
             radius = row_hi[f0]
             if row_active[f0] == FREE_CONTACT:
                 radius *= normal_sum(row_lambda, start, f0)
-            sticking = math.sqrt(n) < radius * (1.0 - 1e-9)
+            sticking = math.sqrt(n) < radius * (1.0 - 1e-9) and row_direct[f0] != 1   # (locked: direct)
         if row_direct[start] == 1 and not sticking and not block_iterates(row_kind, row_active, start, f0, row_direct):
             continue
         a = row_body[start, 0]
@@ -821,7 +821,12 @@ def solve_positions(params, h, rows, work, pvel, pomega, row_direct, crows, cwor
 # others; after the last sweep the direct solve runs once more, so its rows hold
 # exactly on exit. A limit in the direct set whose impulse comes out pulling (the joint
 # leaves its stop) is handed back to the one-sided sweeps for the rest of the substep
-# and the direct solve is redone (release_pulling_limits).
+# and the direct solve is redone (release_pulling_limits). A joint whose friction
+# impulse ends the sweeps inside its Coulomb ball (it sticks) is locked in that closing
+# solve — its free rows join the direct set — so it is held exactly, not to ε
+# (lock_sticking_friction); should the locked impulse come out beyond the ball, the
+# joint slides: unlocked, its impulse on the ball, solved once more
+# (release_slipping_friction).
 #
 # Geometric stiffness. With exact joint rows a long hanging chain still goes unstable at
 # large steps: its tension T turns the rows' directions, a stiffness ~T/L that
@@ -883,6 +888,60 @@ def release_pulling_limits(tree, joint_type, joint_row_start, row_active, row_di
 
 
 @njit(cache=True)
+def lock_sticking_friction(tree, joint_type, joint_row_start, row_active, row_hi, row_lambda, row_direct):
+    """Static friction on the direct path: the free rows in friction of every tree joint
+    whose impulse lies strictly inside its Coulomb ball (eq. 16, seed 001: the joint
+    sticks) get row_direct = 1, so that select_rows locks the joint in the closing direct
+    solve, which then holds it exactly (the sweeps around the direct solve stop at ε).
+    Returns whether any joint was locked."""
+    order, joint_m = tree.order, tree.joint_m
+    locked = False
+    for t in range(order.shape[0]):
+        k = order[t]
+        jt = joint_type[k]
+        nf = N_FREE[jt]
+        f0 = joint_row_start[k] + joint_m[k] + N_LIMIT[jt]
+        if nf == 0 or row_active[f0] != FREE_FRICTION or row_direct[f0] != 0:
+            continue
+        n = 0.0
+        for r in range(f0, f0 + nf):
+            n += row_lambda[r] * row_lambda[r]
+        if math.sqrt(n) < row_hi[f0] * (1.0 - 1e-9):
+            for r in range(f0, f0 + nf):
+                row_direct[r] = 1
+            locked = True
+    return locked
+
+
+@njit(cache=True)
+def release_slipping_friction(tree, joint_type, joint_row_start, row_hi, row_direct, row_lambda):
+    """A joint locked by static friction whose friction impulse came out of its Coulomb
+    ball in the direct solve (it slides) is unlocked for the rest of the substep
+    (row_direct = −1), its impulse put on the ball (eq. 16, seed 001). Returns whether
+    any was."""
+    order, joint_m = tree.order, tree.joint_m
+    changed = False
+    for t in range(order.shape[0]):
+        k = order[t]
+        jt = joint_type[k]
+        nf = N_FREE[jt]
+        f0 = joint_row_start[k] + joint_m[k] + N_LIMIT[jt]
+        if nf == 0 or row_direct[f0] != 1:
+            continue
+        n = 0.0
+        for r in range(f0, f0 + nf):
+            n += row_lambda[r] * row_lambda[r]
+        n = math.sqrt(n)
+        if n > row_hi[f0]:
+            s = row_hi[f0] / n
+            for r in range(f0, f0 + nf):
+                row_direct[r] = -1
+                row_lambda[r] *= s
+            changed = True
+    return changed
+
+
+@njit(cache=True)
 def refactor(h, use_k, targets, n_iter_known, may_iterate, rows_done, bodies, joints, rows, work, tree, crows, cwork,
              cdirect):
     """Inertia with the geometric stiffness of the current impulses, the factor of the
@@ -927,7 +986,7 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
     body_inv_mass = bodies.inv_mass
     joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
     row_J, row_C, row_kind = rows.J, rows.C, rows.kind
-    row_active, row_lambda = rows.active, rows.impulse
+    row_active, row_lambda, row_hi = rows.active, rows.impulse, rows.hi
     body_pvel, body_pomega = work.pvel, work.pomega
     order, roots, joint_child = tree.order, tree.roots, tree.joint_child
     joint_m, row_direct = tree.joint_m, tree.row_direct
@@ -968,6 +1027,7 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
     it = 0
     residual = 0.0
     capped = False
+    locked = False          # some joint is locked by its static friction (the closing solve)
     cblock = cblocks[:0]
     while True:
         if factor:
@@ -993,8 +1053,13 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
             zero_tree(order, roots, joint_child, body_z2)
         articulated_solve(tree, joint_body, rate, body_z, body_vel, body_omega, positions, params[P_ERP] / h, body_z2, body_pvel, body_pomega)
         change = articulated_lambda(tree, row_J, body_z, body_vel, body_omega, row_lambda)
-        if release_pulling_limits(tree, joint_type, joint_row_start, row_active, row_direct, row_lambda):
-            # a limit is letting go: it leaves the direct solve, which is then redone
+        released = release_pulling_limits(tree, joint_type, joint_row_start, row_active, row_direct, row_lambda)
+        if last and locked:
+            released = release_slipping_friction(tree, joint_type, joint_row_start, row_hi, row_direct,
+                                                 row_lambda) or released
+        if released:
+            # a limit is letting go or a locked joint slides: it leaves the direct solve,
+            # which is then redone
             select_rows(tree, joint_type, joint_row_start, row_active, True, row_direct)
             factor = True
             rows_done = False
@@ -1023,6 +1088,13 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
             if n_iter == 0:
                 break
             last = True             # end on the direct solve: exact with the others' final impulses
+            if may_iterate and lock_sticking_friction(tree, joint_type, joint_row_start, row_active, row_hi,
+                                                      row_lambda, row_direct):
+                # joints the sweeps left sticking are locked in that solve: held exactly
+                locked = True
+                select_rows(tree, joint_type, joint_row_start, row_active, True, row_direct)
+                factor = True
+                rows_done = False
             continue
         # next fixed-point iterate of the geometric stiffness, from the newest impulses
         factor = use_k

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..joint_types import BY_CODE, N_LIMIT, PRISMATIC
+from ..joint_types import BY_CODE, N_FREE, N_LIMIT, PRISMATIC
 from ..quat import cross, rotated_diagonal, store_symmetric, sym_add_outer
 
 _FAST = {"contract", "reassoc", "nsz", "arcp"}   # no nnan/ninf: NaNs must still show up
@@ -937,7 +937,9 @@ def _select_rows(tree, joint_type, joint_row_start, row_active, with_limits, row
     `with_limits`, its active limit rows unless row_direct marks them −1 (left to the
     iterations this step); the rows with a linear part first (point or slide rows, a
     slider's stop). row_direct[r] = 1 on every row chosen, 0 on the joint's other limit
-    rows (−1 marks are kept)."""
+    rows (−1 marks are kept). Free rows the caller marked 1 (a joint held by static
+    friction: impulse.lock_sticking_friction) join too when no limit row of the joint
+    did — the joint is then locked — and are set back to 0 otherwise."""
     order, joint_m, joint_rows, joint_mdir = tree.order, tree.joint_m, tree.joint_rows, tree.joint_mdir
     joint_nldir = tree.joint_nldir
     for t in range(order.shape[0]):
@@ -947,16 +949,28 @@ def _select_rows(tree, joint_type, joint_row_start, row_active, with_limits, row
         m = joint_m[k]
         nl = 2 if jt == PRISMATIC else 3
         n_lim = N_LIMIT[jt]
+        f0 = r0 + m + n_lim                      # the free rows
+        nf = N_FREE[jt]
         cnt = 0
         for i in range(nl):
             joint_rows[k, cnt] = r0 + i
             row_direct[r0 + i] = 1
             cnt += 1
+        limited = False
         for r in range(r0 + m, r0 + m + n_lim):
             if row_direct[r] != -1:
                 row_direct[r] = 1 if (with_limits and row_active[r] != 0) else 0
+            limited = limited or row_direct[r] == 1
+        stuck = nf > 0 and not limited and row_direct[f0] == 1
+        if not stuck:
+            for r in range(f0, f0 + nf):
+                if row_direct[r] == 1:
+                    row_direct[r] = 0
         if jt == PRISMATIC and row_direct[r0 + m] == 1:
             joint_rows[k, cnt] = r0 + m          # the slide stop: a linear row
+            cnt += 1
+        if jt == PRISMATIC and stuck:
+            joint_rows[k, cnt] = f0              # the slide held by friction: a linear row
             cnt += 1
         n_lin = cnt
         for i in range(nl, m):
@@ -966,6 +980,10 @@ def _select_rows(tree, joint_type, joint_row_start, row_active, with_limits, row
         if jt != PRISMATIC:
             for r in range(r0 + m, r0 + m + n_lim):
                 if row_direct[r] == 1:
+                    joint_rows[k, cnt] = r
+                    cnt += 1
+            if stuck:
+                for r in range(f0, f0 + nf):
                     joint_rows[k, cnt] = r
                     cnt += 1
         joint_mdir[k] = cnt
