@@ -127,8 +127,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..contacts import (N_NOW, N_ROWS, detection_overflowed, penalty_contact_forces, penalty_contact_friction,
-                        prepare_contacts)
+from ..contacts import (N_BLOCKS, N_NOW, N_ROWS, detection_overflowed, find_contacts, penalty_contact_forces,
+                        penalty_contact_friction, write_contact_rows)
 from ..integrate import blown_up, gather_forces, gyroscopic_implicit, integrate_positions, integrate_velocities
 from ..joint_rows import (MOTOR_OFF, MOTOR_POSITION, ROW_FREE, ROW_LIMIT, compute_joint_rates,
                           compute_joint_rows, row_velocity)
@@ -636,7 +636,7 @@ def point_arm(row_J, r0, side):
 
 
 # ---------------------------------------------------------------------------- implicit step
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy", fastmath=True, _nrt=False)
 def body_blocks(h, geometric, gravity, bodies, joints, rows, force_acc, torque_acc, plan):
     """Per dynamic body: world inertia and its inverse, the diagonal block M̃ and the right
     side M̃ V + Δt (F + m g). M̃ is the mass and world inertia, plus (`geometric`) the
@@ -1224,7 +1224,7 @@ def row_dot(row_J, r, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
             + row_J[r, 10] * b4 + row_J[r, 11] * b5)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def store_impulses(h, stiff, bodies, joints, rows, plan):
     """Each implicit row's force of the step as the impulse f Δt = g − w J V⁺ (clamped
     drives: F_max Δt along drive_dir) into rows.impulse; the stiff preset's rows also
@@ -1246,7 +1246,27 @@ def store_impulses(h, stiff, bodies, joints, rows, plan):
         b0, b1, b2, b3, b4, b5 = body_vel[b, 0], body_vel[b, 1], body_vel[b, 2], body_omega[b, 0], \
             body_omega[b, 1], body_omega[b, 2]
         if stiff:
-            for r in range(start, f0):
+            r = start
+            if joint_type[j] != PRISMATIC and row_w[start] != 0.0:
+                # the three point rows (along x, y, z; one weight): J = (−e, −r_a×e, e, r_b×e)
+                # has four zeros, so J·V is row_dot's sum without those terms (adding ±0
+                # changes no sum: the same numbers bit for bit)
+                v = (row_J[r, 0] * a0 + row_J[r, 4] * a4 + row_J[r, 5] * a5 + row_J[r, 6] * b0
+                     + row_J[r, 10] * b4 + row_J[r, 11] * b5)
+                row_impulse[r] = row_g[r] - row_w[r] * v
+                c_lin[r] += h * v
+                r += 1
+                v = (row_J[r, 1] * a1 + row_J[r, 3] * a3 + row_J[r, 5] * a5 + row_J[r, 7] * b1
+                     + row_J[r, 9] * b3 + row_J[r, 11] * b5)
+                row_impulse[r] = row_g[r] - row_w[r] * v
+                c_lin[r] += h * v
+                r += 1
+                v = (row_J[r, 2] * a2 + row_J[r, 3] * a3 + row_J[r, 4] * a4 + row_J[r, 8] * b2
+                     + row_J[r, 9] * b3 + row_J[r, 10] * b4)
+                row_impulse[r] = row_g[r] - row_w[r] * v
+                c_lin[r] += h * v
+                r += 1
+            for r in range(r, f0):
                 if row_w[r] == 0.0 and row_g[r] == 0.0:
                     row_impulse[r] = 0.0
                     continue
@@ -1341,7 +1361,7 @@ def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, d
             body_omega[i, 0], body_omega[i, 1], body_omega[i, 2] = wx, wy, wz
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def nonlinearity(joints, rows, plan):
     """Largest |G(X⁺) − (G_k + Δt J_k (V⁺ − V_k))| over the stiff rows (m or rad): how far
     the rows' linearization missed the poses the step reached; a limit row that was not
@@ -1489,11 +1509,20 @@ def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows
     drives_on = any_drive(joints, drives)
     implicit = stiff or drives_on
     n_project = int(params[P_PROJECTION])
+    contact_n = contacts.buffers.n
     if not drives_on:                       # no friction or motor for the whole run: clear the drives once
         setup_drives(h, bodies, joints, drives, rows, plan)
     for step in range(n_steps):
         gather_forces(t0 + step * h, bodies, loads, force_acc, torque_acc)
-        n_contacts = prepare_contacts(contacts, bodies, h)
+        # contacts.prepare_contacts, without the rows kernel's call when nothing was found
+        # (passing it the contact bundles costs a microsecond; with m = 0 it writes no row)
+        m = find_contacts(contacts, bodies)
+        if m > 0:
+            n_contacts = write_contact_rows(contacts, bodies, h, m)
+        else:
+            contact_n[N_ROWS] = 0
+            contact_n[N_BLOCKS] = 0
+            n_contacts = 0
         if detection_overflowed(contacts):
             return step                     # nothing moved yet: redone with grown buffers
         if n_contacts > 0 and not stiff:
