@@ -116,9 +116,10 @@ SETTINGS = (
     Setting("keep_energy", "bool", True, label="keep energy",
             help="Energy projection after a step with ideal joints only (no limit, friction or motor on any "
                  "joint; no rope or mouse spring): the velocities of each group of bodies jointed to the ground and "
-                 "touching nothing in the step are scaled so that its energy is the step's start energy plus the "
-                 "loads' work, never above it. "
-                 "Takes back what the drift correction and the velocity solve at the start pose lose (~(ωh)² a step)."),
+                 "touching nothing in the step are scaled (by at most 1 % a step) so that its energy is its "
+                 "energy when the run started (or was last edited) plus the loads' work, never above it. "
+                 "Takes back what the drift correction and the velocity solve at the start pose lose (~(ωh)² a step); "
+                 "what a step cannot take back at once is owed and taken back over the next steps."),
 )
 
 
@@ -1177,6 +1178,8 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
         solve_ticks = 0.0
         if keep_energy:                     # E_n per grounded group; the loads' work from 0
             projection.group_energies(bodies, gravity, grounded, energy, 0)
+            if step == 0:
+                projection.open_energy_budget(energy)
             energy[:, 1] = 0.0
             energy[:, 5] = 1.0              # no contact on the group yet
         for sub in range(substeps):
