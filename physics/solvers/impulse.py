@@ -1338,6 +1338,18 @@ class ImpulseSolver:
         return uses_direct_solve(self.tree(world)[0], s["iterations"], s["time_cap_ms"], s["substeps"],
                                  METHODS[s["method"]])
 
+    def save_state(self, world):
+        """What the step carries over beyond the world's state: the energy each grounded
+        group is owed and its energy after the last step (keep_energy's budget)."""
+        return projection.projection_for(world).energy[:, projection.E_OWED:].copy()
+
+    def restore_state(self, world, saved):
+        """Back to a saved budget (World.restore_state); a budget of another layout is
+        dropped (the next step starts afresh)."""
+        energy = projection.projection_for(world).energy
+        if saved is not None and saved.shape == energy[:, projection.E_OWED:].shape:
+            energy[:, projection.E_OWED:] = saved
+
     def energy_inactive(self, world):
         """Why keep_energy cannot act in this world (a short reason for the panel), or None:
         a joint with a limit, friction or a motor dissipates or drives, which the energy
