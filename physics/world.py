@@ -1105,6 +1105,7 @@ class World:
         s["motors"] = (c.motor_mode.copy(), c.motor_target.copy())
         s["ropes"] = {name: rope.save_state() for name, rope in self.ropes.items()}
         s["contacts"] = self.contact_model.save(self)
+        s["solvers"] = {name: sv.save_state(self) for name, sv in self.solvers.items() if hasattr(sv, "save_state")}
         return s
 
     def restore_state(self, s):
@@ -1123,6 +1124,8 @@ class World:
                 except ValueError:      # the rope was re-discretized since: keep its shape
                     pass
         self.contact_model.restore(self, s.get("contacts"))
+        for name, saved in s.get("solvers", {}).items():
+            self.solvers[name].restore_state(self, saved)
         self._next_event = sum(1 for e in self._events if e[0] < self.time - 1e-9)
         self.blown_up = None
         self._watch = None

@@ -260,16 +260,19 @@ def test_hundred_hinge_chain_keeps_joints_within_a_millimetre_for_a_second_at_10
 
 @pytest.mark.parametrize("joint", ["revolute", "spherical"])
 def test_energy_of_a_frictionless_chain_does_not_grow(joint):
+    """At the defaults the energy projection pays back what earlier steps lost (the whip's
+    losses are owed) but never lifts the chain's energy above its start."""
     w = World(dt=0.01, solver="impulse")
     make_chain(w, links=30, joint=joint)
     w.body("chain_29").velocity = (0.0, 0.5, 1.0)          # some out-of-plane motion too
     e0 = w.energy()
-    previous = e0
+    lowest = e0
     for _ in range(150):
         w.step()
         e = w.energy()
-        assert e <= previous + 1e-9 * abs(e0) + 1e-12
-        previous = e
+        assert e <= e0 + 1e-9 * abs(e0) + 1e-12
+        lowest = min(lowest, e)
+    assert lowest < e0                                      # it did lose some on the way
 
 
 def test_joint_limit_holds_on_the_direct_path():

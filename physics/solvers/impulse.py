@@ -116,9 +116,10 @@ SETTINGS = (
     Setting("keep_energy", "bool", True, label="keep energy",
             help="Energy projection after a step with ideal joints only (no limit, friction or motor on any "
                  "joint; no rope or mouse spring): the velocities of each group of bodies jointed to the ground and "
-                 "touching nothing in the step are scaled so that its energy is the step's start energy plus the "
-                 "loads' work, never above it. "
-                 "Takes back what the drift correction and the velocity solve at the start pose lose (~(ωh)² a step)."),
+                 "touching nothing in the step are scaled (by at most 1 % a step) so that its energy is its "
+                 "energy when the run started (or was last edited) plus the loads' work, never above it. "
+                 "Takes back what the drift correction and the velocity solve at the start pose lose (~(ωh)² a step); "
+                 "what a step cannot take back at once is owed and taken back over the next steps."),
 )
 
 
@@ -1177,6 +1178,8 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
         solve_ticks = 0.0
         if keep_energy:                     # E_n per grounded group; the loads' work from 0
             projection.group_energies(bodies, gravity, grounded, energy, 0)
+            if step == 0:
+                projection.open_energy_budget(energy)
             energy[:, 1] = 0.0
             energy[:, 5] = 1.0              # no contact on the group yet
         for sub in range(substeps):
@@ -1334,6 +1337,18 @@ class ImpulseSolver:
         s = self.settings
         return uses_direct_solve(self.tree(world)[0], s["iterations"], s["time_cap_ms"], s["substeps"],
                                  METHODS[s["method"]])
+
+    def save_state(self, world):
+        """What the step carries over beyond the world's state: the energy each grounded
+        group is owed and its energy after the last step (keep_energy's budget)."""
+        return projection.projection_for(world).energy[:, projection.E_OWED:].copy()
+
+    def restore_state(self, world, saved):
+        """Back to a saved budget (World.restore_state); a budget of another layout is
+        dropped (the next step starts afresh)."""
+        energy = projection.projection_for(world).energy
+        if saved is not None and saved.shape == energy[:, projection.E_OWED:].shape:
+            energy[:, projection.E_OWED:] = saved
 
     def energy_inactive(self, world):
         """Why keep_energy cannot act in this world (a short reason for the panel), or None:

@@ -79,9 +79,13 @@ factor is that of the current poses (the impulse step's SHAKE correction); pose0
 the poses (x, quaternion) and ω before a Newton step, restored when it made the error worse;
 grounded (nb,) k ≥ 1 for a dynamic body of the k-th group of bodies joined to each other
 and (through joints) to a static one, else 0 (the impulse step's energy projection acts on
-each such group alone); energy (groups, 6) per group the step's E_n, the loads' work, the
-work of the step's last half-substep, two scratch numbers, and 1 while no contact touched the
-group in the step (impulse_kernel: energy_projection)."""
+each such group alone); energy (groups, 8) per group the step's E_n, the loads' work, the
+work of the step's last half-substep, two scratch numbers, 1 while no contact touched the
+group in the step, the energy still owed to it (J) and its energy after the last step
+(impulse_kernel: energy_projection)."""
+
+N_ENERGY = 8        # the columns of Projection.energy
+E_OWED, E_AFTER = 6, 7
 
 Violation = namedtuple("Violation", "position_before position_after velocity_before velocity_after")
 """What `project` did: the largest |g_E| of the joints' equality rows before and after the
@@ -106,7 +110,7 @@ def make_projection(world):
     return Projection(tree, loop_rows, np.zeros((nl, nb, 6)), np.zeros((L, L)), np.zeros(L, np.int64), np.zeros(L),
                       np.zeros(L), np.zeros(L), np.zeros((nb, 3)), np.zeros((nb, 3)), np.zeros((max(n_rows, 1), 12)),
                       np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros((nb, 10)),
-                      grounded, np.zeros((max(int(grounded.max(initial=0)), 1), 6)))
+                      grounded, np.zeros((max(int(grounded.max(initial=0)), 1), N_ENERGY)))
 
 
 def grounded_bodies(joint_body, static):
@@ -499,9 +503,21 @@ def add_load_work(bodies, force, torque, grounded, energy, col, dt):
 
 
 # the energy projection scales velocities by at most this per step (a deficit beyond it is
-# left: a step's loss is ~(ωh)², far below), and acts only on a change above round-off
+# owed to the group and paid back over the next steps), and acts only on a change above
+# round-off
 ENERGY_SCALE_MAX = 1.01
 ENERGY_ROUNDOFF = 1e-12
+
+
+@njit(cache=True)
+def open_energy_budget(energy):
+    """At a call's first step (energy[:, 0] = E_n): a group whose energy is not the one
+    the last step left it with (its bodies, loads or gravity were edited in between, or
+    the projection was off) starts its budget afresh — nothing owed."""
+    for k in range(energy.shape[0]):
+        e, after = energy[k, 0], energy[k, E_AFTER]
+        if abs(e - after) > 1e-9 * (abs(e) + abs(after) + abs(energy[k, 4])):
+            energy[k, E_OWED] = 0.0
 
 
 @njit(cache=True)
@@ -520,21 +536,27 @@ def mark_touching(grounded, energy, crows):
 def energy_projection(bodies, gravity, grounded, energy):
     """Dinev, Liu & Kavan 2018's energy projection in the velocities alone, per grounded
     group k: the least change of its V in the mass metric that brings its energy to
-    E* = target + s·w1 (target = energy[k−1, 0] + energy[k−1, 1]: E_n and the loads' work
-    but for the last half-substep's, w1 = energy[k−1, 2]: that work at the scaled end
-    velocities, the trapezoid's second half, h/2 Σ F·V) is V ← s V (the closest point of
-    the ellipsoid ½VᵀMV = K* to V), s from s²K − s·w1 = target − U. s ≤ ENERGY_SCALE_MAX;
-    a change within round-off of the energy is left alone (a resting chain's noise is
-    never amplified). Groups touched by a contact in the step (energy[k−1, 5] = 0) are left
-    alone. The scale of group k ends in energy[k−1, 3]."""
+    E* = target + s·w1 (target = energy[k−1, 0] + energy[k−1, 1] + owed: E_n, the loads'
+    work but for the last half-substep's and what earlier steps could not restore;
+    w1 = energy[k−1, 2]: that work at the scaled end velocities, the trapezoid's second
+    half, h/2 Σ F·V) is V ← s V (the closest point of the ellipsoid ½VᵀMV = K* to V), s
+    from s²K − s·w1 = target − U. s ≤ ENERGY_SCALE_MAX: near a turning point, where every
+    body is slow, the step's loss is beyond reach; it stays owed (E* − the energy
+    reached) and is paid back as the group speeds up, so the budget is their paper's
+    E_0 + the loads' work. A change within round-off of the energy is left alone (a
+    resting chain's noise is never amplified). Groups touched by a contact in the step
+    (energy[k−1, 5] = 0) are left alone and owed nothing. The scale of group k ends in
+    energy[k−1, 3], its energy after in energy[k−1, E_AFTER]."""
     group_energies(bodies, gravity, grounded, energy, 3)
     for k in range(energy.shape[0]):
         potential = energy[k, 4]
         kinetic = energy[k, 3] - potential
-        target, w1 = energy[k, 0] + energy[k, 1], energy[k, 2]
+        w1 = energy[k, 2]
+        target = energy[k, 0] + energy[k, 1] + energy[k, E_OWED]
         c = target - potential
         s = 1.0
-        if energy[k, 5] != 0.0 and kinetic > 0.0 and abs(c + w1 - kinetic) > ENERGY_ROUNDOFF * (abs(target) + abs(potential) + kinetic
+        touched = energy[k, 5] == 0.0
+        if not touched and kinetic > 0.0 and abs(c + w1 - kinetic) > ENERGY_ROUNDOFF * (abs(target) + abs(potential) + kinetic
                                                                        + abs(w1)):
             disc = w1 * w1 + 4.0 * kinetic * c
             s = w1 / (2.0 * kinetic)          # beyond reach (the positions alone hold more): the least
@@ -542,6 +564,9 @@ def energy_projection(bodies, gravity, grounded, energy):
                 s += math.sqrt(disc) / (2.0 * kinetic)
             s = min(max(s, 0.0), ENERGY_SCALE_MAX)
         energy[k, 3] = s
+        after = potential + s * s * kinetic
+        energy[k, E_AFTER] = after
+        energy[k, E_OWED] = 0.0 if touched else target + s * w1 - after
     body_vel, body_omega = bodies.vel, bodies.omega
     for i in range(body_vel.shape[0]):
         g = grounded[i] - 1
