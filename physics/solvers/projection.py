@@ -62,10 +62,6 @@ TOLERANCE = 1e-12
 # error by about as much — from a step's drift (~1e-7 m, a Newton step's remainder ~1e-11)
 # to round-off in one step, at a fifth of a fresh factor's cost.
 CHORD_STEP = 1e-3
-# The impulse step's projection (h > 0) keeps its factor up to this: it follows a step whose
-# drift is ~1 mm, a Newton step leaves ~1e-5 m of it, and a chord step on rows turned by
-# ≲ 0.05 rad takes that to ~1e-7 m for a fifth of a fresh factor's cost.
-CHORD_STEP_IMPULSE = 5e-2
 # a loop row whose Cholesky pivot is below this share of the largest is dependent on the
 # rows before it (the lcp solver's LOOP_RANK_TOL: the four-bar's rank 17 of 20)
 LOOP_RANK_TOL = 1e-10
@@ -367,8 +363,7 @@ def project_positions(iterations, tol, bodies, joints, rows, proj, h):
     with Δq = M⁻¹Jᵀη, q += Δq, rows rewritten; stops once every |g_E| ≤ tol. M: the bodies'
     own (h = 0) or the impulse step's metric (h > 0, projection_factor). Each step is
     on a fresh factor at the current poses, except after steps that moved less than
-    CHORD_STEP (h > 0: CHORD_STEP_IMPULSE) in all since the factor was made: a chord step
-    on that factor (J0). If the
+    CHORD_STEP in all since the factor was made: a chord step on that factor (J0). If the
     last step leaves the largest |g_E| above the smallest seen (a drift beyond Newton's
     reach: bodies turned by ≳ 0.1 rad per step), the poses with the smallest are restored.
     Returns the largest |g_E| after."""
@@ -377,11 +372,10 @@ def project_positions(iterations, tol, bodies, joints, rows, proj, h):
     err = position_errors(bodies, joints, rows)
     since = -1.0
     best = err
-    chord = CHORD_STEP_IMPULSE if h > 0.0 else CHORD_STEP
     for it in range(iterations):
         if err <= tol:
             break
-        if since < 0.0 or since > chord:
+        if since < 0.0 or since > CHORD_STEP:
             chord_factor(proj, bodies, joints, rows, h)
             since = 0.0
         chord_step(proj, joints, rows, lin, ang)
