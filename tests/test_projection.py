@@ -189,7 +189,8 @@ def test_newton_steps_that_widen_the_joints_are_undone():
     make_chain(w, links=30, joint="revolute")
     w.configure("impulse", post_projection=True, projection_above=0.0)
     w.advance_steps(72)
-    w.configure("impulse", post_projection=False)
+    # the step without: no split pass either (erp 0), whose drift prediction takes most of it
+    w.configure("impulse", post_projection=False, erp=0.0)
     w.advance_steps(1)
     start = w.save_state()
     proj = projection_for(w)

@@ -45,12 +45,12 @@ from ..quat import rotate_inv, rotated_diagonal, store_symmetric
 from ..integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from ..joint_rows import (FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOTOR_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT,
                           compute_joint_rates, compute_joint_rows, speculative_limits, write_drive_rows)
-from ..joint_types import N_FREE, N_LIMIT
+from ..joint_types import N_FREE, N_LIMIT, PRISMATIC
 from ..settings import Setting, checked, defaults
 from . import projection
 from .row_ops import scatter_row
 from .stats import SolverStats
-from .tree_solve import (articulated_factor, articulated_lambda, articulated_solve, augmented_inertia,
+from .tree_solve import (_FAST, arm, articulated_factor, articulated_lambda, articulated_solve, augmented_inertia,
                          build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum, zero_tree)
 
 # the kernel's params vector (ImpulseSolver._pack)
@@ -888,6 +888,48 @@ def release_pulling_limits(tree, joint_type, joint_row_start, row_active, row_di
     return changed
 
 
+@njit(cache=True, fastmath=_FAST)
+def predict_drift(h, erp, tree, joint_type, joint_body, row_J, row_C, body_inv_mass, body_omega):
+    """tree.row_target = the rows' values C the direct solve's targets come from: with
+    erp > 0 (split impulses) a point row's C + d/erp, d the drift the position update will
+    add to it beyond its rate J·V: the anchors turn by the integrator's rotation δq (the
+    quaternion (w, 1)/|(w, 1)|, w = ½hω: quat.integrate_quat), not by h ω×r, so
+    d = e·(δ_b − δ_a), δ = δq r − r − h ω×r = 2/(1 + |w|²) (w×(w×r) − |w|² w×r)
+    ≈ ½h² ω×(ω×r) (a swinging link's centripetal term). The split pass,
+    J V* = −(erp·C + d)/h, takes it off before it happens. ω: the velocities the solve
+    starts from (its outcome is not known yet; the last substep's impulses are no guide:
+    the torques of a link's two joints nearly cancel, and turned by a step they do not)."""
+    order, joint_rows, row_target = tree.order, tree.joint_rows, tree.row_target
+    for r in range(row_C.shape[0]):
+        row_target[r] = row_C[r]
+    if erp <= 0.0:
+        return
+    g = 1.0 / erp
+    hh = 0.5 * h
+    for t in range(order.shape[0]):
+        k = order[t]
+        if joint_type[k] == PRISMATIC:
+            continue
+        r0 = joint_rows[k, 0]
+        dx = dy = dz = 0.0
+        for side in range(2):
+            i = joint_body[k, side]
+            if body_inv_mass[i] == 0.0:
+                continue
+            rx, ry, rz = arm(row_J, r0, 6 * side)
+            wx, wy, wz = hh * body_omega[i, 0], hh * body_omega[i, 1], hh * body_omega[i, 2]
+            w2 = wx * wx + wy * wy + wz * wz
+            ax, ay, az = wy * rz - wz * ry, wz * rx - wx * rz, wx * ry - wy * rx       # w × r
+            bx, by, bz = wy * az - wz * ay, wz * ax - wx * az, wx * ay - wy * ax       # w × (w × r)
+            f = (2.0 if side == 1 else -2.0) / (1.0 + w2)
+            dx += f * (bx - w2 * ax)
+            dy += f * (by - w2 * ay)
+            dz += f * (bz - w2 * az)
+        row_target[r0] += dx * g
+        row_target[r0 + 1] += dy * g
+        row_target[r0 + 2] += dz * g
+
+
 @njit(cache=True)
 def lock_sticking_friction(tree, joint_type, joint_row_start, row_active, row_hi, row_lambda, row_direct):
     """Static friction on the direct path: the free rows in friction of every tree joint
@@ -953,13 +995,14 @@ def refactor(h, use_k, targets, n_iter_known, may_iterate, rows_done, bodies, jo
     body_pos, body_quat, body_inv_mass = bodies.pos, bodies.quat, bodies.inv_mass
     body_inv_inertia = bodies.inv_inertia
     joint_type, joint_body = joints.type, joints.body
-    row_J, row_C = rows.J, rows.C
+    row_J = rows.J
     body_inv_inertia_world = work.inv_inertia_world
     order, roots, joint_child = tree.order, tree.roots, tree.joint_child
     loop_joints, row_direct = tree.loop_joints, tree.row_direct
     body_I = tree.body_I
     augmented_inertia(h, use_k, tree, joints, rows, bodies)
-    articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, body_inv_mass, body_I, targets, rows_done)
+    articulated_factor(tree, joint_type, joint_body, row_J, tree.row_target, body_pos, body_inv_mass, body_I, targets,
+                       rows_done)
     n_iter = n_iter_known
     if n_iter < 0:
         n_iter = loop_joints.shape[0]
@@ -1017,6 +1060,13 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
             k = order[t]
             for i in range(joint_mdir[k]):
                 row_lambda[joint_rows[k, i]] = 0.0
+    # not with loop joints (their rows, swept around the direct solve, would pull against it)
+    # nor with post_projection on every step (it takes the drift; a smaller one only hands its
+    # Newton steps a chord step's precision: 6e-5 m instead of 1e-5 on a whipping 30-link chain)
+    every_step = params[P_PROJECTION] > 0.0 and params[P_PROJECTION_ABOVE] == 0.0
+    predict = stabilization == SPLIT and tree.loop_joints.shape[0] == 0 and not every_step
+    predict_drift(h, params[P_ERP] if predict else 0.0, tree, joint_type, joint_body, row_J, row_C, body_inv_mass,
+                  body_omega)
     body_v0[:, :] = body_vel
     body_w0[:, :] = body_omega
     # one call site per kernel (the loop below also runs the first factor and the last

@@ -165,7 +165,7 @@ def build_tree_plan(joint_body, joint_type, static):
 
 Tree = namedtuple("Tree", "order roots joint_child joint_side joint_parent joint_m loop_joints row_direct "
                          "joint_rows joint_mdir joint_nldir body_v0 body_w0 body_I body_K body_D body_z body_z2 "
-                         "joint_N joint_U joint_P joint_d joint_Gl joint_Ga joint_t joint_nz root_L scratch")
+                         "joint_N joint_U joint_P joint_d joint_Gl joint_Ga joint_t joint_nz root_L scratch row_target")
 """Everything the direct path reads and writes, for one joint graph: the plan (order …
 loop_joints, see TreePlan), row_direct (rows,) 1 for rows in the direct solve, joint_rows
 (nj,6) those rows per joint, joint_mdir / joint_nldir (nj,) how many (and how many with a
@@ -175,7 +175,8 @@ triangles), body_z, body_z2 (nb,6) momenta in / forward-pass accumulators of two
 sides, joint_N (nj,18) null-space columns (6 × l), joint_U (nj,18) D_c N, joint_P (nj,9)
 (Nᵀ D_c N)⁻¹, joint_d (nj,3) shift parent → child, joint_Gl / joint_Ga (nj,9) Gram⁻¹ of the
 rows' linear / angular-only parts, joint_t (nj,15) targets −C, joint_nz (nj,6) Nᵀ z_c,
-root_L (max(roots,1),36) factors of free-floating roots, scratch (36,)."""
+root_L (max(roots,1),36) factors of free-floating roots, scratch (36,); row_target (rows,) a
+row value the caller's targets are built from (the impulse step's C plus its predicted drift)."""
 
 
 def make_tree(plan, n_rows):
@@ -186,7 +187,7 @@ def make_tree(plan, n_rows):
                 np.zeros(nj, np.int64), np.zeros((nb, 3)), np.zeros((nb, 3)), np.zeros((nb, 9)), np.zeros((nb, 6)),
                 np.zeros((nb, 36)), np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros((nj, 18)), np.zeros((nj, 18)),
                 np.zeros((nj, 9)), np.zeros((nj, 3)), np.zeros((nj, 9)), np.zeros((nj, 9)), np.zeros((nj, 15)),
-                np.zeros((nj, 6)), np.zeros((max(len(plan.roots), 1), 36)), np.zeros(36))
+                np.zeros((nj, 6)), np.zeros((max(len(plan.roots), 1), 36)), np.zeros(36), np.zeros(n_rows))
 
 
 BlockFactor = namedtuple("BlockFactor", "body_L joint_L body_y body_u joint_w")
