@@ -930,6 +930,15 @@ def predict_drift(h, erp, tree, joint_type, joint_body, row_J, row_C, body_inv_m
         row_target[r0 + 2] += dz * g
 
 
+@njit(cache=True, inline="always")
+def impulse_norm(row_lambda, start, end):
+    """|λ| over the rows start…end−1 (a joint's free rows: its friction impulse)."""
+    n = 0.0
+    for r in range(start, end):
+        n += row_lambda[r] * row_lambda[r]
+    return math.sqrt(n)
+
+
 @njit(cache=True)
 def lock_sticking_friction(tree, joint_type, joint_row_start, row_active, row_hi, row_lambda, row_direct):
     """Static friction on the direct path: the free rows in friction of every tree joint
@@ -946,10 +955,7 @@ def lock_sticking_friction(tree, joint_type, joint_row_start, row_active, row_hi
         f0 = joint_row_start[k] + joint_m[k] + N_LIMIT[jt]
         if nf == 0 or row_active[f0] != FREE_FRICTION or row_direct[f0] != 0:
             continue
-        n = 0.0
-        for r in range(f0, f0 + nf):
-            n += row_lambda[r] * row_lambda[r]
-        if math.sqrt(n) < row_hi[f0] * (1.0 - 1e-9):
+        if impulse_norm(row_lambda, f0, f0 + nf) < row_hi[f0] * (1.0 - 1e-9):
             for r in range(f0, f0 + nf):
                 row_direct[r] = 1
             locked = True
@@ -971,10 +977,7 @@ def release_slipping_friction(tree, joint_type, joint_row_start, row_hi, row_dir
         f0 = joint_row_start[k] + joint_m[k] + N_LIMIT[jt]
         if nf == 0 or row_direct[f0] != 1:
             continue
-        n = 0.0
-        for r in range(f0, f0 + nf):
-            n += row_lambda[r] * row_lambda[r]
-        n = math.sqrt(n)
+        n = impulse_norm(row_lambda, f0, f0 + nf)
         if n > row_hi[f0]:
             s = row_hi[f0] / n
             for r in range(f0, f0 + nf):
