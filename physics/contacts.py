@@ -362,6 +362,9 @@ def keep_contact_impulses(data, n_blocks):
     key, prev_key, prev_impulse, row_of = buf.key, buf.prev_key, buf.prev_impulse, buf.row_of
     row_J, row_lambda, block_start, block_count, row_kind = rows.J, rows.impulse, rows.block_start, rows.block_count, rows.kind
     m = buf.n[N_NOW] if n_blocks > 0 else 0
+    if m + n_blocks == 0:
+        buf.n[N_PREV] = 0                       # nothing touched: no sort
+        return
     for blk in range(n_blocks):                 # the patches' keys after the points'
         key[m + blk] = buf.block_key[blk]
     order = np.argsort(key[:m + n_blocks])

@@ -1230,9 +1230,11 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
     for step in range(n_steps):
         solve_ticks = 0.0
         if keep_energy:                     # E_n per grounded group; the loads' work from 0
-            projection.group_energies(bodies, gravity, grounded, energy, 0)
             if step == 0:
+                projection.group_energies(bodies, gravity, grounded, energy, 0)
                 projection.open_energy_budget(energy)
+            else:                           # as the last step's energy projection left it
+                energy[:, 0] = energy[:, projection.E_AFTER]
             energy[:, 1] = 0.0
             energy[:, 5] = 1.0              # no contact on the group yet
         for sub in range(substeps):

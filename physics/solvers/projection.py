@@ -534,11 +534,15 @@ ENERGY_ROUNDOFF = 1e-12
 def open_energy_budget(energy):
     """At a call's first step (energy[:, 0] = E_n): a group whose energy is not the one
     the last step left it with (its bodies, loads or gravity were edited in between, or
-    the projection was off) starts its budget afresh — nothing owed."""
+    the projection was off) starts its budget afresh — nothing owed. One that is (within
+    round-off) takes E_n as that step left it, as the kernel's later steps do (impulse_kernel),
+    so a run's bits do not depend on how it is cut into calls."""
     for k in range(energy.shape[0]):
         e, after = energy[k, 0], energy[k, E_AFTER]
         if abs(e - after) > 1e-9 * (abs(e) + abs(after) + abs(energy[k, 4])):
             energy[k, E_OWED] = 0.0
+        else:
+            energy[k, 0] = after
 
 
 @njit(cache=True)
