@@ -474,6 +474,95 @@ def _gram(row_J, rows, k, first, n, col):
 
 
 @njit(cache=True, fastmath=_FAST)
+def _hinge_factor(k, c, p, body_D, joint_N, joint_U, joint_P, joint_d):
+    """Pass 2 of articulated_factor at a joint whose child keeps n = 1 free direction (a
+    hinge, a slider): U = D_c N, P⁻¹ = 1/(Nᵀ U), A = D_c − U Uᵀ/P (a rank-1 downdate) and
+    D_p += Xᵀ A X on the lower triangles, written out; D_c's upper triangle is mirrored."""
+    d00 = body_D[c, 0]
+    d10, d11 = body_D[c, 6], body_D[c, 7]
+    d20, d21, d22 = body_D[c, 12], body_D[c, 13], body_D[c, 14]
+    d30, d31, d32, d33 = body_D[c, 18], body_D[c, 19], body_D[c, 20], body_D[c, 21]
+    d40, d41, d42, d43, d44 = body_D[c, 24], body_D[c, 25], body_D[c, 26], body_D[c, 27], body_D[c, 28]
+    d50, d51, d52, d53, d54, d55 = body_D[c, 30], body_D[c, 31], body_D[c, 32], body_D[c, 33], body_D[c, 34], body_D[c, 35]
+    body_D[c, 1], body_D[c, 2], body_D[c, 3], body_D[c, 4], body_D[c, 5], body_D[c, 8], body_D[c, 9], body_D[c, 10], body_D[c, 11], body_D[c, 15], body_D[c, 16], body_D[c, 17], body_D[c, 22], body_D[c, 23], body_D[c, 29] = d10, d20, d30, d40, d50, d21, d31, d41, d51, d32, d42, d52, d43, d53, d54
+    n0, n1, n2, n3, n4, n5 = joint_N[k, 0], joint_N[k, 1], joint_N[k, 2], joint_N[k, 3], joint_N[k, 4], joint_N[k, 5]
+    u0 = d00 * n0 + d10 * n1 + d20 * n2 + d30 * n3 + d40 * n4 + d50 * n5
+    u1 = d10 * n0 + d11 * n1 + d21 * n2 + d31 * n3 + d41 * n4 + d51 * n5
+    u2 = d20 * n0 + d21 * n1 + d22 * n2 + d32 * n3 + d42 * n4 + d52 * n5
+    u3 = d30 * n0 + d31 * n1 + d32 * n2 + d33 * n3 + d43 * n4 + d53 * n5
+    u4 = d40 * n0 + d41 * n1 + d42 * n2 + d43 * n3 + d44 * n4 + d54 * n5
+    u5 = d50 * n0 + d51 * n1 + d52 * n2 + d53 * n3 + d54 * n4 + d55 * n5
+    joint_U[k, 0], joint_U[k, 1], joint_U[k, 2] = u0, u1, u2
+    joint_U[k, 3], joint_U[k, 4], joint_U[k, 5] = u3, u4, u5
+    pp = n0 * u0 + n1 * u1 + n2 * u2 + n3 * u3 + n4 * u4 + n5 * u5
+    i00 = 1.0 / pp if pp > 0.0 else 0.0
+    store_symmetric(joint_P, k, (i00, 0.0, 0.0, 0.0, 0.0, 0.0))
+    if p < 0:
+        return
+    # A = D_c − U P⁻¹ Uᵀ, lower triangle
+    w0 = i00 * u0
+    w1 = i00 * u1
+    w2 = i00 * u2
+    w3 = i00 * u3
+    w4 = i00 * u4
+    w5 = i00 * u5
+    a00 = d00 - u0 * w0
+    a10, a11 = d10 - u0 * w1, d11 - u1 * w1
+    a20, a21, a22 = d20 - u0 * w2, d21 - u1 * w2, d22 - u2 * w2
+    a30, a31, a32, a33 = d30 - u0 * w3, d31 - u1 * w3, d32 - u2 * w3, d33 - u3 * w3
+    a40, a41, a42, a43, a44 = d40 - u0 * w4, d41 - u1 * w4, d42 - u2 * w4, d43 - u3 * w4, d44 - u4 * w4
+    a50, a51, a52, a53, a54, a55 = d50 - u0 * w5, d51 - u1 * w5, d52 - u2 * w5, d53 - u3 * w5, d54 - u4 * w5, d55 - u5 * w5
+    # D_p += Xᵀ A X, X = [[E, B], [0, E]], B y = y × d: top left A11; column j of the
+    # bottom left block's transpose T = A11 e + A12 e_j (e = e_j × d); bottom right, column j:
+    # d × T e_j + A21 e + A22 e_j, its rows i ≥ j
+    dx, dy, dz = joint_d[k, 0], joint_d[k, 1], joint_d[k, 2]
+    body_D[p, 0] += a00
+    body_D[p, 6] += a10
+    body_D[p, 7] += a11
+    body_D[p, 12] += a20
+    body_D[p, 13] += a21
+    body_D[p, 14] += a22
+    # column 0
+    t0 = -a10 * dz + a20 * dy + a30
+    t1 = -a11 * dz + a21 * dy + a31
+    t2 = -a21 * dz + a22 * dy + a32
+    body_D[p, 18] += t0
+    body_D[p, 19] += t1
+    body_D[p, 20] += t2
+    bx, by, bz = cross(dx, dy, dz, t0, t1, t2)
+    body_D[p, 21] += bx + -a31 * dz + a32 * dy + a33
+    body_D[p, 27] += by + -a41 * dz + a42 * dy + a43
+    body_D[p, 33] += bz + -a51 * dz + a52 * dy + a53
+    # column 1
+    t0 = a00 * dz - a20 * dx + a40
+    t1 = a10 * dz - a21 * dx + a41
+    t2 = a20 * dz - a22 * dx + a42
+    body_D[p, 24] += t0
+    body_D[p, 25] += t1
+    body_D[p, 26] += t2
+    bx, by, bz = cross(dx, dy, dz, t0, t1, t2)
+    body_D[p, 28] += by + a40 * dz - a42 * dx + a44
+    body_D[p, 34] += bz + a50 * dz - a52 * dx + a54
+    # column 2
+    t0 = -a00 * dy + a10 * dx + a50
+    t1 = -a10 * dy + a11 * dx + a51
+    t2 = -a20 * dy + a21 * dx + a52
+    body_D[p, 30] += t0
+    body_D[p, 31] += t1
+    body_D[p, 32] += t2
+    bx, by, bz = cross(dx, dy, dz, t0, t1, t2)
+    body_D[p, 35] += bz + -a50 * dy + a51 * dx + a55
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _mirror_lower(body_D, c):
+    """Copy the lower triangle of the 6×6 body_D[c] onto its upper one."""
+    for i in range(1, 6):
+        for j in range(i):
+            body_D[c, 6 * j + i] = body_D[c, 6 * i + j]
+
+
+@njit(cache=True, fastmath=_FAST)
 def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, body_inv_mass, body_I, targets, rows_done):
     """Factor the tree for M_i = diag(m_i E, I_i) (body_I: 3×3 world inertia, row-major)
     and, per joint k, the rows joint_rows[k, :joint_mdir[k]] (select_rows: its equality
@@ -563,26 +652,36 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
                 joint_N[k, 6 * j + 3] = ax
                 joint_N[k, 6 * j + 4] = ay
                 joint_N[k, 6 * j + 5] = az
-    # D_i = M_i on every dynamic body
+    # D_i = M_i on every dynamic body: its lower triangle only (pass 2 accumulates the
+    # lower triangles and mirrors D_c once complete, when its parent joint comes)
     n_order = order.shape[0]
     for i in range(body_D.shape[0]):
         if body_inv_mass[i] == 0.0:
             continue
         m = 1.0 / body_inv_mass[i]
-        for q in range(36):
-            body_D[i, q] = 0.0
         body_D[i, 0] = m
+        body_D[i, 6] = 0.0
         body_D[i, 7] = m
+        body_D[i, 12] = 0.0
+        body_D[i, 13] = 0.0
         body_D[i, 14] = m
         for a in range(3):
-            for b in range(3):
-                body_D[i, 6 * (a + 3) + b + 3] = body_I[i, 3 * a + b]
+            o = 6 * (a + 3)
+            body_D[i, o] = 0.0
+            body_D[i, o + 1] = 0.0
+            body_D[i, o + 2] = 0.0
+            for b in range(a + 1):
+                body_D[i, o + 3 + b] = body_I[i, 3 * a + b]
     # pass 2, leaves to roots: D_c is complete when its parent joint comes
     A = scratch
     for t in range(n_order):
         k = order[t]
         c = joint_child[k]
         n = 6 - joint_mdir[k]
+        if n == 1:
+            _hinge_factor(k, c, joint_parent[k], body_D, joint_N, joint_U, joint_P, joint_d)
+            continue
+        _mirror_lower(body_D, c)
         # U = D_c N, P⁻¹ = (Nᵀ U)⁻¹
         for j in range(n):
             o = 6 * j
@@ -651,6 +750,7 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
             body_D[p, 27 + j] += by + A[24] * ex + A[25] * ey + A[26] * ez + A[27 + j]
             body_D[p, 33 + j] += bz + A[30] * ex + A[31] * ey + A[32] * ez + A[33 + j]
     for t in range(roots.shape[0]):
+        _mirror_lower(body_D, roots[t])
         for q in range(36):
             root_L[t, q] = body_D[roots[t], q]
         _cholesky(root_L, t, 6)
