@@ -12,6 +12,8 @@ Also the process CPU time per step, the smallest of the `--repeat` runs (`cpu us
 figure to compare on a shared machine. `lcp` (seeds 003/004) runs at its defaults.
 `--startup` also measures the import + first-step time in a fresh interpreter, cold
 (empty numba cache) and warm (cache filled by the cold run).
+`python -m physics.bench --scenes [options]` runs the scene bench instead
+(physics/bench/scenes.py: every scene under every solver family at its defaults).
 """
 import argparse
 import json
@@ -142,6 +144,10 @@ def chain_row(r):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--scenes" in argv:                  # the scene bench (physics/bench/scenes.py)
+        from .scenes import main as scenes_main
+        return scenes_main([a for a in argv if a != "--scenes"])
     p = argparse.ArgumentParser(prog="python -m physics.bench", description=__doc__.split("\n")[0])
     p.add_argument("--n", type=int, nargs="+", default=[10, 100, 1000], help="chain lengths")
     p.add_argument("--joint", nargs="+", default=["hinge", "ball"], choices=sorted(JOINTS))
