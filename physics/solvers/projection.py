@@ -356,7 +356,7 @@ def equality_errors(bodies, joints, rows):
     return worst_c, worst_v
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def position_errors(bodies, joints, rows):
     """The first of equality_errors alone: the largest |C| (m or rad)."""
     body_inv_mass = bodies.inv_mass
@@ -441,7 +441,7 @@ def project_step(iterations, bodies, joints, rows, proj, out, readout):
         compute_joint_rows(bodies, joints, rows, True)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def project_positions_step(h, iterations, above, bodies, joints, rows, proj, out, readout):
     """The impulse solver's post-stabilization after a step of substep h, when some |g_E|
     exceeds `above` (m or rad): positions onto g_E = 0 (≤ `iterations` Newton steps) in
@@ -522,7 +522,7 @@ def group_energies(bodies, gravity, grounded, energy, col):
         energy[g, 4] += potential
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def add_load_work(bodies, force, torque, grounded, energy, col, dt):
     """energy[k−1, col] += dt · Σ (F·v + τ·ω) over the grounded group k's bodies: the loads'
     work over dt at the current velocities (J)."""
@@ -559,7 +559,7 @@ def open_energy_budget(energy):
             energy[k, 0] = after
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def mark_touching(grounded, energy, crows):
     """energy[k−1, 5] = 0 for every grounded group k with a body in a contact block of crows
     (contacts exchange and dissipate energy the projection does not count)."""
@@ -571,7 +571,7 @@ def mark_touching(grounded, energy, crows):
                 energy[g, 5] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def energy_projection(bodies, gravity, grounded, energy):
     """Dinev, Liu & Kavan 2018's energy projection in the velocities alone, per grounded
     group k: the least change of its V in the mass metric that brings its energy to
