@@ -534,8 +534,9 @@ MAX_PATCH = 4
 def prepare_contact_blocks(rows, work, block):
     """The couplings of every contact block's rows (J M⁻¹ Jᵀ: normal × normal, friction ×
     friction) into block (CB_* layout) from prepare_rows' M⁻¹Jᵀ; rows not
-    in use couple by 0. Returns the blocks if every one has ≤ MAX_PATCH normal rows, else none
-    (the contacts are then swept row by row, sweep_velocities)."""
+    in use couple by 0. Returns their number if every one has ≤ MAX_PATCH normal rows, else 0
+    (the contacts are then swept row by row, sweep_velocities): a count, not a view, so that
+    callers compiled without reference counts can take block[:count]."""
     block_start, block_count, row_kind = rows.block_start, rows.block_count, rows.kind
     row_J, row_minv_jt, row_mass = rows.J, work.minv_jt, work.mass
     nb = block_start.shape[0]
@@ -545,7 +546,7 @@ def prepare_contact_blocks(rows, work, block):
         f0, nf = free_rows(row_kind, start, end)
         npt = f0 - start
         if npt > MAX_PATCH or nf > 3:
-            return block[:0]
+            return 0
         # (only the entries of rows the block has are read)
         for i in range(npt):
             for j in range(i, npt):
@@ -561,7 +562,7 @@ def prepare_contact_blocks(rows, work, block):
                     kij = coupling(row_J, row_minv_jt, f0 + i, f0 + j)
                 block[k, CB_FF + 3 * i + j] = kij
                 block[k, CB_FF + 3 * j + i] = kij
-    return block[:nb]
+    return nb
 
 
 @njit(cache=True, _nrt=False)
@@ -1021,7 +1022,7 @@ def refactor(h, use_k, targets, n_iter_known, may_iterate, rows_done, bodies, jo
     return n_iter
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work, tree, crows, cwork, cdirect, cblocks,
                       swept):
     """The velocity solve of one substep on the direct path (see the block comment above).
@@ -1071,8 +1072,10 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
     predict = stabilization == SPLIT and tree.loop_joints.shape[0] == 0 and not every_step
     predict_drift(h, params[P_ERP] if predict else 0.0, tree, joint_type, joint_body, row_J, row_C, body_inv_mass,
                   body_omega)
-    body_v0[:, :] = body_vel
-    body_w0[:, :] = body_omega
+    for i in range(body_vel.shape[0]):     # loops: a slice assignment needs reference counts
+        for q in range(3):
+            body_v0[i, q] = body_vel[i, q]
+            body_w0[i, q] = body_omega[i, q]
     # one call site per kernel (the loop below also runs the first factor and the last
     # solve): numba compiles the whole path into this function
     n_iter = -1
@@ -1090,7 +1093,7 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
             n_iter = refactor(h, use_k, targets, known, may_iterate, rows_done, bodies, joints, rows, work, tree, crows,
                               cwork, cdirect)
             if n_iter > 0 and crows.block_start.shape[0] > 0:
-                cblock = prepare_contact_blocks(crows, cwork, cblocks)
+                cblock = cblocks[:prepare_contact_blocks(crows, cwork, cblocks)]
             if it == 0 and not rows_done and n_iter > 0:
                 warm_start(params[P_WARM_START] != 0.0, rows, work, body_vel, body_omega, row_direct, False)
                 warm_start(params[P_WARM_START] != 0.0, crows, cwork, body_vel, body_omega, cdirect, True)
@@ -1103,8 +1106,10 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
             add_iterative_impulses(rows, work, row_lambda, row_direct, body_z)
             add_iterative_impulses(crows, cwork, crows.impulse, cdirect, body_z)
         if positions:
-            body_pvel[:, :] = 0.0
-            body_pomega[:, :] = 0.0
+            for i in range(body_pvel.shape[0]):
+                for q in range(3):
+                    body_pvel[i, q] = 0.0
+                    body_pomega[i, q] = 0.0
             zero_tree(order, roots, joint_child, body_z2)
         articulated_solve(tree, joint_body, rate, body_z, body_vel, body_omega, positions, params[P_ERP] / h, body_z2, body_pvel, body_pomega)
         change = articulated_lambda(tree, row_J, body_z, body_vel, body_omega, row_lambda)
@@ -1228,6 +1233,7 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
     # bounds and drives of the limit and free rows; with no limit, friction or motor
     # anywhere once (it switches every free row off), else every substep
     write_drive_rows(joints, drives, rows, h)
+    crows0, cwork0, cdirect0 = contact_views(contacts, work, 0)
     for step in range(n_steps):
         solve_ticks = 0.0
         if keep_energy:                     # E_n per grounded group; the loads' work from 0
@@ -1254,7 +1260,10 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
                 n_contacts = 0
             if detection_overflowed(contacts) and sub == 0:
                 return step                 # nothing moved yet: redone with grown buffers
-            crows, cwork, cdirect = contact_views(contacts, work, n_contacts)
+            if n_contacts > 0:
+                crows, cwork, cdirect = contact_views(contacts, work, n_contacts)
+            else:                           # the empty views, made once per call
+                crows, cwork, cdirect = crows0, cwork0, cdirect0
             gather_forces(t, bodies, loads, force_acc, torque_acc)
             if keep_energy:                 # the loads' work, by the trapezoid over the substep
                 projection.mark_touching(grounded, energy, crows)
@@ -1275,7 +1284,7 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
                 cblock = contacts.work.block[:0]
                 if n_contacts > 0:
                     prepare_rows(crows, bodies, cwork, cdirect)
-                    cblock = prepare_contact_blocks(crows, cwork, contacts.work.block)
+                    cblock = contacts.work.block[:prepare_contact_blocks(crows, cwork, contacts.work.block)]
                     warm_start(warm, crows, cwork, body_vel, body_omega, cdirect, True)
                 solve_velocities(params, h, rows, work, bodies, stats, row_direct, crows, cwork, cdirect, cblock,
                                  contacts.work.swept)
