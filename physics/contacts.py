@@ -46,7 +46,9 @@ import math
 import numpy as np
 from numba import njit
 
-from .collision import KIND_CODES, collide_packed, joined_keys
+from .collision import KIND_CODES, collide_table, joined_keys
+from .collision.broad import joined_starts
+from .collision.common import BODY_WIDTH
 from .joint_rows import FREE_CONTACT, FREE_OFF, ROW_FREE, ROW_LIMIT
 from .model import Rows, Scratch
 from .quat import world_inv_inertia_times
@@ -70,9 +72,12 @@ ContactShapes = namedtuple("ContactShapes", "body kind size static friction rest
 size (k,4) shape numbers (collision/common.py); static (k,) bool; friction (k,) μ; restitution
 (k,) e; skip_keys sorted keys of the joined pairs (collision/broad.joined_keys, compact indices);
 settings (4,) enabled, margin (m), slop (m), restitution threshold (m/s)."""
-ContactBuffers = namedtuple("ContactBuffers", "pos quat pairs ci cf count key row_of block_of block_key prev_key "
-                                             "prev_impulse n")
-"""Detection and warm-start buffers: pos (k,3), quat (k,4) the colliding bodies' poses; pairs
+ContactBuffers = namedtuple("ContactBuffers", "table first aabb sweep_key order pairs ci cf count key row_of "
+                                             "block_of block_key prev_key prev_impulse n")
+"""Detection and warm-start buffers: table (k, BODY_WIDTH) the colliding bodies' poses and
+shape numbers (collision.pack_bodies' layout: the poses written each substep); the broad
+phase's scratch (collision/broad.sweep_pairs): first (k+1,) the joined pairs' starts, aabb
+(k,6), sweep_key (k,), order (k,) int64; pairs
 (P,2) candidate pairs; ci (M,3) a, b (compact), feature; cf (M,7) point, normal, depth; count
 (2,) contacts written, dropped; key (2M,) this substep's keys (points, then pairs; −1: a point
 that made no row); row_of, block_of (M,) each point's normal row and block (−1: none); block_key (M,) each pair's key; prev_key (2M,) and prev_impulse (2M,4)
@@ -101,7 +106,7 @@ def find_contacts(data, bodies):
     overflow (the buffers are grown after the kernel; contacts that did not fit are
     dropped for this substep)."""
     cs, buf = data.shapes, data.buffers
-    body, pos, quat = cs.body, buf.pos, buf.quat
+    body, table = cs.body, buf.table
     k = body.shape[0]
     buf.count[0] = 0
     buf.count[1] = 0
@@ -112,11 +117,11 @@ def find_contacts(data, bodies):
     for c in range(k):
         i = body[c]
         for q in range(3):
-            pos[c, q] = body_pos[i, q]
+            table[c, q] = body_pos[i, q]
         for q in range(4):
-            quat[c, q] = body_quat[i, q]
-    n_pairs = collide_packed(cs.kind, cs.size, pos, quat, cs.static, cs.skip_keys, cs.settings[S_MARGIN],
-                             buf.pairs, buf.ci, buf.cf, buf.count)
+            table[c, 3 + q] = body_quat[i, q]
+    n_pairs = collide_table(cs.kind, table, cs.static, cs.skip_keys, buf.first, cs.settings[S_MARGIN], buf.aabb,
+                            buf.sweep_key, buf.order, buf.pairs, buf.ci, buf.cf, buf.count)
     if n_pairs > buf.pairs.shape[0] or buf.count[1] > 0:
         buf.n[N_OVERFLOW] = 1
     m = min(buf.count[0], buf.ci.shape[0])
@@ -324,8 +329,14 @@ def plain_row(row_joint, row_rot, row_body, row_mass_scale, row_impulse_scale, r
 
 @njit(cache=True)
 def prepare_contacts(data, bodies, h):
-    """Detection, then the contact rows: returns the number of contact blocks."""
+    """Detection, then the contact rows: returns the number of contact blocks. With nothing
+    found, no call of the rows kernel (passing it the contact bundles costs a microsecond;
+    with m = 0 it writes no row)."""
     m = find_contacts(data, bodies)
+    if m == 0:
+        data.buffers.n[N_ROWS] = 0
+        data.buffers.n[N_BLOCKS] = 0
+        return 0
     return write_contact_rows(data, bodies, h, m)
 
 
@@ -657,7 +668,11 @@ class Contacts:
             n_pairs = max(old.buffers.pairs.shape[0], 2 * len(old.buffers.pairs))
             n_contacts = max(2 * old.buffers.ci.shape[0], 2 * int(count[0] + count[1]))
         i64 = np.int64
-        buf = ContactBuffers(np.zeros((k, 3)), np.zeros((k, 4)), np.zeros((n_pairs, 2), i64),
+        table = np.zeros((k, BODY_WIDTH))
+        table[:, 7:11] = shapes.size                        # collision.pack_bodies' layout
+        first = np.zeros(k + 1, i64)
+        joined_starts(shapes.skip_keys, k, first)
+        buf = ContactBuffers(table, first, np.zeros((k, 6)), np.zeros(k), np.zeros(k, i64), np.zeros((n_pairs, 2), i64),
                              np.zeros((n_contacts, 3), i64), np.zeros((n_contacts, 7)), np.zeros(2, i64),
                              np.zeros(2 * n_contacts, i64), np.zeros(n_contacts, i64), np.zeros(n_contacts, i64),
                              np.zeros(n_contacts, i64),

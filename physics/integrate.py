@@ -48,7 +48,7 @@ def gyroscopic_implicit(qx, qy, qz, qw, ix, iy, iz, wx, wy, wz, h):
     return rotate(qx, qy, qz, qw, bx - dx, by - dy, bz - dz)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def integrate_velocities(bodies, body_force, body_torque, gravity, gyroscopic, h):
     """v += h (g + F/m), ω += h I⁻¹τ (world frame), then the gyroscopic term if enabled."""
     body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega
@@ -75,7 +75,7 @@ def integrate_velocities(bodies, body_force, body_torque, gravity, gyroscopic, h
         body_omega[i, 2] = wz
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def integrate_positions(bodies, h):
     """x += h v; q += h/2 (ω, 0) ⊗ q, normalized."""
     body_pos, body_quat, body_vel, body_omega = bodies.pos, bodies.quat, bodies.vel, bodies.omega
@@ -94,7 +94,7 @@ def integrate_positions(bodies, h):
         body_quat[i, 3] = qw
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def blown_up(bodies, max_speed, max_spin):
     """True if any velocity is NaN/inf or beyond the runaway bounds (m/s, rad/s)."""
     body_vel, body_omega = bodies.vel, bodies.omega
@@ -106,7 +106,7 @@ def blown_up(bodies, max_speed, max_spin):
     return False
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def gather_forces(t, bodies, loads, force_acc, torque_acc):
     """force_acc/torque_acc = the bodies' own force and torque plus every scripted load
     active at time t (t0 ≤ t < t1); a load at a body-local point adds r × F."""

@@ -106,7 +106,7 @@ def limit_value(q, lo, hi, on):
     return 0.0, 0
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy", fastmath=True, _nrt=False)
 def compute_joint_rows(bodies, joints, rows, readout):
     """Write every joint's rows from the body poses; update joint_q and joint_err.
 
@@ -366,7 +366,7 @@ def swing_rise(body_quat, body_omega, frame_a, frame_b, a, b, j, h):
     return 0.5 * ut2 * h * h * c / sn
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def write_drive_rows(joints, drives, rows, h):
     """Bounds and drives of every joint's limit and free rows for a solve of step h (s):
     a limit binds on one side (λ ≥ 0 or λ ≤ 0); the free rows carry the motor of a 1-DOF

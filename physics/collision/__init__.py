@@ -17,12 +17,12 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .broad import broad_phase, joined_keys
+from .broad import broad_phase, joined_keys, joined_starts, sweep_pairs
 from .common import BODY_WIDTH, BOX, CAPSULE, CYLINDER, JIT, KIND_CODES, PLANE, SPHERE
 from .narrow import narrow_phase
 
 __all__ = ["PLANE", "SPHERE", "CAPSULE", "BOX", "CYLINDER", "KIND_CODES", "Shapes", "Contacts", "Detector",
-           "detect", "collide", "collide_packed", "candidate_pairs", "broad_phase", "narrow_phase", "joined_keys", "make_shapes",
+           "detect", "collide", "collide_packed", "collide_table", "candidate_pairs", "broad_phase", "narrow_phase", "joined_keys", "make_shapes",
            "make_contacts"]
 
 Shapes = namedtuple("Shapes", "kind params position quaternion static")
@@ -68,7 +68,18 @@ def collide_packed(kind, params, position, quaternion, static, skip_keys, margin
     not tested: grow and call again); count[0] contacts were written, count[1] did not fit."""
     n = kind.shape[0]
     body = pack_bodies(params, position, quaternion)
-    n_pairs = broad_phase(kind, body, static, skip_keys, margin, np.empty((n, 6)), np.empty(n), pairs)
+    first = np.empty(n + 1, np.int64)
+    joined_starts(skip_keys, n, first)
+    return collide_table(kind, body, static, skip_keys, first, margin, np.empty((n, 6)), np.empty(n),
+                         np.empty(n, np.int64), pairs, ci, cf, count)
+
+
+@njit(**JIT)
+def collide_table(kind, body, static, skip_keys, first, margin, aabb, key, order, pairs, ci, cf, count):
+    """collide_packed on the packed body table (pack_bodies) with the broad phase's scratch
+    given (broad.sweep_pairs: first, aabb, key, order), for a caller that keeps them: the
+    contacts' buffers of physics/contacts.py, filled in place every substep."""
+    n_pairs = sweep_pairs(kind, body, static, skip_keys, first, margin, aabb, key, order, pairs)
     if n_pairs > 0:
         narrow_phase(kind, body, pairs, min(n_pairs, pairs.shape[0]), margin, ci, cf, count)
     else:                           # nothing near (a chain's links apart): no narrow-phase workspaces

@@ -108,7 +108,18 @@ def _add_pair(pairs, count, i, j):
 def broad_phase(kind, body, static, skip_keys, margin, aabb, key, pairs):
     """Candidate pairs (AABBs overlapping, gap below the margin) into pairs (P,2); returns
     their number, which may exceed P (then only the first fit: grow the
-    array and call again).
+    array and call again). aabb (n,6) and key (n,) are scratch; sweep_pairs does the work."""
+    n = kind.shape[0]
+    first = np.empty(n + 1, np.int64)
+    joined_starts(skip_keys, n, first)
+    return sweep_pairs(kind, body, static, skip_keys, first, margin, aabb, key, np.empty(n, np.int64), pairs)
+
+
+@njit(**JIT)
+def sweep_pairs(kind, body, static, skip_keys, first, margin, aabb, key, order, pairs):
+    """broad_phase on given scratch: first (n+1,) joined_starts of skip_keys (it changes only
+    with them), aabb (n,6), key (n,), order (n,) int64 (a solver's buffers: nothing is
+    allocated unless the boxes must be sorted).
 
     Sweep and prune: the axis with the largest variance of the box centres; the bodies
     sorted by their box's lower bound on it (np.argsort, O(n log n); O(n) when the bounds
@@ -140,11 +151,10 @@ def broad_phase(kind, body, static, skip_keys, margin, aabb, key, pairs):
     # planes sort to the end (key +inf) and are handled apart
     for i in range(n):
         key[i] = aabb[i, axis] if kind[i] != PLANE else math.inf
-    order = np.empty(n, np.int64)
     if not monotone_order(key, order):
-        order = np.argsort(key)
-    first = np.empty(n + 1, np.int64)
-    joined_starts(skip_keys, n, first)
+        sorted_order = np.argsort(key)
+        for i in range(n):
+            order[i] = sorted_order[i]
     return sweep_and_prune(kind, body, static, skip_keys, first, margin, aabb, order, m, axis, pairs)
 
 

@@ -62,6 +62,12 @@ TOLERANCE = 1e-12
 # error by about as much — from a step's drift (~1e-7 m, a Newton step's remainder ~1e-11)
 # to round-off in one step, at a fifth of a fresh factor's cost.
 CHORD_STEP = 1e-3
+# The impulse step's drift projection (project_positions_step) stops once every |g_E| is
+# below this share of its threshold: its Newton steps are there to keep the joints' gap
+# under the threshold, and one step takes a whip's drift (~1e-3 m) to ~1e-6 m, where a
+# second, fresh factor (a third of a step's time) would buy nothing the next step's
+# stabilization does not.
+DRIFT_REMAINDER = 0.01
 # a loop row whose Cholesky pivot is below this share of the largest is dependent on the
 # rows before it (the lcp solver's LOOP_RANK_TOL: the four-bar's rank 17 of 20)
 LOOP_RANK_TOL = 1e-10
@@ -235,10 +241,15 @@ def projection_factor(proj, bodies, joints, rows, h):
 
 @njit(cache=True)
 def chord_factor(proj, bodies, joints, rows, h):
-    """projection_factor at the current poses, its rank in proj.rank and the Jacobian it was
-    made with in proj.J0 (what chord steps on it solve with)."""
+    """projection_factor at the current poses, its rank in proj.rank. The Jacobian it was
+    made with is rows.J until the poses move; project_positions keeps it in proj.J0 when a
+    chord step will need it after that."""
     proj.rank[0] = projection_factor(proj, bodies, joints, rows, h)
-    J0, row_J = proj.J0, rows.J
+
+
+@njit(cache=True)
+def copy_jacobian(J0, row_J):
+    """J0 := row_J (the rows' Jacobian kept for later chord steps)."""
     for r in range(row_J.shape[0]):
         for q in range(12):
             J0[r, q] = row_J[r, q]
@@ -276,16 +287,16 @@ def keep_poses(bodies, pose, restore):
 
 
 @njit(cache=True)
-def chord_step(proj, joints, rows, lin, ang):
-    """(lin, ang) = Δq of one Newton step J0 Δq = −g_E on proj's factor and Jacobian J0
-    (Δq = M⁻¹J0ᵀη; loop rows by their Schur complement)."""
+def chord_step(proj, J0, joints, rows, lin, ang):
+    """(lin, ang) = Δq of one Newton step J0 Δq = −g_E on proj's factor and the Jacobian J0
+    it was made with (Δq = M⁻¹J0ᵀη; loop rows by their Schur complement)."""
     tree = proj.tree
-    articulated_targets(tree, proj.J0, rows.C)
+    articulated_targets(tree, J0, rows.C)
     zero_tree(tree.order, tree.roots, tree.joint_child, tree.body_z)
     lin[:, :] = 0.0
     ang[:, :] = 0.0
     articulated_solve(tree, joints.body, 1.0, tree.body_z, lin, ang, False, 0.0, tree.body_z2, lin, ang)
-    close_loops(proj, proj.rank[0], proj.J0, rows.body, rows.C, 1.0, lin, ang)
+    close_loops(proj, proj.rank[0], J0, rows.body, rows.C, 1.0, lin, ang)
 
 
 @njit(cache=True)
@@ -345,7 +356,7 @@ def equality_errors(bodies, joints, rows):
     return worst_c, worst_v
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def position_errors(bodies, joints, rows):
     """The first of equality_errors alone: the largest |C| (m or rad)."""
     body_inv_mass = bodies.inv_mass
@@ -379,15 +390,18 @@ def project_positions(iterations, tol, bodies, joints, rows, proj, h):
     for it in range(iterations):
         if err <= tol:
             break
-        if since < 0.0 or since > CHORD_STEP:
+        fresh = since < 0.0 or since > CHORD_STEP
+        if fresh:
             chord_factor(proj, bodies, joints, rows, h)
             since = 0.0
-        chord_step(proj, joints, rows, lin, ang)
+        chord_step(proj, rows.J if fresh else proj.J0, joints, rows, lin, ang)
         if it == 0 or err < best:
             best = err
             keep_poses(bodies, proj.pose0, False)
         apply_displacement(bodies, lin, ang, 0.0)
         since += largest_step(bodies.inv_mass, lin, ang)
+        if fresh and since <= CHORD_STEP and it + 1 < iterations:
+            copy_jacobian(proj.J0, rows.J)  # the next step is a chord step on this factor
         compute_joint_rows(bodies, joints, rows, False)
         err = position_errors(bodies, joints, rows)
     if err > best:
@@ -427,7 +441,7 @@ def project_step(iterations, bodies, joints, rows, proj, out, readout):
         compute_joint_rows(bodies, joints, rows, True)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def project_positions_step(h, iterations, above, bodies, joints, rows, proj, out, readout):
     """The impulse solver's post-stabilization after a step of substep h, when some |g_E|
     exceeds `above` (m or rad): positions onto g_E = 0 (≤ `iterations` Newton steps) in
@@ -444,7 +458,7 @@ def project_positions_step(h, iterations, above, bodies, joints, rows, proj, out
         out[0] = position_errors(bodies, joints, rows)
     out[1], out[3] = out[0], out[2]
     if out[0] > above:
-        out[1] = project_positions(iterations, TOLERANCE, bodies, joints, rows, proj, h)
+        out[1] = project_positions(iterations, max(TOLERANCE, DRIFT_REMAINDER * above), bodies, joints, rows, proj, h)
         if readout:
             _, out[3] = equality_errors(bodies, joints, rows)
     if readout:
@@ -508,7 +522,7 @@ def group_energies(bodies, gravity, grounded, energy, col):
         energy[g, 4] += potential
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def add_load_work(bodies, force, torque, grounded, energy, col, dt):
     """energy[k−1, col] += dt · Σ (F·v + τ·ω) over the grounded group k's bodies: the loads'
     work over dt at the current velocities (J)."""
@@ -545,7 +559,7 @@ def open_energy_budget(energy):
             energy[k, 0] = after
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def mark_touching(grounded, energy, crows):
     """energy[k−1, 5] = 0 for every grounded group k with a body in a contact block of crows
     (contacts exchange and dissipate energy the projection does not count)."""
@@ -557,7 +571,7 @@ def mark_touching(grounded, energy, crows):
                 energy[g, 5] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def energy_projection(bodies, gravity, grounded, energy):
     """Dinev, Liu & Kavan 2018's energy projection in the velocities alone, per grounded
     group k: the least change of its V in the mass metric that brings its energy to
@@ -612,10 +626,7 @@ def shake_prepare(proj, bodies, joints, rows):
     if proj.fresh[0] == 0:
         proj.rank[0] = projection_factor(proj, bodies, joints, rows, 0.0)
     proj.fresh[0] = 0
-    J0, row_J = proj.J0, rows.J
-    for r in range(row_J.shape[0]):
-        for q in range(12):
-            J0[r, q] = row_J[r, q]
+    copy_jacobian(proj.J0, rows.J)
 
 
 @njit(cache=True)
@@ -644,7 +655,7 @@ def shake_correction(h, tol, iterations, bodies, joints, rows, proj, readout):
     lin, ang = proj.dq_lin, proj.dq_ang
     err = before
     for it in range(iterations):
-        chord_step(proj, joints, rows, lin, ang)
+        chord_step(proj, proj.J0, joints, rows, lin, ang)
         apply_displacement(bodies, lin, ang, 1.0 / h)
         compute_joint_rows(bodies, joints, rows, False)
         last = err

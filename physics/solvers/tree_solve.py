@@ -562,7 +562,7 @@ def _mirror_lower(body_D, c):
             body_D[c, 6 * j + i] = body_D[c, 6 * i + j]
 
 
-@njit(cache=True, fastmath=_FAST)
+@njit(cache=True, fastmath=_FAST, _nrt=False)
 def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, body_inv_mass, body_I, targets, rows_done):
     """Factor the tree for M_i = diag(m_i E, I_i) (body_I: 3×3 world inertia, row-major)
     and, per joint k, the rows joint_rows[k, :joint_mdir[k]] (select_rows: its equality
@@ -758,7 +758,7 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
         articulated_targets(tree, row_J, row_C)
 
 
-@njit(cache=True, fastmath=_FAST)
+@njit(cache=True, fastmath=_FAST, _nrt=False)
 def articulated_targets(tree, row_J, row_C):
     """Right-hand sides J V = −C of the rows in the factor (articulated_factor), per joint
     k: a particular solution s of J_kc s = −C_k, D_c s and Uᵀ s (joint_t). Called by
@@ -813,7 +813,7 @@ def articulated_targets(tree, row_J, row_C):
 # Compiled twice: with `two` a bool (the velocity solve) and the constant False (the split
 # impulses' solve: numba folds the one right-hand side, ~5 % faster on rope_tow). The
 # first-launch warm-up compiles both beside the impulse solver (shell/warmup.exercise_tree).
-@njit(cache=True, fastmath=_FAST)
+@njit(cache=True, fastmath=_FAST, _nrt=False)
 def articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, body_z2, vel2, omega2):
     """Velocities of the tree's bodies from their momenta, with J V = −rate·C on the
     equality rows (factor of articulated_factor, with `targets` if a rate is not 0).
@@ -966,7 +966,7 @@ def _root_velocity(i, t, root_L, body_z, vel, omega, scratch):
     omega[i, 0], omega[i, 1], omega[i, 2] = scratch[3], scratch[4], scratch[5]
 
 
-@njit(cache=True, fastmath=_FAST)
+@njit(cache=True, fastmath=_FAST, _nrt=False)
 def articulated_lambda(tree, row_J, body_z, vel, omega, lam):
     """The impulses of the rows solved directly, after articulated_solve, from
     J_kcᵀ λ_k = F = D_c V_c − z_c: the rows with a linear part from F_v, then the
@@ -1164,7 +1164,7 @@ def solve_joint_rows(joint_type, joint_body, joint_row_start, row_J, body_pos, b
     return lam, np.hstack([vel, omega])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def augmented_inertia(h, use_k, tree, joints, rows, bodies):
     """body_I = R diag(I) Rᵀ + h² K̃ (3×3, row-major) for every dynamic body; K from the
     impulses λ (N·s) of the tree joints' point rows: h² K = h Σ (p·r) E − ½ (p rᵀ + r pᵀ), p = λ."""
