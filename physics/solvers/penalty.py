@@ -217,7 +217,7 @@ CONTACT_PASSES = 8      # most solves per step of the contacts' (and drives') ac
 MAX_COUPLED = 256       # most contact rows between two dynamic bodies solved exactly per step (coupled_springs)
 
 # ---------------------------------------------------------------------------- explicit forces
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def gershgorin_bounds(bodies, rows, work):
     """row_bound[r] = Σ_{bodies b of r} Σ_{active rows r' on b} |J_rb M_b⁻¹ J_r'bᵀ|.
     body_row_ptr/body_row_idx list only equality and limit rows (free rows never push)."""
@@ -269,7 +269,7 @@ def gershgorin_bounds(bodies, rows, work):
                     row_bound[r2] += dot
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def penalty_forces(params, h, bodies, rows, work):
     """Add −Jᵀ(αC + βĊ) of every active equality and limit row to the body forces
     (the explicit presets)."""
@@ -929,7 +929,7 @@ def limit_raw(joint_q, joint_limit_lo, joint_limit_hi, j, k, side):
     return joint_q[j, k] - (joint_limit_lo[j, k] if side > 0 else joint_limit_hi[j, k])
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy", fastmath=True, _nrt=False)
 def stiff_rows(params, h, relin, bodies, joints, rows, plan):
     """The stiff preset's equality and active limit rows into the step's matrix, linearized
     at the poses the rows were written at, X_k = X + Δt V_k (plan.vel_k, omega_k; zero on
@@ -1019,7 +1019,7 @@ def servo_row(h, m, freq, damping, err):
     return h * h * k_spring + h * 2.0 * damping * m * om, -h * k_spring * err
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def servo_masses(h, joints, drives, rows, plan):
     """The position servos' stiffness from the inertia they drive: m = 1/(J A₀⁻¹ Jᵀ) with A₀
     the step's matrix without the drives (bodies and stiff joint rows: the other joints
@@ -1062,7 +1062,7 @@ def servo_masses(h, joints, drives, rows, plan):
         row_w[r], row_g[r] = servo_row(h, 1.0 / kk, motor_freq[j], motor_damping[j], err)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def setup_drives(h, bodies, joints, drives, rows, plan):
     """Per joint: its drive this step (friction, position or velocity motor, none), each
     free row's w, g (the damper or servo, linearized as in stiff_rows), the bound, and
@@ -1145,7 +1145,7 @@ def setup_drives(h, bodies, joints, drives, rows, plan):
     return count
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def add_drives(h, joints, rows, plan):
     """The drives into the solve's matrix: free rows in their linear range as rows (w, g),
     clamped ones as a constant force F_max along drive_dir."""
@@ -1170,7 +1170,7 @@ def add_drives(h, joints, rows, plan):
                 add_row(row_J, r, na, nb, joint_slot[j], joint_b_late[j], row_w[r], row_g[r], diag, offd, rhs)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def check_drives(h, bodies, joints, rows, plan):
     """The active set after a solve: a linear drive whose force leaves its bound is clamped
     there (in the direction of that force); a clamped friction whose rate turned along its
@@ -1646,7 +1646,7 @@ def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, wor
         copy2d(body_omega, omega0)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def contact_on_joints(joints, contacts):
     """Whether a touching contact's body is also a joint's (its friction then has to pass
     through the joints within the step: stiff_step solves again)."""
@@ -1662,7 +1662,7 @@ def contact_on_joints(joints, contacts):
     return False
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def friction_as_forces(h, bodies, work, plan, vel0, omega0, sign):
     """sign = +1: the contact friction's change of the velocities (now (vel, omega), before
     it (pvel, pomega)) as forces m Δv/Δt, I Δω/Δt added to force_acc/torque_acc, kept in
@@ -1690,7 +1690,7 @@ def friction_as_forces(h, bodies, work, plan, vel0, omega0, sign):
             torque_acc[i, c] += sign * pomega[i, c]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def any_drive(joints, drives):
     """Whether some joint has friction or a motor on (its free rows in use)."""
     joint_type, motor_mode, friction, motor_max = joints.type, drives.motor_mode, drives.friction, drives.motor_max
