@@ -217,7 +217,7 @@ CONTACT_PASSES = 8      # most solves per step of the contacts' (and drives') ac
 MAX_COUPLED = 256       # most contact rows between two dynamic bodies solved exactly per step (coupled_springs)
 
 # ---------------------------------------------------------------------------- explicit forces
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def gershgorin_bounds(bodies, rows, work):
     """row_bound[r] = Σ_{bodies b of r} Σ_{active rows r' on b} |J_rb M_b⁻¹ J_r'bᵀ|.
     body_row_ptr/body_row_idx list only equality and limit rows (free rows never push)."""
@@ -269,7 +269,7 @@ def gershgorin_bounds(bodies, rows, work):
                     row_bound[r2] += dot
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def penalty_forces(params, h, bodies, rows, work):
     """Add −Jᵀ(αC + βĊ) of every active equality and limit row to the body forces
     (the explicit presets)."""
@@ -324,6 +324,7 @@ def fill2d(dst, value):
 
 
 # ---------------------------------------------------------------------------- 6×6 block algebra
+FMA = {"contract", "reassoc"}   # fused multiply-adds and reordered sums (round-off only; no NaN assumptions)
 # Blocks are 6×6 row-major (36 numbers). A factored diagonal block holds L (lower) with the
 # reciprocals of its pivots on the diagonal, so that no solve divides.
 @njit(cache=True, error_model="numpy", inline="always")
@@ -355,6 +356,163 @@ def right_solve6(D, k, B, s):
             B[s, 6 * i + j] = t * D[k, 7 * j]
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def inv_pivot(s):
+    """1/√s of a Cholesky pivot (not positive definite — a NaN state: 1e-300, blown_up
+    catches it)."""
+    if not s > 0.0:
+        s = 1e-300
+    return 1.0 / np.sqrt(s)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def cholesky6_locals(D, k):
+    """cholesky6 written out on scalars: D[k] := its factor, which is also returned as the
+    21 lower entries row by row (L_ij at i(i+1)/2 + j, the diagonal as 1/L_jj)."""
+    c0 = inv_pivot(D[k, 0])
+    l10, l20, l30, l40, l50 = D[k, 6] * c0, D[k, 12] * c0, D[k, 18] * c0, D[k, 24] * c0, D[k, 30] * c0
+    c1 = inv_pivot(D[k, 7] - l10 * l10)
+    l21 = (D[k, 13] - l20 * l10) * c1
+    l31 = (D[k, 19] - l30 * l10) * c1
+    l41 = (D[k, 25] - l40 * l10) * c1
+    l51 = (D[k, 31] - l50 * l10) * c1
+    c2 = inv_pivot(D[k, 14] - l20 * l20 - l21 * l21)
+    l32 = (D[k, 20] - l30 * l20 - l31 * l21) * c2
+    l42 = (D[k, 26] - l40 * l20 - l41 * l21) * c2
+    l52 = (D[k, 32] - l50 * l20 - l51 * l21) * c2
+    c3 = inv_pivot(D[k, 21] - l30 * l30 - l31 * l31 - l32 * l32)
+    l43 = (D[k, 27] - l40 * l30 - l41 * l31 - l42 * l32) * c3
+    l53 = (D[k, 33] - l50 * l30 - l51 * l31 - l52 * l32) * c3
+    c4 = inv_pivot(D[k, 28] - l40 * l40 - l41 * l41 - l42 * l42 - l43 * l43)
+    l54 = (D[k, 34] - l50 * l40 - l51 * l41 - l52 * l42 - l53 * l43) * c4
+    c5 = inv_pivot(D[k, 35] - l50 * l50 - l51 * l51 - l52 * l52 - l53 * l53 - l54 * l54)
+    D[k, 0] = c0
+    D[k, 6], D[k, 7] = l10, c1
+    D[k, 12], D[k, 13], D[k, 14] = l20, l21, c2
+    D[k, 18], D[k, 19], D[k, 20], D[k, 21] = l30, l31, l32, c3
+    D[k, 24], D[k, 25], D[k, 26], D[k, 27], D[k, 28] = l40, l41, l42, l43, c4
+    D[k, 30], D[k, 31], D[k, 32], D[k, 33], D[k, 34], D[k, 35] = l50, l51, l52, l53, l54, c5
+    return (c0, l10, c1, l20, l21, c2, l30, l31, l32, c3, l40, l41, l42, l43, c4, l50, l51, l52, l53, l54, c5)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def factored6(D, k):
+    """A factored diagonal block's 21 lower entries as cholesky6_locals returns them."""
+    return (D[k, 0], D[k, 6], D[k, 7], D[k, 12], D[k, 13], D[k, 14], D[k, 18], D[k, 19], D[k, 20], D[k, 21],
+            D[k, 24], D[k, 25], D[k, 26], D[k, 27], D[k, 28], D[k, 30], D[k, 31], D[k, 32], D[k, 33], D[k, 34],
+            D[k, 35])
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def lower_solve6(L, x0, x1, x2, x3, x4, x5):
+    """L⁻¹x on scalars (L: cholesky6_locals' 21 entries)."""
+    y0 = x0 * L[0]
+    y1 = (x1 - L[1] * y0) * L[2]
+    y2 = (x2 - L[3] * y0 - L[4] * y1) * L[5]
+    y3 = (x3 - L[6] * y0 - L[7] * y1 - L[8] * y2) * L[9]
+    y4 = (x4 - L[10] * y0 - L[11] * y1 - L[12] * y2 - L[13] * y3) * L[14]
+    y5 = (x5 - L[15] * y0 - L[16] * y1 - L[17] * y2 - L[18] * y3 - L[19] * y4) * L[20]
+    return y0, y1, y2, y3, y4, y5
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def upper_solve6(L, y0, y1, y2, y3, y4, y5):
+    """L⁻ᵀy on scalars."""
+    x5 = y5 * L[20]
+    x4 = (y4 - L[19] * x5) * L[14]
+    x3 = (y3 - L[13] * x4 - L[18] * x5) * L[9]
+    x2 = (y2 - L[8] * x3 - L[12] * x4 - L[17] * x5) * L[5]
+    x1 = (y1 - L[4] * x2 - L[7] * x3 - L[11] * x4 - L[16] * x5) * L[2]
+    x0 = (y0 - L[1] * x1 - L[3] * x2 - L[6] * x3 - L[10] * x4 - L[15] * x5) * L[0]
+    return x0, x1, x2, x3, x4, x5
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def dot6(a, b):
+    """a·b of two 6-tuples."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def solved_row6(L, B, s, i):
+    """Row i of B[s] L⁻ᵀ (right_solve6's row), written back and returned."""
+    o = 6 * i
+    y = lower_solve6(L, B[s, o], B[s, o + 1], B[s, o + 2], B[s, o + 3], B[s, o + 4], B[s, o + 5])
+    B[s, o], B[s, o + 1], B[s, o + 2], B[s, o + 3], B[s, o + 4], B[s, o + 5] = y
+    return y
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def downdate6(D, n, b0, b1, b2, b3, b4, b5):
+    """D[n]'s lower triangle −= B Bᵀ (B's rows b0…b5 as 6-tuples), entry by entry as factor's
+    diagonal pair."""
+    D[n, 0] -= dot6(b0, b0)
+    D[n, 6] -= dot6(b1, b0)
+    D[n, 7] -= dot6(b1, b1)
+    D[n, 12] -= dot6(b2, b0)
+    D[n, 13] -= dot6(b2, b1)
+    D[n, 14] -= dot6(b2, b2)
+    D[n, 18] -= dot6(b3, b0)
+    D[n, 19] -= dot6(b3, b1)
+    D[n, 20] -= dot6(b3, b2)
+    D[n, 21] -= dot6(b3, b3)
+    D[n, 24] -= dot6(b4, b0)
+    D[n, 25] -= dot6(b4, b1)
+    D[n, 26] -= dot6(b4, b2)
+    D[n, 27] -= dot6(b4, b3)
+    D[n, 28] -= dot6(b4, b4)
+    D[n, 30] -= dot6(b5, b0)
+    D[n, 31] -= dot6(b5, b1)
+    D[n, 32] -= dot6(b5, b2)
+    D[n, 33] -= dot6(b5, b3)
+    D[n, 34] -= dot6(b5, b4)
+    D[n, 35] -= dot6(b5, b5)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def forward_node6(L, x, k, n, b0, b1, b2, b3, b4, b5):
+    """solve's forward step of node k on scalars: y_k = L_kk⁻¹x_k, x_n −= L_nk y_k."""
+    y = lower_solve6(L, x[k, 0], x[k, 1], x[k, 2], x[k, 3], x[k, 4], x[k, 5])
+    x[k, 0], x[k, 1], x[k, 2], x[k, 3], x[k, 4], x[k, 5] = y
+    x[n, 0] -= dot6(b0, y)
+    x[n, 1] -= dot6(b1, y)
+    x[n, 2] -= dot6(b2, y)
+    x[n, 3] -= dot6(b3, y)
+    x[n, 4] -= dot6(b4, y)
+    x[n, 5] -= dot6(b5, y)
+
+
+@njit(cache=True, error_model="numpy", fastmath=FMA, _nrt=False)
+def factor_node1(diag, offd, k, s, n, x):
+    """factor_solve's node k with one later neighbour n (slot s) and no other pair — a
+    chain's or a leaf's: written out on scalars (no reload through the possibly aliased
+    arrays; fused multiply-adds: round-off apart, the generic path). L_kk, L_nk = A_nk L_kk⁻ᵀ,
+    A_nn −= L_nk L_nkᵀ (lower triangle), y_k = L_kk⁻¹x_k, x_n −= L_nk y_k."""
+    L = cholesky6_locals(diag, k)
+    b0, b1, b2 = solved_row6(L, offd, s, 0), solved_row6(L, offd, s, 1), solved_row6(L, offd, s, 2)
+    b3, b4, b5 = solved_row6(L, offd, s, 3), solved_row6(L, offd, s, 4), solved_row6(L, offd, s, 5)
+    downdate6(diag, n, b0, b1, b2, b3, b4, b5)
+    forward_node6(L, x, k, n, b0, b1, b2, b3, b4, b5)
+
+
+@njit(cache=True, error_model="numpy", fastmath=FMA, _nrt=False)
+def factor_node_pair(diag, offd, k, s, n, s2, n2, x):
+    """factor_node1 of nodes k and k + 1 (slots s, s2; later neighbours n, n2 ≠ k + 1), their
+    steps interleaved: the two are independent (a chain eliminated from both ends), and
+    each is a latency chain (pivot square roots and divisions, triangular solves) the
+    processor now overlaps. Where n = n2, A_nn and x_n are updated by k first, as in order."""
+    L = cholesky6_locals(diag, k)
+    M = cholesky6_locals(diag, k + 1)
+    b0, b1, b2 = solved_row6(L, offd, s, 0), solved_row6(L, offd, s, 1), solved_row6(L, offd, s, 2)
+    c0, c1, c2 = solved_row6(M, offd, s2, 0), solved_row6(M, offd, s2, 1), solved_row6(M, offd, s2, 2)
+    b3, b4, b5 = solved_row6(L, offd, s, 3), solved_row6(L, offd, s, 4), solved_row6(L, offd, s, 5)
+    c3, c4, c5 = solved_row6(M, offd, s2, 3), solved_row6(M, offd, s2, 4), solved_row6(M, offd, s2, 5)
+    downdate6(diag, n, b0, b1, b2, b3, b4, b5)
+    downdate6(diag, n2, c0, c1, c2, c3, c4, c5)
+    forward_node6(L, x, k, n, b0, b1, b2, b3, b4, b5)
+    forward_node6(M, x, k + 1, n2, c0, c1, c2, c3, c4, c5)
+
+
 @njit(cache=True, error_model="numpy")
 def factor(diag, offd, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target):
     """Block Cholesky A = L Lᵀ in place, node by node in elimination order: L_kk = chol(A_kk),
@@ -382,12 +540,26 @@ def factor(diag, offd, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target):
                         offd[t, 6 * i + j] -= acc
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FMA, _nrt=False)
 def factor_solve(diag, offd, up_ptr, up_node, pair_ptr, pair_lo, pair_hi, pair_target, x):
     """factor, then x := A⁻¹x as solve, with solve's forward substitution done node by node
-    right after the node is factored (its blocks are still in cache): the same operations
-    in the same order as factor then solve, one pass over the factor fewer."""
-    for k in range(diag.shape[0]):
+    right after the node is factored (its blocks are still in cache): factor then solve
+    (round-off apart: fused multiply-adds), one pass over the factor fewer. A node with one
+    later neighbour and only that neighbour's diagonal to update (a chain's, a leaf's):
+    factor_node1; two such consecutive independent nodes: factor_node_pair."""
+    nn = diag.shape[0]
+    k = 0
+    while k < nn:
+        s0 = up_ptr[k]
+        if up_ptr[k + 1] == s0 + 1 and pair_ptr[k + 1] == pair_ptr[k] + 1:
+            if (k + 1 < nn and up_node[s0] != k + 1 and up_ptr[k + 2] == s0 + 2
+                    and pair_ptr[k + 2] == pair_ptr[k + 1] + 1):
+                factor_node_pair(diag, offd, k, s0, up_node[s0], s0 + 1, up_node[s0 + 1], x)
+                k += 2
+            else:
+                factor_node1(diag, offd, k, s0, up_node[s0], x)
+                k += 1
+            continue
         cholesky6(diag, k)
         for s in range(up_ptr[k], up_ptr[k + 1]):
             right_solve6(diag, k, offd, s)
@@ -420,13 +592,33 @@ def factor_solve(diag, offd, up_ptr, up_node, pair_ptr, pair_lo, pair_hi, pair_t
                 for q in range(6):
                     acc += offd[s, 6 * i + q] * x[k, q]
                 x[n, i] -= acc
+        k += 1
     back_substitute(diag, offd, up_ptr, up_node, x)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FMA, _nrt=False)
 def back_substitute(diag, offd, up_ptr, up_node, x):
-    """solve's backward substitution (Lᵀ x = y, the nodes in reverse order)."""
-    for k in range(diag.shape[0] - 1, -1, -1):
+    """solve's backward substitution (Lᵀ x = y, the nodes in reverse order); a node with
+    one later neighbour on scalars (back_rhs6, then L_kk⁻ᵀ), two such independent
+    consecutive ones interleaved (as factor_node_pair)."""
+    k = diag.shape[0] - 1
+    while k >= 0:
+        s0 = up_ptr[k]
+        if up_ptr[k + 1] == s0 + 1:
+            if k >= 1 and up_ptr[k - 1] == s0 - 1 and up_node[s0 - 1] != k:
+                y = back_rhs6(offd, s0, x, up_node[s0], k)
+                z = back_rhs6(offd, s0 - 1, x, up_node[s0 - 1], k - 1)
+                x[k, 0], x[k, 1], x[k, 2], x[k, 3], x[k, 4], x[k, 5] = upper_solve6(factored6(diag, k), y[0], y[1],
+                                                                                     y[2], y[3], y[4], y[5])
+                x[k - 1, 0], x[k - 1, 1], x[k - 1, 2], x[k - 1, 3], x[k - 1, 4], x[k - 1, 5] = upper_solve6(
+                    factored6(diag, k - 1), z[0], z[1], z[2], z[3], z[4], z[5])
+                k -= 2
+            else:
+                y = back_rhs6(offd, s0, x, up_node[s0], k)
+                x[k, 0], x[k, 1], x[k, 2], x[k, 3], x[k, 4], x[k, 5] = upper_solve6(factored6(diag, k), y[0], y[1],
+                                                                                     y[2], y[3], y[4], y[5])
+                k -= 1
+            continue
         for s in range(up_ptr[k], up_ptr[k + 1]):
             n = up_node[s]
             for q in range(6):
@@ -439,6 +631,25 @@ def back_substitute(diag, offd, up_ptr, up_node, x):
             for p in range(j + 1, 6):
                 t -= diag[k, 6 * p + j] * x[k, p]
             x[k, j] = t * diag[k, 7 * j]
+        k -= 1
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def back_rhs6(offd, s, x, n, k):
+    """x_k − L_nkᵀ x_n (B = offd[s]) on scalars."""
+    xn = (x[n, 0], x[n, 1], x[n, 2], x[n, 3], x[n, 4], x[n, 5])
+    return (x[k, 0] - (offd[s, 0] * xn[0] + offd[s, 6] * xn[1] + offd[s, 12] * xn[2] + offd[s, 18] * xn[3]
+                       + offd[s, 24] * xn[4] + offd[s, 30] * xn[5]),
+            x[k, 1] - (offd[s, 1] * xn[0] + offd[s, 7] * xn[1] + offd[s, 13] * xn[2] + offd[s, 19] * xn[3]
+                       + offd[s, 25] * xn[4] + offd[s, 31] * xn[5]),
+            x[k, 2] - (offd[s, 2] * xn[0] + offd[s, 8] * xn[1] + offd[s, 14] * xn[2] + offd[s, 20] * xn[3]
+                       + offd[s, 26] * xn[4] + offd[s, 32] * xn[5]),
+            x[k, 3] - (offd[s, 3] * xn[0] + offd[s, 9] * xn[1] + offd[s, 15] * xn[2] + offd[s, 21] * xn[3]
+                       + offd[s, 27] * xn[4] + offd[s, 33] * xn[5]),
+            x[k, 4] - (offd[s, 4] * xn[0] + offd[s, 10] * xn[1] + offd[s, 16] * xn[2] + offd[s, 22] * xn[3]
+                       + offd[s, 28] * xn[4] + offd[s, 34] * xn[5]),
+            x[k, 5] - (offd[s, 5] * xn[0] + offd[s, 11] * xn[1] + offd[s, 17] * xn[2] + offd[s, 23] * xn[3]
+                       + offd[s, 29] * xn[4] + offd[s, 35] * xn[5]))
 
 
 @njit(cache=True, error_model="numpy")
@@ -718,7 +929,7 @@ def limit_raw(joint_q, joint_limit_lo, joint_limit_hi, j, k, side):
     return joint_q[j, k] - (joint_limit_lo[j, k] if side > 0 else joint_limit_hi[j, k])
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy", fastmath=True, _nrt=False)
 def stiff_rows(params, h, relin, bodies, joints, rows, plan):
     """The stiff preset's equality and active limit rows into the step's matrix, linearized
     at the poses the rows were written at, X_k = X + Δt V_k (plan.vel_k, omega_k; zero on
@@ -808,7 +1019,7 @@ def servo_row(h, m, freq, damping, err):
     return h * h * k_spring + h * 2.0 * damping * m * om, -h * k_spring * err
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def servo_masses(h, joints, drives, rows, plan):
     """The position servos' stiffness from the inertia they drive: m = 1/(J A₀⁻¹ Jᵀ) with A₀
     the step's matrix without the drives (bodies and stiff joint rows: the other joints
@@ -851,7 +1062,7 @@ def servo_masses(h, joints, drives, rows, plan):
         row_w[r], row_g[r] = servo_row(h, 1.0 / kk, motor_freq[j], motor_damping[j], err)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def setup_drives(h, bodies, joints, drives, rows, plan):
     """Per joint: its drive this step (friction, position or velocity motor, none), each
     free row's w, g (the damper or servo, linearized as in stiff_rows), the bound, and
@@ -934,7 +1145,7 @@ def setup_drives(h, bodies, joints, drives, rows, plan):
     return count
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def add_drives(h, joints, rows, plan):
     """The drives into the solve's matrix: free rows in their linear range as rows (w, g),
     clamped ones as a constant force F_max along drive_dir."""
@@ -959,7 +1170,7 @@ def add_drives(h, joints, rows, plan):
                 add_row(row_J, r, na, nb, joint_slot[j], joint_b_late[j], row_w[r], row_g[r], diag, offd, rhs)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def check_drives(h, bodies, joints, rows, plan):
     """The active set after a solve: a linear drive whose force leaves its bound is clamped
     there (in the direction of that force); a clamped friction whose rate turned along its
@@ -1435,7 +1646,7 @@ def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, wor
         copy2d(body_omega, omega0)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def contact_on_joints(joints, contacts):
     """Whether a touching contact's body is also a joint's (its friction then has to pass
     through the joints within the step: stiff_step solves again)."""
@@ -1451,7 +1662,7 @@ def contact_on_joints(joints, contacts):
     return False
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def friction_as_forces(h, bodies, work, plan, vel0, omega0, sign):
     """sign = +1: the contact friction's change of the velocities (now (vel, omega), before
     it (pvel, pomega)) as forces m Δv/Δt, I Δω/Δt added to force_acc/torque_acc, kept in
@@ -1479,7 +1690,7 @@ def friction_as_forces(h, bodies, work, plan, vel0, omega0, sign):
             torque_acc[i, c] += sign * pomega[i, c]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def any_drive(joints, drives):
     """Whether some joint has friction or a motor on (its free rows in use)."""
     joint_type, motor_mode, friction, motor_max = joints.type, drives.motor_mode, drives.friction, drives.motor_max
