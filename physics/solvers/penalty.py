@@ -713,29 +713,45 @@ def add_row(row_J, r, na, nb, slot, b_late, w, g, diag, offd, rhs):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def add_angular_side(n, w, g, x, y, z, diag, rhs):
+    """One body's share of a rotational row whose angular part on it is (x, y, z): w j jᵀ into
+    the lower triangle of its angular block, g j into its right side."""
+    rhs[n, 3] += g * x
+    rhs[n, 4] += g * y
+    rhs[n, 5] += g * z
+    wx, wy, wz = w * x, w * y, w * z
+    diag[n, 21] += wx * x
+    diag[n, 27] += wy * x
+    diag[n, 28] += wy * y
+    diag[n, 33] += wz * x
+    diag[n, 34] += wz * y
+    diag[n, 35] += wz * z
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def add_angular_row(row_J, r, na, nb, slot, b_late, w, g, diag, offd, rhs):
-    """add_row for a rotational row (no linear part): only the angular blocks."""
+    """add_row for a rotational row (no linear part): only the angular blocks. Its six
+    angular numbers are read once into locals (the stores into the blocks could alias
+    row_J, so a loop over them would read them again after every store)."""
+    ax, ay, az = row_J[r, 3], row_J[r, 4], row_J[r, 5]
+    bx, by, bz = row_J[r, 9], row_J[r, 10], row_J[r, 11]
     if na >= 0:
-        for i in range(3):
-            ji = row_J[r, 3 + i]
-            rhs[na, 3 + i] += g * ji
-            wi = w * ji
-            for j in range(i + 1):
-                diag[na, 6 * i + 21 + j] += wi * row_J[r, 3 + j]
+        add_angular_side(na, w, g, ax, ay, az, diag, rhs)
     if nb >= 0:
-        for i in range(3):
-            ji = row_J[r, 9 + i]
-            rhs[nb, 3 + i] += g * ji
-            wi = w * ji
-            for j in range(i + 1):
-                diag[nb, 6 * i + 21 + j] += wi * row_J[r, 9 + j]
+        add_angular_side(nb, w, g, bx, by, bz, diag, rhs)
     if slot >= 0:
-        ol = 9 if b_late else 3
-        oe = 12 - ol
-        for i in range(3):
-            wi = w * row_J[r, ol + i]
-            for j in range(3):
-                offd[slot, 6 * i + 21 + j] += wi * row_J[r, oe + j]
+        lx, ly, lz = (bx, by, bz) if b_late else (ax, ay, az)     # the later node's rows
+        ex, ey, ez = (ax, ay, az) if b_late else (bx, by, bz)     # the earlier node's columns
+        wx, wy, wz = w * lx, w * ly, w * lz
+        offd[slot, 21] += wx * ex
+        offd[slot, 22] += wx * ey
+        offd[slot, 23] += wx * ez
+        offd[slot, 27] += wy * ex
+        offd[slot, 28] += wy * ey
+        offd[slot, 29] += wy * ez
+        offd[slot, 33] += wz * ex
+        offd[slot, 34] += wz * ey
+        offd[slot, 35] += wz * ez
 
 
 @njit(cache=True, error_model="numpy", inline="always")
