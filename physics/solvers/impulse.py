@@ -49,7 +49,7 @@ from ..joint_rows import (FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOT
 from ..joint_types import N_FREE, N_LIMIT, PRISMATIC
 from ..settings import Setting, checked, defaults
 from . import projection
-from .row_ops import scatter_row
+from .row_ops import copy2d, fill2d, scatter_row
 from .stats import SolverStats
 from .tree_solve import (_FAST, arm, articulated_factor, articulated_lambda, articulated_solve, augmented_inertia,
                          build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum, zero_tree)
@@ -1072,10 +1072,8 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
     predict = stabilization == SPLIT and tree.loop_joints.shape[0] == 0 and not every_step
     predict_drift(h, params[P_ERP] if predict else 0.0, tree, joint_type, joint_body, row_J, row_C, body_inv_mass,
                   body_omega)
-    for i in range(body_vel.shape[0]):     # loops: a slice assignment needs reference counts
-        for q in range(3):
-            body_v0[i, q] = body_vel[i, q]
-            body_w0[i, q] = body_omega[i, q]
+    copy2d(body_v0, body_vel)
+    copy2d(body_w0, body_omega)
     # one call site per kernel (the loop below also runs the first factor and the last
     # solve): numba compiles the whole path into this function
     n_iter = -1
@@ -1106,10 +1104,8 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
             add_iterative_impulses(rows, work, row_lambda, row_direct, body_z)
             add_iterative_impulses(crows, cwork, crows.impulse, cdirect, body_z)
         if positions:
-            for i in range(body_pvel.shape[0]):
-                for q in range(3):
-                    body_pvel[i, q] = 0.0
-                    body_pomega[i, q] = 0.0
+            fill2d(body_pvel, 0.0)
+            fill2d(body_pomega, 0.0)
             zero_tree(order, roots, joint_child, body_z2)
         articulated_solve(tree, joint_body, rate, body_z, body_vel, body_omega, positions, params[P_ERP] / h, body_z2, body_pvel, body_pomega)
         change = articulated_lambda(tree, row_J, body_z, body_vel, body_omega, row_lambda)

@@ -137,7 +137,7 @@ from ..quat import rotated_diagonal, world_inv_inertia_times
 from ..settings import Setting, checked, defaults
 from . import projection
 from .projection import project_step
-from .row_ops import scatter_row
+from .row_ops import copy2d, fill2d, scatter_row
 from .stats import SolverStats
 
 PAPER, CRITICAL, STIFF = 0, 1, 2
@@ -303,24 +303,6 @@ def penalty_forces(params, h, bodies, rows, work):
             beta = 2.0 * params[6] * w / d
         lam = -(alpha * row_C[r] + beta * row_velocity(row_J, r, a, b, body_vel, body_omega))
         scatter_row(row_J, r, a, b, lam, force_acc, torque_acc)
-
-
-@njit(cache=True, error_model="numpy")
-def copy2d(dst, src):
-    """dst[:, :] = src for two arrays of the same shape (explicit loops: numba's slice
-    assignment compiles a shape-mismatch error path with string formatting, which costs
-    tens of seconds of compile time per caller)."""
-    for i in range(dst.shape[0]):
-        for j in range(dst.shape[1]):
-            dst[i, j] = src[i, j]
-
-
-@njit(cache=True, error_model="numpy")
-def fill2d(dst, value):
-    """dst[:, :] = value."""
-    for i in range(dst.shape[0]):
-        for j in range(dst.shape[1]):
-            dst[i, j] = value
 
 
 # ---------------------------------------------------------------------------- 6×6 block algebra

@@ -50,6 +50,7 @@ from ..joint_rows import compute_joint_rates, compute_joint_rows
 from ..joint_types import N_EQ
 from ..quat import integrate_quat, rotate, rotate_inv, rotated_diagonal, store_symmetric
 from .lcp_dense import pivoted_cholesky, pivoted_solve
+from .row_ops import copy2d
 from .tree_solve import (articulated_factor, articulated_solve, articulated_targets, augmented_inertia,
                          build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum, zero_tree)
 
@@ -248,14 +249,6 @@ def chord_factor(proj, bodies, joints, rows, h):
 
 
 @njit(cache=True)
-def copy_jacobian(J0, row_J):
-    """J0 := row_J (the rows' Jacobian kept for later chord steps)."""
-    for r in range(row_J.shape[0]):
-        for q in range(12):
-            J0[r, q] = row_J[r, q]
-
-
-@njit(cache=True)
 def largest_step(body_inv_mass, lin, ang):
     """The largest |Δx| or |Δθ| component of a displacement over the dynamic bodies."""
     big = 0.0
@@ -401,7 +394,7 @@ def project_positions(iterations, tol, bodies, joints, rows, proj, h):
         apply_displacement(bodies, lin, ang, 0.0)
         since += largest_step(bodies.inv_mass, lin, ang)
         if fresh and since <= CHORD_STEP and it + 1 < iterations:
-            copy_jacobian(proj.J0, rows.J)  # the next step is a chord step on this factor
+            copy2d(proj.J0, rows.J)  # the next step is a chord step on this factor
         compute_joint_rows(bodies, joints, rows, False)
         err = position_errors(bodies, joints, rows)
     if err > best:
@@ -626,7 +619,7 @@ def shake_prepare(proj, bodies, joints, rows):
     if proj.fresh[0] == 0:
         proj.rank[0] = projection_factor(proj, bodies, joints, rows, 0.0)
     proj.fresh[0] = 0
-    copy_jacobian(proj.J0, rows.J)
+    copy2d(proj.J0, rows.J)
 
 
 @njit(cache=True)

@@ -1,4 +1,5 @@
-"""Small operations on one row shared by the solver families (scalar numba code)."""
+"""Small operations shared by the solver families (scalar numba code): on one row, and
+plain 2-D copies and fills written as loops."""
 from numba import njit
 
 
@@ -12,3 +13,22 @@ def scatter_row(M, r, a, b, s, lin, ang):
         ang[a, k] += M[r, 3 + k] * s
         lin[b, k] += M[r, 6 + k] * s
         ang[b, k] += M[r, 9 + k] * s
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def copy2d(dst, src):
+    """dst[:n, :m] = src, (n, m) src's shape (explicit loops: numba's slice assignment
+    compiles a shape-mismatch error path with string formatting, which costs tens of
+    seconds of compile time per caller, and needs reference counts, which kernels compiled
+    without them cannot call)."""
+    for i in range(src.shape[0]):
+        for j in range(src.shape[1]):
+            dst[i, j] = src[i, j]
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def fill2d(dst, value):
+    """dst[:, :] = value."""
+    for i in range(dst.shape[0]):
+        for j in range(dst.shape[1]):
+            dst[i, j] = value
