@@ -46,8 +46,9 @@ import math
 import numpy as np
 from numba import njit
 
-from .collision import KIND_CODES, collide_table, joined_keys
-from .collision.broad import joined_starts
+from .collision import KIND_CODES, joined_keys
+from .collision.broad import joined_starts, sweep_pairs
+from .collision.narrow import narrow_phase
 from .collision.common import BODY_WIDTH
 from .joint_rows import FREE_CONTACT, FREE_OFF, ROW_FREE, ROW_LIMIT
 from .model import Rows, Scratch
@@ -99,14 +100,16 @@ BLOCK_NUMBERS = 33                          # ContactWork.block's numbers per bl
 
 
 # ---------------------------------------------------------------------------- kernels
-@njit(cache=True)
-def find_contacts(data, bodies):
-    """Collision detection at the bodies' current poses (physics/collision), gaps up to the
-    margin included; returns the number of contacts in data.buffers (ci, cf). Flags an
-    overflow (the buffers are grown after the kernel; contacts that did not fit are
-    dropped for this substep)."""
+@njit(cache=True, _nrt=False)
+def broad_contacts(data, bodies):
+    """find_contacts' first half: the packed body table at the bodies' current poses and the
+    broad phase's candidate pairs (collision/broad.sweep_pairs) into data.buffers; returns
+    how many pairs the narrow phase is to test (0: nothing near, and no contact now).
+    Flags an overflow of the pairs' buffer. Allocates nothing: compiled without reference
+    counting, so that a solver's kernel pays no count of the contact bundles' arrays per
+    substep while nothing is near."""
     cs, buf = data.shapes, data.buffers
-    body, table = cs.body, buf.table
+    body, table, pairs = cs.body, buf.table, buf.pairs
     k = body.shape[0]
     buf.count[0] = 0
     buf.count[1] = 0
@@ -120,13 +123,39 @@ def find_contacts(data, bodies):
             table[c, q] = body_pos[i, q]
         for q in range(4):
             table[c, 3 + q] = body_quat[i, q]
-    n_pairs = collide_table(cs.kind, table, cs.static, cs.skip_keys, buf.first, cs.settings[S_MARGIN], buf.aabb,
-                            buf.sweep_key, buf.order, buf.pairs, buf.ci, buf.cf, buf.count)
-    if n_pairs > buf.pairs.shape[0] or buf.count[1] > 0:
+    n_pairs = sweep_pairs(cs.kind, table, cs.static, cs.skip_keys, buf.first, cs.settings[S_MARGIN], buf.aabb,
+                          buf.sweep_key, buf.order, pairs)
+    if n_pairs > pairs.shape[0]:
+        buf.n[N_OVERFLOW] = 1
+    tested = min(n_pairs, pairs.shape[0])
+    if tested == 0:
+        buf.n[N_NOW] = 0
+    return tested
+
+
+@njit(cache=True)
+def narrow_contacts(data, n_pairs):
+    """find_contacts' second half: the contacts of the first n_pairs > 0 candidate pairs
+    (collision/narrow.narrow_phase) into data.buffers (ci, cf); returns their number.
+    Flags an overflow (contacts that did not fit are dropped for this substep)."""
+    cs, buf = data.shapes, data.buffers
+    narrow_phase(cs.kind, buf.table, buf.pairs, n_pairs, cs.settings[S_MARGIN], buf.ci, buf.cf, buf.count)
+    if buf.count[1] > 0:
         buf.n[N_OVERFLOW] = 1
     m = min(buf.count[0], buf.ci.shape[0])
     buf.n[N_NOW] = m
     return m
+
+
+@njit(cache=True)
+def find_contacts(data, bodies):
+    """Collision detection at the bodies' current poses (physics/collision), gaps up to the
+    margin included; returns the number of contacts in data.buffers (ci, cf). Flags an
+    overflow (the buffers are grown after the kernel; contacts that did not fit are
+    dropped for this substep). A solver's kernel calls its halves itself
+    (broad_contacts, then narrow_contacts when some pair is near)."""
+    n_pairs = broad_contacts(data, bodies)
+    return narrow_contacts(data, n_pairs) if n_pairs > 0 else 0
 
 
 @njit(cache=True, inline="always")

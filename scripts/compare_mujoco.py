@@ -4,7 +4,7 @@ MuJoCo is not a dependency of Sharnir: install it in a scratch virtual environme
 also sees the project's packages, then run this script from the repository's top:
 
     python -m venv --system-site-packages /tmp/mjvenv && /tmp/mjvenv/bin/pip install mujoco
-    PYTHONPATH=. /tmp/mjvenv/bin/python scripts/compare_mujoco.py [--repeat 5] [--json]
+    PYTHONPATH=. /tmp/mjvenv/bin/python scripts/compare_mujoco.py [--repeat 5] [--json] [--case "dt 3 ms"]
 
 Cases (the issues' speed targets):
 - 100-hinge chain, Δt = 10 ms: Sharnir's World defaults (`impulse`) against MuJoCo;
@@ -120,9 +120,12 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--case", default="", help="only the cases whose name contains this (e.g. 'dt 3 ms')")
     a = p.parse_args(argv)
     records = []
     for name, joint, links, dt, duration, solvers in CASES:
+        if a.case not in name:
+            continue
         steps = int(round(duration / dt))
         worlds = {s: sharnir_chain(joint, links, dt, s) for s in solvers}
         w0 = next(iter(worlds.values()))

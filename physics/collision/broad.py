@@ -1,6 +1,6 @@
 """Broad phase: world axis-aligned bounding boxes, then sweep-and-prune along the axis of
-largest spread, O(n log n) for the sort plus O(n + pairs) for the sweep; infinite planes are
-tested against every other body's box instead.
+largest spread, O(n log n) for the sort (in place) plus O(n + pairs) for the sweep;
+infinite planes are tested against every other body's box instead.
 
 Pairs are skipped when both bodies are static or when they are joined (their key
 min·n + max is in the sorted `skip_keys`, see `joined_keys`).
@@ -115,14 +115,14 @@ def broad_phase(kind, body, static, skip_keys, margin, aabb, key, pairs):
     return sweep_pairs(kind, body, static, skip_keys, first, margin, aabb, key, np.empty(n, np.int64), pairs)
 
 
-@njit(**JIT)
+@njit(**JIT_NO_REFS)
 def sweep_pairs(kind, body, static, skip_keys, first, margin, aabb, key, order, pairs):
     """broad_phase on given scratch: first (n+1,) joined_starts of skip_keys (it changes only
     with them), aabb (n,6), key (n,), order (n,) int64 (a solver's buffers: nothing is
-    allocated unless the boxes must be sorted).
+    allocated: compiled without reference counting).
 
     Sweep and prune: the axis with the largest variance of the box centres; the bodies
-    sorted by their box's lower bound on it (np.argsort, O(n log n); O(n) when the bounds
+    sorted by their box's lower bound on it (sort_order, O(n log n); O(n) when the bounds
     already rise or fall with the index, as a chain's links do: monotone_order); each body is paired
     with the following ones until their lower bound passes its upper bound, keeping those
     whose boxes overlap on the other two axes. Each plane is paired with every non-static
@@ -152,19 +152,52 @@ def sweep_pairs(kind, body, static, skip_keys, first, margin, aabb, key, order, 
     for i in range(n):
         key[i] = aabb[i, axis] if kind[i] != PLANE else math.inf
     if not monotone_order(key, order):
-        sorted_order = np.argsort(key)
-        for i in range(n):
-            order[i] = sorted_order[i]
+        sort_order(key, order)
     return sweep_and_prune(kind, body, static, skip_keys, first, margin, aabb, order, m, axis, pairs)
+
+
+@njit(inline="always", **JIT)
+def _before(key, a, b):
+    """Whether index a sorts before index b: by key, equal keys by index."""
+    return key[a] < key[b] or (key[a] == key[b] and a < b)
+
+
+@njit(**JIT_NO_REFS)
+def _sift_down(key, order, root, end):
+    """Restore the max-heap order[root:end] below root (heapsort's step)."""
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and _before(key, order[child], order[child + 1]):
+            child += 1
+        if not _before(key, order[root], order[child]):
+            return
+        order[root], order[child] = order[child], order[root]
+        root = child
+
+
+@njit(**JIT_NO_REFS)
+def sort_order(key, order):
+    """order := the indices 0…n−1 sorted by key, equal keys by index (the order of
+    np.argsort(key, kind="stable")), in place by heapsort: O(n log n), nothing allocated."""
+    n = key.shape[0]
+    for i in range(n):
+        order[i] = i
+    for root in range(n // 2 - 1, -1, -1):
+        _sift_down(key, order, root, n)
+    for end in range(n - 1, 0, -1):
+        order[0], order[end] = order[end], order[0]
+        _sift_down(key, order, 0, end)
 
 
 @njit(**JIT_NO_REFS)
 def monotone_order(key, order):
-    """The order of np.argsort(key) in O(n) when it is plain: the finite keys strictly rising
+    """sort_order's order in O(n) when it is plain: the finite keys strictly rising
     or strictly falling with the index (a chain's links along the sweep axis), then at most
     one +inf (a plane). Writes it into order and returns True; returns False (order
     unspecified) otherwise — ties, NaN, two planes: then the caller sorts. A strict order
-    is the unique sorted one, so the pairs come out as argsort's, bit for bit."""
+    is the unique sorted one, so the pairs come out as sort_order's, bit for bit."""
     n = key.shape[0]
     up = down = True
     planes = 0

@@ -40,8 +40,8 @@ import numpy as np
 from numba import njit
 
 from ..clock import ticks, ticks_per_ms
-from ..contacts import (N_BLOCKS, N_PREV, N_ROWS, contact_views, detection_overflowed, find_contacts,
-                        keep_contact_impulses, write_contact_rows)
+from ..contacts import (N_BLOCKS, N_PREV, N_ROWS, broad_contacts, contact_views, detection_overflowed,
+                        keep_contact_impulses, narrow_contacts, write_contact_rows)
 from ..quat import rotate_inv, rotated_diagonal, store_symmetric
 from ..integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from ..joint_rows import (FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOTOR_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT,
@@ -1245,9 +1245,10 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
             if may_iterate and (step > 0 or sub > 0):
                 write_drive_rows(joints, drives, rows, h)
             # contacts at the poses of the substep's start, ġ⁻ from its velocities
-            # contacts.prepare_contacts written out: one call fewer that takes the contact
-            # bundles (~1 µs of reference counts), and none of the rows kernel with nothing found
-            m = find_contacts(contacts, bodies)
+            # contacts.prepare_contacts written out: no call that counts references to the
+            # contact bundles (~1 µs) when nothing is near or nothing was found
+            n_pairs = broad_contacts(contacts, bodies)
+            m = narrow_contacts(contacts, n_pairs) if n_pairs > 0 else 0
             if m > 0:
                 n_contacts = write_contact_rows(contacts, bodies, h, m)     # blocks: touching pairs
             else:

@@ -127,8 +127,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..contacts import (N_BLOCKS, N_NOW, N_ROWS, detection_overflowed, find_contacts, penalty_contact_forces,
-                        penalty_contact_friction, write_contact_rows)
+from ..contacts import (N_BLOCKS, N_NOW, N_ROWS, broad_contacts, detection_overflowed, narrow_contacts,
+                        penalty_contact_forces, penalty_contact_friction, write_contact_rows)
 from ..integrate import blown_up, gather_forces, gyroscopic_implicit, integrate_positions, integrate_velocities
 from ..joint_rows import (MOTOR_OFF, MOTOR_POSITION, ROW_FREE, ROW_LIMIT, compute_joint_rates,
                           compute_joint_rows, row_velocity)
@@ -737,12 +737,15 @@ def add_angular_row(row_J, r, na, nb, slot, b_late, w, g, diag, offd, rhs):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def add_point_side(n, sgn, w, ra, g, diag, rhs):
+def add_joint_side(n, sgn, w, ra, g, S, diag, rhs):
     """One body's share of a joint's three point rows along the world axes (common weight
-    w, right sides g): J(e) = sgn·P e with P = [E; [r]ₓ], so w P Pᵀ = w [[E, [r]ₓᵀ],
-    [[r]ₓ, |r|²E − r rᵀ]] and Σ g_e J(e) = sgn (g, r × g)."""
+    w, right sides g) and of its perpendicular rows (S: perpendicular_rows' sums). Point
+    rows: J(e) = sgn·P e with P = [E; [r]ₓ], so w P Pᵀ = w [[E, [r]ₓᵀ], [[r]ₓ, |r|²E − r rᵀ]]
+    and Σ g_e J(e) = sgn (g, r × g); perpendicular rows: Σ w u uᵀ into the angular block,
+    −sgn Σ g u into the right side (J's angular part is u on body a, −u on b)."""
     rx, ry, rz = ra
     gx, gy, gz = g
+    s00, s01, s02, s11, s12, s22, hx, hy, hz = S
     diag[n, 0] += w
     diag[n, 7] += w
     diag[n, 14] += w
@@ -754,26 +757,30 @@ def add_point_side(n, sgn, w, ra, g, diag, rhs):
     diag[n, 30] -= w * ry
     diag[n, 31] += w * rx
     rr = rx * rx + ry * ry + rz * rz
-    diag[n, 21] += w * (rr - rx * rx)
-    diag[n, 27] -= w * ry * rx
-    diag[n, 28] += w * (rr - ry * ry)
-    diag[n, 33] -= w * rz * rx
-    diag[n, 34] -= w * rz * ry
-    diag[n, 35] += w * (rr - rz * rz)
+    diag[n, 21] += w * (rr - rx * rx) + s00
+    diag[n, 27] += s01 - w * ry * rx
+    diag[n, 28] += w * (rr - ry * ry) + s11
+    diag[n, 33] += s02 - w * rz * rx
+    diag[n, 34] += s12 - w * rz * ry
+    diag[n, 35] += w * (rr - rz * rz) + s22
     rhs[n, 0] += sgn * gx
     rhs[n, 1] += sgn * gy
     rhs[n, 2] += sgn * gz
-    rhs[n, 3] += sgn * (ry * gz - rz * gy)
-    rhs[n, 4] += sgn * (rz * gx - rx * gz)
-    rhs[n, 5] += sgn * (rx * gy - ry * gx)
+    rhs[n, 3] += sgn * (ry * gz - rz * gy - hx)
+    rhs[n, 4] += sgn * (rz * gx - rx * gz - hy)
+    rhs[n, 5] += sgn * (rx * gy - ry * gx - hz)
+
+
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def add_point_coupling(slot, w, rl, re, offd):
-    """The off-diagonal block A[late, early] of a joint's three point rows:
-    −w P_l P_eᵀ = −w [[E, [r_e]ₓᵀ], [[r_l]ₓ, (r_l·r_e)E − r_e r_lᵀ]]."""
+def add_joint_coupling(slot, w, rl, re, S, offd):
+    """The off-diagonal block A[late, early] of a joint's three point rows,
+    −w P_l P_eᵀ = −w [[E, [r_e]ₓᵀ], [[r_l]ₓ, (r_l·r_e)E − r_e r_lᵀ]], and of its
+    perpendicular rows, −Σ w u uᵀ (the same for either order: symmetric)."""
     lx, ly, lz = rl
     ex, ey, ez = re
+    s00, s01, s02, s11, s12, s22 = S[0], S[1], S[2], S[3], S[4], S[5]
     offd[slot, 0] -= w
     offd[slot, 7] -= w
     offd[slot, 14] -= w
@@ -792,15 +799,61 @@ def add_point_coupling(slot, w, rl, re, offd):
     offd[slot, 30] += w * ly
     offd[slot, 31] -= w * lx
     d = lx * ex + ly * ey + lz * ez
-    offd[slot, 21] -= w * (d - ex * lx)
-    offd[slot, 22] += w * ex * ly
-    offd[slot, 23] += w * ex * lz
-    offd[slot, 27] += w * ey * lx
-    offd[slot, 28] -= w * (d - ey * ly)
-    offd[slot, 29] += w * ey * lz
-    offd[slot, 33] += w * ez * lx
-    offd[slot, 34] += w * ez * ly
-    offd[slot, 35] -= w * (d - ez * lz)
+    offd[slot, 21] -= w * (d - ex * lx) + s00
+    offd[slot, 22] += w * ex * ly - s01
+    offd[slot, 23] += w * ex * lz - s02
+    offd[slot, 27] += w * ey * lx - s01
+    offd[slot, 28] -= w * (d - ey * ly) + s11
+    offd[slot, 29] += w * ey * lz - s12
+    offd[slot, 33] += w * ez * lx - s02
+    offd[slot, 34] += w * ez * ly - s12
+    offd[slot, 35] -= w * (d - ez * lz) + s22
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def perpendicular_rows(h, omega, zeta, relin, a, b, r0, r1, row_J, row_C, row_active, inv_inertia_world, vel_k,
+                       omega_k, row_w, row_g, c_lin):
+    """stiff_rows' springs of a joint's perpendicular rows r0…r1−1 (angular part u on body
+    a, −u on b: joint_rows.perpendicular_row): per active row its mass 1/(uᵀ(I_a⁻¹ + I_b⁻¹)u),
+    weight w and right side g (row_w, row_g, c_lin as stiff_rows); returns the sums
+    Σ w u uᵀ (00 01 02 11 12 22) and Σ g u, zeros for none."""
+    s00 = s01 = s02 = s11 = s12 = s22 = hx = hy = hz = 0.0
+    if r1 > r0:
+        i00 = inv_inertia_world[a, 0] + inv_inertia_world[b, 0]
+        i01 = inv_inertia_world[a, 1] + inv_inertia_world[b, 1]
+        i02 = inv_inertia_world[a, 2] + inv_inertia_world[b, 2]
+        i11 = inv_inertia_world[a, 4] + inv_inertia_world[b, 4]
+        i12 = inv_inertia_world[a, 5] + inv_inertia_world[b, 5]
+        i22 = inv_inertia_world[a, 8] + inv_inertia_world[b, 8]
+        for r in range(r0, r1):
+            row_w[r] = 0.0
+            row_g[r] = 0.0
+            if row_active[r] == 0:
+                continue
+            ux, uy, uz = row_J[r, 3], row_J[r, 4], row_J[r, 5]
+            kk = (ux * (i00 * ux + 2.0 * (i01 * uy + i02 * uz)) + uy * (i11 * uy + 2.0 * i12 * uz)
+                  + uz * i22 * uz)
+            if kk <= 0.0:
+                continue
+            m = 1.0 / kk
+            alpha = m * omega * omega
+            w = h * h * alpha + h * 2.0 * zeta * m * omega
+            c = row_C[r] - h * row_velocity(row_J, r, a, b, vel_k, omega_k) if relin else row_C[r]
+            c_lin[r] = c
+            g = -h * alpha * c
+            row_w[r] = w
+            row_g[r] = g
+            wx, wy, wz = w * ux, w * uy, w * uz
+            s00 += wx * ux
+            s01 += wx * uy
+            s02 += wx * uz
+            s11 += wy * uy
+            s12 += wy * uz
+            s22 += wz * uz
+            hx += g * ux
+            hy += g * uy
+            hz += g * uz
+    return s00, s01, s02, s11, s12, s22, hx, hy, hz
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -934,7 +987,8 @@ def stiff_rows(params, h, relin, bodies, joints, rows, plan):
     the first pass): G(X + Δt V⁺) ≈ G_k + Δt J_k (V⁺ − V_k). α = m ω², β = 2ζ m ω,
     ω = κ_s/Δt (m: row_inv_mass); w = Δt²α + Δtβ, g = −Δt α (G_k − Δt J_k V_k). A joint's
     three point rows share their weight (the spring is isotropic) and are added as one
-    block (add_point_side, add_point_coupling). Limit rows: see limit_raw."""
+    block, with the joint's perpendicular rows (perpendicular_rows; add_joint_side,
+    add_joint_coupling). Limit rows: see limit_raw."""
     joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
     row_J, row_C, row_active, row_rot = rows.J, rows.C, rows.active, rows.rot
     body_inv_mass = bodies.inv_mass
@@ -970,23 +1024,26 @@ def stiff_rows(params, h, relin, bodies, joints, rows, plan):
                 if relin:
                     c_lin[start + q] -= h * row_velocity(row_J, start + q, a, b, vel_k, omega_k)
                 row_g[start + q] = -h * alpha * c_lin[start + q]
-            if w > 0.0:
-                g = (row_g[start], row_g[start + 1], row_g[start + 2])
-                if na >= 0:
-                    add_point_side(na, -1.0, w, ra, g, diag0, rhs0)
-                if nb >= 0:
-                    add_point_side(nb, 1.0, w, rb, g, diag0, rhs0)
-                if slot >= 0:
-                    add_point_coupling(slot, w, rb if late else ra, ra if late else rb, offd0)
-            r = start + 3
+            g = (row_g[start], row_g[start + 1], row_g[start + 2])
+            # the perpendicular rows (J = (0, u, 0, −u)): Σ w u uᵀ and Σ g u, summed here and
+            # added with the point rows' blocks (one update of each block per joint)
+            S = perpendicular_rows(h, omega, zeta, relin, a, b, start + 3, start + N_EQ[t], row_J, row_C, row_active,
+                                   inv_inertia_world, vel_k, omega_k, row_w, row_g, c_lin)
+            if na >= 0:
+                add_joint_side(na, -1.0, w, ra, g, S, diag0, rhs0)
+            if nb >= 0:
+                add_joint_side(nb, 1.0, w, rb, g, S, diag0, rhs0)
+            if slot >= 0:
+                add_joint_coupling(slot, w, rb if late else ra, ra if late else rb, S, offd0)
+            r = start + N_EQ[t]
         n_eq = start + N_EQ[t]
         for rr in range(r, f0):
             row_w[rr] = 0.0
             row_g[rr] = 0.0
             C = row_C[rr]
             if rr >= n_eq:                          # a limit: binding now, or earlier in this step
-                if row_active[rr] != 0:
-                    engaged[rr] = row_active[rr]
+                if row_active[rr] != 0 or not relin:
+                    engaged[rr] = row_active[rr]    # (the step's first linearization starts it)
                 if engaged[rr] == 0:
                     continue
                 C = limit_raw(joint_q, joint_limit_lo, joint_limit_hi, j, rr - n_eq, engaged[rr])
@@ -1475,6 +1532,16 @@ def store_impulses(h, stiff, bodies, joints, rows, plan):
                 row_impulse[r] = row_g[r] - row_w[r] * v
                 c_lin[r] += h * v
                 r += 1
+                # the perpendicular rows: J = (0, u, 0, −u), row_dot's six non-zero terms
+                for r in range(r, start + N_EQ[joint_type[j]]):
+                    if row_w[r] == 0.0 and row_g[r] == 0.0:
+                        row_impulse[r] = 0.0
+                        continue
+                    v = (row_J[r, 3] * a3 + row_J[r, 4] * a4 + row_J[r, 5] * a5 + row_J[r, 9] * b3
+                         + row_J[r, 10] * b4 + row_J[r, 11] * b5)
+                    row_impulse[r] = row_g[r] - row_w[r] * v
+                    c_lin[r] += h * v
+                r = start + N_EQ[joint_type[j]]
             for r in range(r, f0):
                 if row_w[r] == 0.0 and row_g[r] == 0.0:
                     row_impulse[r] = 0.0
@@ -1495,22 +1562,11 @@ def store_impulses(h, stiff, bodies, joints, rows, plan):
                                                                 b4, b5)
 
 
-@njit(cache=True, error_model="numpy")
-def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, contacts,
-                        n_contacts, drives_on):
-    """V⁺ from the implicit system of the module docstring: the stiff preset's equality and
-    limit rows, its contact springs (n_contacts > 0 blocks: contact_springs) and every
-    drive (friction, motors) as rows of one system, solved exactly; the drives' bounds and
-    the springs' dead zone by an active set of at most PASSES (with contacts
-    CONTACT_PASSES) solves. `relin`: the rows were written at X + Δt V_k, not at X (a
-    Newton iteration of stiff_step; contact rows stay linearized at X). `drives_on`: some
-    joint has friction or a motor (any_drive; without, penalty_run has cleared the drives
-    once for the whole run)."""
-    body_vel, body_omega, body_quat, body_inertia = bodies.vel, bodies.omega, bodies.quat, bodies.inertia
-    node_body, up_ptr, up_node, body_node = plan.node_body, plan.up_ptr, plan.up_node, plan.body_node
-    pair_ptr, pair_lo, pair_hi, pair_target = plan.pair_ptr, plan.pair_lo, plan.pair_hi, plan.pair_target
-    diag0, offd0, rhs0, diag, offd, rhs = plan.diag0, plan.offd0, plan.rhs0, plan.diag, plan.offd, plan.rhs
-    crow_J, crow_body, crow_impulse = contacts.rows.J, contacts.rows.body, contacts.rows.impulse
+@njit(cache=True, error_model="numpy", _nrt=False)
+def open_system(params, h, relin, gravity, bodies, joints, drives, rows, work, plan, drives_on):
+    """The step's implicit system in plan.diag0, offd0, rhs0: the bodies' blocks
+    (body_blocks), the stiff preset's rows (stiff_rows) and the drives set up
+    (setup_drives, servo_masses); returns the number of drives in use."""
     stiff = params[0] == STIFF
     body_blocks(h, stiff, gravity, bodies, joints, rows, work.force_acc, work.torque_acc, plan)
     if stiff:
@@ -1518,49 +1574,25 @@ def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, d
     n_drives = setup_drives(h, bodies, joints, drives, rows, plan) if drives_on else 0
     if stiff and n_drives > 0:
         servo_masses(h, joints, drives, rows, plan)
-    n_springs = contacts.buffers.n[N_ROWS] if stiff and n_contacts > 0 else 0
-    spring_w, spring_g, spring_depth = np.zeros(n_springs), np.zeros(n_springs), np.zeros(n_springs)
-    spring_on, coupled = np.zeros(n_springs, np.int64), np.zeros(n_springs, np.int64)
-    n_coupled = 0
-    if n_springs > 0:
-        n_coupled = contact_springs(h, bodies, contacts, body_node, spring_w, spring_g, spring_on, spring_depth,
-                                    coupled)
-    y = np.empty((n_coupled, node_body.shape[0], 6))
-    passes = CONTACT_PASSES if n_springs > 0 else PASSES
-    for it in range(passes):
-        if n_drives == 0 and n_springs == 0:        # one solve: factor the step's matrix in place
-            diag, offd, rhs = diag0, offd0, rhs0
-        else:
-            copy2d(diag, diag0)
-            copy2d(offd, offd0)
-            copy2d(rhs, rhs0)
-            if n_drives > 0:
-                add_drives(h, joints, rows, plan)
-            if n_springs > 0:
-                add_springs(crow_J, crow_body, body_node, spring_w, spring_g, spring_on, body_vel, body_omega, diag,
-                            offd, rhs)
-        factor_solve(diag, offd, up_ptr, up_node, pair_ptr, pair_lo, pair_hi, pair_target, rhs)
-        if n_coupled > 0:
-            coupled_springs(crow_J, crow_body, body_node, spring_w, spring_on, coupled, n_coupled, diag, offd, up_ptr,
-                            up_node, rhs, y)
-        for k in range(node_body.shape[0]):
-            i = node_body[k]
-            body_vel[i, 0], body_vel[i, 1], body_vel[i, 2] = rhs[k, 0], rhs[k, 1], rhs[k, 2]
-            body_omega[i, 0], body_omega[i, 1], body_omega[i, 2] = rhs[k, 3], rhs[k, 4], rhs[k, 5]
-        if it == passes - 1:
-            break
-        changed = n_drives > 0 and check_drives(h, bodies, joints, rows, plan)
-        if n_springs > 0 and check_springs(h, crow_J, crow_body, spring_depth, spring_w, spring_g, spring_on, body_vel,
-                                           body_omega):
-            changed = True
-        if not changed:
-            break
+    return n_drives
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def write_velocities(bodies, plan, x):
+    """The solved velocities x (one row per node) into the bodies."""
+    body_vel, body_omega, node_body = bodies.vel, bodies.omega, plan.node_body
+    for k in range(node_body.shape[0]):
+        i = node_body[k]
+        body_vel[i, 0], body_vel[i, 1], body_vel[i, 2] = x[k, 0], x[k, 1], x[k, 2]
+        body_omega[i, 0], body_omega[i, 1], body_omega[i, 2] = x[k, 3], x[k, 4], x[k, 5]
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def close_system(h, stiff, gyroscopic, bodies, joints, rows, plan):
+    """After the last solve: the rows' impulses (store_impulses), then the implicit
+    gyroscopic update of the spins."""
+    body_quat, body_inertia, body_omega, node_body = bodies.quat, bodies.inertia, bodies.omega, plan.node_body
     store_impulses(h, stiff, bodies, joints, rows, plan)
-    for r in range(n_springs):      # the springs' impulses f Δt = g − w J V⁺ (friction's radius next step)
-        crow_impulse[r] = 0.0
-        if spring_on[r] & 1 != 0:
-            v = row_velocity(crow_J, r, crow_body[r, 0], crow_body[r, 1], body_vel, body_omega)
-            crow_impulse[r] = max(0.0, spring_g[r] - spring_w[r] * v)
     if gyroscopic:
         for k in range(node_body.shape[0]):
             i = node_body[k]
@@ -1568,6 +1600,86 @@ def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, d
                                              body_inertia[i, 0], body_inertia[i, 1], body_inertia[i, 2],
                                              body_omega[i, 0], body_omega[i, 1], body_omega[i, 2], h)
             body_omega[i, 0], body_omega[i, 1], body_omega[i, 2] = wx, wy, wz
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def joint_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, drives_on):
+    """V⁺ from the implicit system of the module docstring with no contact spring (nothing
+    touching, or a preset whose contacts push explicitly): the stiff preset's equality and
+    limit rows and every drive (friction, motors) as rows of one system, solved exactly;
+    the drives' bounds by an active set of at most PASSES solves. `relin`: the rows were
+    written at X + Δt V_k, not at X (a Newton iteration of stiff_step). `drives_on`: some
+    joint has friction or a motor (any_drive; without, penalty_run has cleared the drives
+    once for the whole run). Allocates nothing: compiled without reference counting, as
+    everything penalty_run calls per step on a mechanism that touches nothing (passing
+    the bundles through a counted call costs each of their arrays two atomic updates)."""
+    up_ptr, up_node, pair_ptr, pair_lo, pair_hi, pair_target = (plan.up_ptr, plan.up_node, plan.pair_ptr,
+                                                                 plan.pair_lo, plan.pair_hi, plan.pair_target)
+    diag0, offd0, rhs0, diag, offd, rhs = plan.diag0, plan.offd0, plan.rhs0, plan.diag, plan.offd, plan.rhs
+    n_drives = open_system(params, h, relin, gravity, bodies, joints, drives, rows, work, plan, drives_on)
+    if n_drives == 0:                               # one solve: factor the step's matrix in place
+        factor_solve(diag0, offd0, up_ptr, up_node, pair_ptr, pair_lo, pair_hi, pair_target, rhs0)
+        write_velocities(bodies, plan, rhs0)
+    else:
+        for it in range(PASSES):
+            copy2d(diag, diag0)
+            copy2d(offd, offd0)
+            copy2d(rhs, rhs0)
+            add_drives(h, joints, rows, plan)
+            factor_solve(diag, offd, up_ptr, up_node, pair_ptr, pair_lo, pair_hi, pair_target, rhs)
+            write_velocities(bodies, plan, rhs)
+            if it == PASSES - 1 or not check_drives(h, bodies, joints, rows, plan):
+                break
+    close_system(h, params[0] == STIFF, gyroscopic, bodies, joints, rows, plan)
+
+
+@njit(cache=True, error_model="numpy")
+def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, contacts,
+                        n_contacts, drives_on):
+    """joint_velocities with the stiff preset's contact springs (n_contacts > 0 blocks:
+    contact_springs) as rows of the same system; the drives' bounds and the springs' dead
+    zone by an active set of at most CONTACT_PASSES solves. Contact rows stay linearized
+    at X in a Newton iteration."""
+    body_vel, body_omega = bodies.vel, bodies.omega
+    node_body, up_ptr, up_node, body_node = plan.node_body, plan.up_ptr, plan.up_node, plan.body_node
+    pair_ptr, pair_lo, pair_hi, pair_target = plan.pair_ptr, plan.pair_lo, plan.pair_hi, plan.pair_target
+    diag0, offd0, rhs0, diag, offd, rhs = plan.diag0, plan.offd0, plan.rhs0, plan.diag, plan.offd, plan.rhs
+    crow_J, crow_body, crow_impulse = contacts.rows.J, contacts.rows.body, contacts.rows.impulse
+    stiff = params[0] == STIFF
+    n_springs = contacts.buffers.n[N_ROWS] if stiff and n_contacts > 0 else 0
+    if n_springs == 0:
+        joint_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, drives_on)
+        return
+    n_drives = open_system(params, h, relin, gravity, bodies, joints, drives, rows, work, plan, drives_on)
+    spring_w, spring_g, spring_depth = np.zeros(n_springs), np.zeros(n_springs), np.zeros(n_springs)
+    spring_on, coupled = np.zeros(n_springs, np.int64), np.zeros(n_springs, np.int64)
+    n_coupled = contact_springs(h, bodies, contacts, body_node, spring_w, spring_g, spring_on, spring_depth, coupled)
+    y = np.empty((n_coupled, node_body.shape[0], 6))
+    for it in range(CONTACT_PASSES):
+        copy2d(diag, diag0)
+        copy2d(offd, offd0)
+        copy2d(rhs, rhs0)
+        if n_drives > 0:
+            add_drives(h, joints, rows, plan)
+        add_springs(crow_J, crow_body, body_node, spring_w, spring_g, spring_on, body_vel, body_omega, diag, offd, rhs)
+        factor_solve(diag, offd, up_ptr, up_node, pair_ptr, pair_lo, pair_hi, pair_target, rhs)
+        if n_coupled > 0:
+            coupled_springs(crow_J, crow_body, body_node, spring_w, spring_on, coupled, n_coupled, diag, offd, up_ptr,
+                            up_node, rhs, y)
+        write_velocities(bodies, plan, rhs)
+        if it == CONTACT_PASSES - 1:
+            break
+        changed = n_drives > 0 and check_drives(h, bodies, joints, rows, plan)
+        if check_springs(h, crow_J, crow_body, spring_depth, spring_w, spring_g, spring_on, body_vel, body_omega):
+            changed = True
+        if not changed:
+            break
+    for r in range(n_springs):      # the springs' impulses f Δt = g − w J V⁺ (friction's radius next step)
+        crow_impulse[r] = 0.0
+        if spring_on[r] & 1 != 0:
+            v = row_velocity(crow_J, r, crow_body[r, 0], crow_body[r, 1], body_vel, body_omega)
+            crow_impulse[r] = max(0.0, spring_g[r] - spring_w[r] * v)
+    close_system(h, stiff, gyroscopic, bodies, joints, rows, plan)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -1595,53 +1707,85 @@ def nonlinearity(joints, rows, plan):
     return worst
 
 
+@njit(cache=True, error_model="numpy", _nrt=False)
+def begin_newton(bodies, plan, keep_start):
+    """A stiff step's start: the poses and velocities kept (pos0 … omega0) for a Newton
+    iteration or a second solve to start from (`keep_start`). (vel_k, omega_k are zero
+    between steps: end_newton; the first linearization starts the limits' `engaged`:
+    stiff_rows.)"""
+    if keep_start:
+        copy2d(plan.pos0, bodies.pos)
+        copy2d(plan.quat0, bodies.quat)
+        copy2d(plan.vel0, bodies.vel)
+        copy2d(plan.omega0, bodies.omega)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def end_newton(h, it, newton, bodies, joints, rows, plan, readout):
+    """A stiff step's positions from the velocities solved in Newton iteration `it` (of at
+    most `newton` more than the first), and the rows at them; returns True when the step is
+    done (the last iteration, or the rows' linearization missed the reached poses by at
+    most NEWTON_TOL: nonlinearity), then vel_k, omega_k are zero again (X_k = X: what the
+    drives' servos and the next step's first linearization take). Otherwise sets up the
+    next iteration, linearized at the poses reached: X_k = X + Δt V_k, from the step's start."""
+    integrate_positions(bodies, h)
+    compute_joint_rows(bodies, joints, rows, readout)
+    if it == newton or nonlinearity(joints, rows, plan) <= NEWTON_TOL:
+        if it > 0:
+            fill2d(plan.vel_k, 0.0)
+            fill2d(plan.omega_k, 0.0)
+        return True
+    copy2d(plan.vel_k, bodies.vel)
+    copy2d(plan.omega_k, bodies.omega)
+    copy2d(bodies.pos, plan.pos0)
+    copy2d(bodies.quat, plan.quat0)
+    copy2d(bodies.vel, plan.vel0)
+    copy2d(bodies.omega, plan.omega0)
+    return False
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def stiff_joint_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, readout, drives_on):
+    """One step of the stiff preset with nothing touching: the implicit velocities
+    linearized at the current poses (joint_velocities), then positions; while the rows'
+    linearization missed the reached poses by more than NEWTON_TOL, another Newton
+    iteration of the same backward Euler step, linearized at the poses reached (at most
+    params[P_NEWTON] more). Without reference counting (joint_velocities)."""
+    newton = int(params[P_NEWTON])
+    begin_newton(bodies, plan, newton > 0)
+    for it in range(newton + 1):
+        joint_velocities(params, h, it > 0, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, drives_on)
+        if end_newton(h, it, newton, bodies, joints, rows, plan, readout):
+            break
+
+
 @njit(cache=True, error_model="numpy")
 def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, readout, contacts, n_contacts,
                drives_on):
-    """One step of the stiff preset: the implicit velocities linearized at the current poses,
-    then positions; while the rows' linearization missed the reached poses by more than
-    NEWTON_TOL, another Newton iteration of the same backward Euler step, linearized at
-    the poses reached (at most params[P_NEWTON] more)."""
-    body_pos, body_quat, body_vel, body_omega = bodies.pos, bodies.quat, bodies.vel, bodies.omega
-    pos0, quat0, vel0, omega0, vel_k, omega_k = plan.pos0, plan.quat0, plan.vel0, plan.omega0, plan.vel_k, plan.omega_k
+    """stiff_joint_step with n_contacts > 0 contact blocks: their springs in the implicit
+    solve (implicit_velocities), then their friction (penalty_contact_friction); a
+    jointed body's friction passes through its joints by a second solve within the step."""
+    body_vel, body_omega = bodies.vel, bodies.omega
+    vel0, omega0 = plan.vel0, plan.omega0
     newton = int(params[P_NEWTON])
-    jointed_contact = n_contacts > 0 and contact_on_joints(joints, contacts)
-    if newton > 0 or jointed_contact:
-        copy2d(pos0, body_pos)
-        copy2d(quat0, body_quat)
-        copy2d(vel0, body_vel)
-        copy2d(omega0, body_omega)
-    fill2d(vel_k, 0.0)
-    fill2d(omega_k, 0.0)
-    engaged = plan.engaged
-    for r in range(engaged.shape[0]):
-        engaged[r] = 0
+    jointed_contact = contact_on_joints(joints, contacts)
+    begin_newton(bodies, plan, newton > 0 or jointed_contact)
     for it in range(newton + 1):
         implicit_velocities(params, h, it > 0, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, contacts,
                             n_contacts, drives_on)
-        if n_contacts > 0:
-            if jointed_contact:
-                copy2d(work.pvel, body_vel)
-                copy2d(work.pomega, body_omega)
-            penalty_contact_friction(contacts, bodies, h)
-            if jointed_contact:
-                # a jointed body's friction is passed on by its joints in this step: the
-                # friction impulses act as forces in the implicit solve, done again from V
-                friction_as_forces(h, bodies, work, plan, vel0, omega0, 1.0)
-                implicit_velocities(params, h, it > 0, gravity, gyroscopic, bodies, joints, drives, rows, work, plan,
-                                    contacts, n_contacts, drives_on)
-                friction_as_forces(h, bodies, work, plan, vel0, omega0, -1.0)
-        integrate_positions(bodies, h)
-        compute_joint_rows(bodies, joints, rows, readout)
-        if it == newton or nonlinearity(joints, rows, plan) <= NEWTON_TOL:
+        if jointed_contact:
+            copy2d(work.pvel, body_vel)
+            copy2d(work.pomega, body_omega)
+        penalty_contact_friction(contacts, bodies, h)
+        if jointed_contact:
+            # a jointed body's friction is passed on by its joints in this step: the
+            # friction impulses act as forces in the implicit solve, done again from V
+            friction_as_forces(h, bodies, work, plan, vel0, omega0, 1.0)
+            implicit_velocities(params, h, it > 0, gravity, gyroscopic, bodies, joints, drives, rows, work, plan,
+                                contacts, n_contacts, drives_on)
+            friction_as_forces(h, bodies, work, plan, vel0, omega0, -1.0)
+        if end_newton(h, it, newton, bodies, joints, rows, plan, readout):
             break
-        # linearize again at the poses reached: X_k = X + Δt V_k, from the step's start
-        copy2d(vel_k, body_vel)
-        copy2d(omega_k, body_omega)
-        copy2d(body_pos, pos0)
-        copy2d(body_quat, quat0)
-        copy2d(body_vel, vel0)
-        copy2d(body_omega, omega0)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -1723,9 +1867,10 @@ def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows
         setup_drives(h, bodies, joints, drives, rows, plan)
     for step in range(n_steps):
         gather_forces(t0 + step * h, bodies, loads, force_acc, torque_acc)
-        # contacts.prepare_contacts, without the rows kernel's call when nothing was found
-        # (passing it the contact bundles costs a microsecond; with m = 0 it writes no row)
-        m = find_contacts(contacts, bodies)
+        # contacts.prepare_contacts written out: without the calls that count references to
+        # the contact bundles (a microsecond) when nothing is near or nothing was found
+        n_pairs = broad_contacts(contacts, bodies)
+        m = narrow_contacts(contacts, n_pairs) if n_pairs > 0 else 0
         if m > 0:
             n_contacts = write_contact_rows(contacts, bodies, h, m)
         else:
@@ -1736,16 +1881,19 @@ def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows
             return step                     # nothing moved yet: redone with grown buffers
         if n_contacts > 0 and not stiff:
             penalty_contact_forces(contacts, bodies, h, CONTACT_KAPPA, 1.0, force_acc, torque_acc, gravity)
-        if stiff:
+        if stiff and n_contacts > 0:
             stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, step == n_steps - 1,
                        contacts, n_contacts, drives_on)
+        elif stiff:
+            stiff_joint_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan,
+                             step == n_steps - 1, drives_on)
         else:
             penalty_forces(params, h, bodies, rows, work)
             if implicit:
                 # relin = stiff, False here: a typed bool, not the literal False (numba would
-                # compile implicit_velocities a second time for the literal)
-                implicit_velocities(params, h, stiff, gravity, gyroscopic, bodies, joints, drives, rows, work, plan,
-                                    contacts, n_contacts, drives_on)
+                # compile joint_velocities a second time for the literal)
+                joint_velocities(params, h, stiff, gravity, gyroscopic, bodies, joints, drives, rows, work, plan,
+                                 drives_on)
             else:
                 integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
             integrate_positions(bodies, h)
