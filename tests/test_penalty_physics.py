@@ -507,3 +507,51 @@ def test_stiff_contact_four_bar_comes_to_rest_on_the_wall_without_passing_throug
     angle = w.joint("ground_a").angle
     w.advance_steps(100)
     assert abs(w.joint("ground_a").angle - angle) < 1e-6
+
+
+@pytest.mark.parametrize("pairs", [
+    [(i, i + 1) for i in range(8)],                                       # a chain: the written-out node pairs
+    [(i, i + 1) for i in range(6)] + [(6, 7), (7, 8), (8, 6), (2, 7)],    # loops: fill blocks, generic nodes
+])
+def test_block_ldl_factor_solves_the_implicit_system_exactly(pairs):
+    """The implicit step's block LDLᵀ (factor_solve; factor then solve; solve_sparse) gives
+    the dense solution of a random symmetric positive definite system with the joints'
+    block pattern, to round-off."""
+    from physics.solvers.penalty import elimination_plan, factor, factor_solve, solve, solve_sparse
+    rng = np.random.default_rng(7)
+    n = 1 + max(max(p) for p in pairs)
+    plan = elimination_plan(n, np.ones(n, bool), pairs)
+    body_node, up_ptr, up_node, pair_ptr, pair_lo, pair_hi, pair_target = (plan[0], plan[2], plan[3], plan[4],
+                                                                           plan[5], plan[6], plan[7])
+    A = np.zeros((6 * n, 6 * n))
+    for i in range(n):
+        R = rng.normal(size=(6, 6))
+        A[6 * i:6 * i + 6, 6 * i:6 * i + 6] += R @ R.T + 0.5 * np.eye(6)
+    for a, b in pairs:
+        J = rng.normal(size=(5, 12)) * 3.0
+        idx = np.r_[6 * a:6 * a + 6, 6 * b:6 * b + 6]
+        A[np.ix_(idx, idx)] += J.T @ J
+    perm = np.concatenate([np.arange(6 * i, 6 * i + 6) for i in np.argsort(body_node)])
+    An = A[np.ix_(perm, perm)]                               # node order
+    diag = np.array([An[6 * k:6 * k + 6, 6 * k:6 * k + 6].ravel() for k in range(n)])
+    offd = np.zeros((len(up_node), 36))
+    for k in range(n):
+        for s in range(up_ptr[k], up_ptr[k + 1]):
+            m = up_node[s]
+            offd[s] = An[6 * m:6 * m + 6, 6 * k:6 * k + 6].ravel()
+    b = rng.normal(size=(n, 6))
+    exact = np.linalg.solve(An, b.ravel()).reshape(n, 6)
+    scale = np.abs(exact).max()
+    x, d, o = b.copy(), diag.copy(), offd.copy()
+    factor_solve(d, o, up_ptr, up_node, pair_ptr, pair_lo, pair_hi, pair_target, x)
+    assert np.abs(x - exact).max() <= 1e-10 * scale
+    d, o = diag.copy(), offd.copy()
+    factor(d, o, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target)
+    x = b.copy()
+    solve(d, o, up_ptr, up_node, x)
+    assert np.abs(x - exact).max() <= 1e-10 * scale
+    sparse = np.zeros((n, 6))
+    sparse[2], sparse[n - 1] = b[2], b[n - 1]                 # a contact row's two nodes
+    exact = np.linalg.solve(An, sparse.ravel()).reshape(n, 6)
+    solve_sparse(d, o, up_ptr, up_node, sparse)
+    assert np.abs(sparse - exact).max() <= 1e-10 * np.abs(exact).max()

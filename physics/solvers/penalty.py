@@ -41,8 +41,8 @@ springs with K = Jᵀ α J, B = Jᵀ β J. Why not Gauss–Seidel or Jacobi swee
 joint blocks: on a long stiff chain they need ~depth² sweeps, and an unconverged sweep
 is an explicit step again (it is how the explicit presets fail). So it is solved
 exactly: the matrix is block-sparse, one 6×6 block per dynamic body and one per pair of
-jointed bodies, factored by block Cholesky in an elimination order found once per
-layout (minimum degree: leaves first on a tree, so a tree — every scene, every chain —
+jointed bodies, factored by block LDLᵀ (Cholesky without square roots) in an elimination
+order found once per layout (minimum degree: leaves first on a tree, so a tree — every scene, every chain —
 has no fill and costs O(N); a loop of joints adds fill blocks, still exact).
 Two nonlinearities the linearization leaves out are handled in the step:
 * the turning of a lever under a joint force (rotational geometric stiffness, as in
@@ -307,67 +307,48 @@ def penalty_forces(params, h, bodies, rows, work):
 
 # ---------------------------------------------------------------------------- 6×6 block algebra
 FMA = {"contract", "reassoc"}   # fused multiply-adds and reordered sums (round-off only; no NaN assumptions)
-# Blocks are 6×6 row-major (36 numbers). A factored diagonal block holds L (lower) with the
-# reciprocals of its pivots on the diagonal, so that no solve divides.
+# Blocks are 6×6 row-major (36 numbers). The system is factored as A = L D Lᵀ, block by block
+# (no square root on the chain of pivots each node waits for: a quarter of the factor's time
+# on a 100-link chain). A factored diagonal block holds its unit lower triangle L below the
+# diagonal and the reciprocals 1/d_j of its pivots on it; a factored off-diagonal block
+# A_nk holds N_nk = A_nk L_kk⁻ᵀ D_k⁻¹, so that A_nn − N_nk D_k N_nkᵀ is the next Schur
+# complement and no solve divides.
 @njit(cache=True, error_model="numpy", inline="always")
-def cholesky6(D, k):
-    """D[k] (lower triangle read) := its Cholesky factor L, diagonal stored as 1/L_jj."""
-    for j in range(6):
-        s = D[k, 7 * j]
-        for p in range(j):
-            s -= D[k, 6 * j + p] * D[k, 6 * j + p]
-        if not s > 0.0:          # not positive definite (a NaN state): keep going, blown_up catches it
-            s = 1e-300
-        inv = 1.0 / np.sqrt(s)
-        D[k, 7 * j] = inv
-        for i in range(j + 1, 6):
-            t = D[k, 6 * i + j]
-            for p in range(j):
-                t -= D[k, 6 * i + p] * D[k, 6 * j + p]
-            D[k, 6 * i + j] = t * inv
+def inv_pivot(d):
+    """1/d of an LDLᵀ pivot (not positive definite — a NaN state: 1e300, blown_up catches
+    it)."""
+    if not d > 0.0:
+        d = 1e-300
+    return 1.0 / d
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def right_solve6(D, k, B, s):
-    """B[s] := B[s] L⁻ᵀ with L = D[k] (factored): each row x of B[s] becomes L⁻¹x."""
-    for i in range(6):
-        for j in range(6):
-            t = B[s, 6 * i + j]
-            for p in range(j):
-                t -= D[k, 6 * j + p] * B[s, 6 * i + p]
-            B[s, 6 * i + j] = t * D[k, 7 * j]
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def inv_pivot(s):
-    """1/√s of a Cholesky pivot (not positive definite — a NaN state: 1e-300, blown_up
-    catches it)."""
-    if not s > 0.0:
-        s = 1e-300
-    return 1.0 / np.sqrt(s)
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def cholesky6_locals(D, k):
-    """cholesky6 written out on scalars: D[k] := its factor, which is also returned as the
-    21 lower entries row by row (L_ij at i(i+1)/2 + j, the diagonal as 1/L_jj)."""
+def ldl6_locals(D, k):
+    """D[k] (lower triangle read) := its factor L D Lᵀ (L unit lower below the diagonal, 1/d_j
+    on it), which is also returned as the 21 lower entries row by row (L_ij at i(i+1)/2 + j,
+    the diagonal as 1/d_j). t_ij = L_ij d_j are the entries before the division."""
     c0 = inv_pivot(D[k, 0])
-    l10, l20, l30, l40, l50 = D[k, 6] * c0, D[k, 12] * c0, D[k, 18] * c0, D[k, 24] * c0, D[k, 30] * c0
-    c1 = inv_pivot(D[k, 7] - l10 * l10)
-    l21 = (D[k, 13] - l20 * l10) * c1
-    l31 = (D[k, 19] - l30 * l10) * c1
-    l41 = (D[k, 25] - l40 * l10) * c1
-    l51 = (D[k, 31] - l50 * l10) * c1
-    c2 = inv_pivot(D[k, 14] - l20 * l20 - l21 * l21)
-    l32 = (D[k, 20] - l30 * l20 - l31 * l21) * c2
-    l42 = (D[k, 26] - l40 * l20 - l41 * l21) * c2
-    l52 = (D[k, 32] - l50 * l20 - l51 * l21) * c2
-    c3 = inv_pivot(D[k, 21] - l30 * l30 - l31 * l31 - l32 * l32)
-    l43 = (D[k, 27] - l40 * l30 - l41 * l31 - l42 * l32) * c3
-    l53 = (D[k, 33] - l50 * l30 - l51 * l31 - l52 * l32) * c3
-    c4 = inv_pivot(D[k, 28] - l40 * l40 - l41 * l41 - l42 * l42 - l43 * l43)
-    l54 = (D[k, 34] - l50 * l40 - l51 * l41 - l52 * l42 - l53 * l43) * c4
-    c5 = inv_pivot(D[k, 35] - l50 * l50 - l51 * l51 - l52 * l52 - l53 * l53 - l54 * l54)
+    t10, t20, t30, t40, t50 = D[k, 6], D[k, 12], D[k, 18], D[k, 24], D[k, 30]
+    l10, l20, l30, l40, l50 = t10 * c0, t20 * c0, t30 * c0, t40 * c0, t50 * c0
+    c1 = inv_pivot(D[k, 7] - l10 * t10)
+    t21 = D[k, 13] - l20 * t10
+    t31 = D[k, 19] - l30 * t10
+    t41 = D[k, 25] - l40 * t10
+    t51 = D[k, 31] - l50 * t10
+    l21, l31, l41, l51 = t21 * c1, t31 * c1, t41 * c1, t51 * c1
+    c2 = inv_pivot(D[k, 14] - l20 * t20 - l21 * t21)
+    t32 = D[k, 20] - l30 * t20 - l31 * t21
+    t42 = D[k, 26] - l40 * t20 - l41 * t21
+    t52 = D[k, 32] - l50 * t20 - l51 * t21
+    l32, l42, l52 = t32 * c2, t42 * c2, t52 * c2
+    c3 = inv_pivot(D[k, 21] - l30 * t30 - l31 * t31 - l32 * t32)
+    t43 = D[k, 27] - l40 * t30 - l41 * t31 - l42 * t32
+    t53 = D[k, 33] - l50 * t30 - l51 * t31 - l52 * t32
+    l43, l53 = t43 * c3, t53 * c3
+    c4 = inv_pivot(D[k, 28] - l40 * t40 - l41 * t41 - l42 * t42 - l43 * t43)
+    t54 = D[k, 34] - l50 * t40 - l51 * t41 - l52 * t42 - l53 * t43
+    l54 = t54 * c4
+    c5 = inv_pivot(D[k, 35] - l50 * t50 - l51 * t51 - l52 * t52 - l53 * t53 - l54 * t54)
     D[k, 0] = c0
     D[k, 6], D[k, 7] = l10, c1
     D[k, 12], D[k, 13], D[k, 14] = l20, l21, c2
@@ -379,7 +360,7 @@ def cholesky6_locals(D, k):
 
 @njit(cache=True, error_model="numpy", inline="always")
 def factored6(D, k):
-    """A factored diagonal block's 21 lower entries as cholesky6_locals returns them."""
+    """A factored diagonal block's 21 lower entries as ldl6_locals returns them."""
     return (D[k, 0], D[k, 6], D[k, 7], D[k, 12], D[k, 13], D[k, 14], D[k, 18], D[k, 19], D[k, 20], D[k, 21],
             D[k, 24], D[k, 25], D[k, 26], D[k, 27], D[k, 28], D[k, 30], D[k, 31], D[k, 32], D[k, 33], D[k, 34],
             D[k, 35])
@@ -387,26 +368,32 @@ def factored6(D, k):
 
 @njit(cache=True, error_model="numpy", inline="always")
 def lower_solve6(L, x0, x1, x2, x3, x4, x5):
-    """L⁻¹x on scalars (L: cholesky6_locals' 21 entries)."""
-    y0 = x0 * L[0]
-    y1 = (x1 - L[1] * y0) * L[2]
-    y2 = (x2 - L[3] * y0 - L[4] * y1) * L[5]
-    y3 = (x3 - L[6] * y0 - L[7] * y1 - L[8] * y2) * L[9]
-    y4 = (x4 - L[10] * y0 - L[11] * y1 - L[12] * y2 - L[13] * y3) * L[14]
-    y5 = (x5 - L[15] * y0 - L[16] * y1 - L[17] * y2 - L[18] * y3 - L[19] * y4) * L[20]
+    """L⁻¹x on scalars (L unit lower: ldl6_locals' entries below the diagonal)."""
+    y0 = x0
+    y1 = x1 - L[1] * y0
+    y2 = x2 - L[3] * y0 - L[4] * y1
+    y3 = x3 - L[6] * y0 - L[7] * y1 - L[8] * y2
+    y4 = x4 - L[10] * y0 - L[11] * y1 - L[12] * y2 - L[13] * y3
+    y5 = x5 - L[15] * y0 - L[16] * y1 - L[17] * y2 - L[18] * y3 - L[19] * y4
     return y0, y1, y2, y3, y4, y5
 
 
 @njit(cache=True, error_model="numpy", inline="always")
 def upper_solve6(L, y0, y1, y2, y3, y4, y5):
-    """L⁻ᵀy on scalars."""
-    x5 = y5 * L[20]
-    x4 = (y4 - L[19] * x5) * L[14]
-    x3 = (y3 - L[13] * x4 - L[18] * x5) * L[9]
-    x2 = (y2 - L[8] * x3 - L[12] * x4 - L[17] * x5) * L[5]
-    x1 = (y1 - L[4] * x2 - L[7] * x3 - L[11] * x4 - L[16] * x5) * L[2]
-    x0 = (y0 - L[1] * x1 - L[3] * x2 - L[6] * x3 - L[10] * x4 - L[15] * x5) * L[0]
+    """L⁻ᵀy on scalars (L unit lower)."""
+    x5 = y5
+    x4 = y4 - L[19] * x5
+    x3 = y3 - L[13] * x4 - L[18] * x5
+    x2 = y2 - L[8] * x3 - L[12] * x4 - L[17] * x5
+    x1 = y1 - L[4] * x2 - L[7] * x3 - L[11] * x4 - L[16] * x5
+    x0 = y0 - L[1] * x1 - L[3] * x2 - L[6] * x3 - L[10] * x4 - L[15] * x5
     return x0, x1, x2, x3, x4, x5
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def pivots6(L, y0, y1, y2, y3, y4, y5):
+    """D⁻¹y on scalars (the reciprocal pivots on ldl6_locals' diagonal)."""
+    return y0 * L[0], y1 * L[2], y2 * L[5], y3 * L[9], y4 * L[14], y5 * L[20]
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -417,109 +404,174 @@ def dot6(a, b):
 
 @njit(cache=True, error_model="numpy", inline="always")
 def solved_row6(L, B, s, i):
-    """Row i of B[s] L⁻ᵀ (right_solve6's row), written back and returned."""
+    """Row i of W = B[s] L⁻ᵀ, returned, and of N = W D⁻¹, written back into B[s]."""
     o = 6 * i
-    y = lower_solve6(L, B[s, o], B[s, o + 1], B[s, o + 2], B[s, o + 3], B[s, o + 4], B[s, o + 5])
-    B[s, o], B[s, o + 1], B[s, o + 2], B[s, o + 3], B[s, o + 4], B[s, o + 5] = y
-    return y
+    w = lower_solve6(L, B[s, o], B[s, o + 1], B[s, o + 2], B[s, o + 3], B[s, o + 4], B[s, o + 5])
+    B[s, o], B[s, o + 1], B[s, o + 2], B[s, o + 3], B[s, o + 4], B[s, o + 5] = pivots6(L, w[0], w[1], w[2], w[3],
+                                                                                         w[4], w[5])
+    return w
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def downdate6(D, n, b0, b1, b2, b3, b4, b5):
-    """D[n]'s lower triangle −= B Bᵀ (B's rows b0…b5 as 6-tuples), entry by entry as factor's
-    diagonal pair."""
-    D[n, 0] -= dot6(b0, b0)
-    D[n, 6] -= dot6(b1, b0)
-    D[n, 7] -= dot6(b1, b1)
-    D[n, 12] -= dot6(b2, b0)
-    D[n, 13] -= dot6(b2, b1)
-    D[n, 14] -= dot6(b2, b2)
-    D[n, 18] -= dot6(b3, b0)
-    D[n, 19] -= dot6(b3, b1)
-    D[n, 20] -= dot6(b3, b2)
-    D[n, 21] -= dot6(b3, b3)
-    D[n, 24] -= dot6(b4, b0)
-    D[n, 25] -= dot6(b4, b1)
-    D[n, 26] -= dot6(b4, b2)
-    D[n, 27] -= dot6(b4, b3)
-    D[n, 28] -= dot6(b4, b4)
-    D[n, 30] -= dot6(b5, b0)
-    D[n, 31] -= dot6(b5, b1)
-    D[n, 32] -= dot6(b5, b2)
-    D[n, 33] -= dot6(b5, b3)
-    D[n, 34] -= dot6(b5, b4)
-    D[n, 35] -= dot6(b5, b5)
+def row6(B, s, i):
+    """Row i of B[s] as a 6-tuple."""
+    o = 6 * i
+    return B[s, o], B[s, o + 1], B[s, o + 2], B[s, o + 3], B[s, o + 4], B[s, o + 5]
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def forward_node6(L, x, k, n, b0, b1, b2, b3, b4, b5):
-    """solve's forward step of node k on scalars: y_k = L_kk⁻¹x_k, x_n −= L_nk y_k."""
+def downdate6(D, n, B, s, w0, w1, w2, w3, w4, w5):
+    """D[n]'s lower triangle −= N Wᵀ = W D⁻¹ Wᵀ (N: B[s] as solved_row6 left it; W's rows
+    w0…w5 as 6-tuples), entry by entry as factor's diagonal pair."""
+    n0, n1, n2 = row6(B, s, 0), row6(B, s, 1), row6(B, s, 2)
+    n3, n4, n5 = row6(B, s, 3), row6(B, s, 4), row6(B, s, 5)
+    D[n, 0] -= dot6(n0, w0)
+    D[n, 6] -= dot6(n1, w0)
+    D[n, 7] -= dot6(n1, w1)
+    D[n, 12] -= dot6(n2, w0)
+    D[n, 13] -= dot6(n2, w1)
+    D[n, 14] -= dot6(n2, w2)
+    D[n, 18] -= dot6(n3, w0)
+    D[n, 19] -= dot6(n3, w1)
+    D[n, 20] -= dot6(n3, w2)
+    D[n, 21] -= dot6(n3, w3)
+    D[n, 24] -= dot6(n4, w0)
+    D[n, 25] -= dot6(n4, w1)
+    D[n, 26] -= dot6(n4, w2)
+    D[n, 27] -= dot6(n4, w3)
+    D[n, 28] -= dot6(n4, w4)
+    D[n, 30] -= dot6(n5, w0)
+    D[n, 31] -= dot6(n5, w1)
+    D[n, 32] -= dot6(n5, w2)
+    D[n, 33] -= dot6(n5, w3)
+    D[n, 34] -= dot6(n5, w4)
+    D[n, 35] -= dot6(n5, w5)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def forward_node6(L, x, k, n, B, s):
+    """solve's forward step of node k on scalars: y_k = L_kk⁻¹x_k, x_n −= N_nk y_k (B[s]),
+    then x_k := D_k⁻¹ y_k."""
     y = lower_solve6(L, x[k, 0], x[k, 1], x[k, 2], x[k, 3], x[k, 4], x[k, 5])
-    x[k, 0], x[k, 1], x[k, 2], x[k, 3], x[k, 4], x[k, 5] = y
-    x[n, 0] -= dot6(b0, y)
-    x[n, 1] -= dot6(b1, y)
-    x[n, 2] -= dot6(b2, y)
-    x[n, 3] -= dot6(b3, y)
-    x[n, 4] -= dot6(b4, y)
-    x[n, 5] -= dot6(b5, y)
+    x[n, 0] -= dot6(row6(B, s, 0), y)
+    x[n, 1] -= dot6(row6(B, s, 1), y)
+    x[n, 2] -= dot6(row6(B, s, 2), y)
+    x[n, 3] -= dot6(row6(B, s, 3), y)
+    x[n, 4] -= dot6(row6(B, s, 4), y)
+    x[n, 5] -= dot6(row6(B, s, 5), y)
+    x[k, 0], x[k, 1], x[k, 2], x[k, 3], x[k, 4], x[k, 5] = pivots6(L, y[0], y[1], y[2], y[3], y[4], y[5])
 
 
 @njit(cache=True, error_model="numpy", fastmath=FMA, _nrt=False)
 def factor_node1(diag, offd, k, s, n, x):
     """factor_solve's node k with one later neighbour n (slot s) and no other pair — a
     chain's or a leaf's: written out on scalars (no reload through the possibly aliased
-    arrays; fused multiply-adds: round-off apart, the generic path). L_kk, L_nk = A_nk L_kk⁻ᵀ,
-    A_nn −= L_nk L_nkᵀ (lower triangle), y_k = L_kk⁻¹x_k, x_n −= L_nk y_k."""
-    L = cholesky6_locals(diag, k)
-    b0, b1, b2 = solved_row6(L, offd, s, 0), solved_row6(L, offd, s, 1), solved_row6(L, offd, s, 2)
-    b3, b4, b5 = solved_row6(L, offd, s, 3), solved_row6(L, offd, s, 4), solved_row6(L, offd, s, 5)
-    downdate6(diag, n, b0, b1, b2, b3, b4, b5)
-    forward_node6(L, x, k, n, b0, b1, b2, b3, b4, b5)
+    arrays; fused multiply-adds: round-off apart, the generic path). L_kk D_k L_kkᵀ,
+    W = A_nk L_kk⁻ᵀ, N_nk = W D_k⁻¹, A_nn −= N_nk Wᵀ (lower triangle), then the forward
+    step (forward_node6)."""
+    L = ldl6_locals(diag, k)
+    w0, w1, w2 = solved_row6(L, offd, s, 0), solved_row6(L, offd, s, 1), solved_row6(L, offd, s, 2)
+    w3, w4, w5 = solved_row6(L, offd, s, 3), solved_row6(L, offd, s, 4), solved_row6(L, offd, s, 5)
+    downdate6(diag, n, offd, s, w0, w1, w2, w3, w4, w5)
+    forward_node6(L, x, k, n, offd, s)
 
 
 @njit(cache=True, error_model="numpy", fastmath=FMA, _nrt=False)
 def factor_node_pair(diag, offd, k, s, n, s2, n2, x):
     """factor_node1 of nodes k and k + 1 (slots s, s2; later neighbours n, n2 ≠ k + 1), their
     steps interleaved: the two are independent (a chain eliminated from both ends), and
-    each is a latency chain (pivot square roots and divisions, triangular solves) the
-    processor now overlaps. Where n = n2, A_nn and x_n are updated by k first, as in order."""
-    L = cholesky6_locals(diag, k)
-    M = cholesky6_locals(diag, k + 1)
-    b0, b1, b2 = solved_row6(L, offd, s, 0), solved_row6(L, offd, s, 1), solved_row6(L, offd, s, 2)
-    c0, c1, c2 = solved_row6(M, offd, s2, 0), solved_row6(M, offd, s2, 1), solved_row6(M, offd, s2, 2)
-    b3, b4, b5 = solved_row6(L, offd, s, 3), solved_row6(L, offd, s, 4), solved_row6(L, offd, s, 5)
-    c3, c4, c5 = solved_row6(M, offd, s2, 3), solved_row6(M, offd, s2, 4), solved_row6(M, offd, s2, 5)
-    downdate6(diag, n, b0, b1, b2, b3, b4, b5)
-    downdate6(diag, n2, c0, c1, c2, c3, c4, c5)
-    forward_node6(L, x, k, n, b0, b1, b2, b3, b4, b5)
-    forward_node6(M, x, k + 1, n2, c0, c1, c2, c3, c4, c5)
+    each is a latency chain (pivot divisions, triangular solves) the processor now
+    overlaps. Where n = n2, A_nn and x_n are updated by k first, as in order."""
+    L = ldl6_locals(diag, k)
+    M = ldl6_locals(diag, k + 1)
+    w0, w1, w2 = solved_row6(L, offd, s, 0), solved_row6(L, offd, s, 1), solved_row6(L, offd, s, 2)
+    v0, v1, v2 = solved_row6(M, offd, s2, 0), solved_row6(M, offd, s2, 1), solved_row6(M, offd, s2, 2)
+    w3, w4, w5 = solved_row6(L, offd, s, 3), solved_row6(L, offd, s, 4), solved_row6(L, offd, s, 5)
+    v3, v4, v5 = solved_row6(M, offd, s2, 3), solved_row6(M, offd, s2, 4), solved_row6(M, offd, s2, 5)
+    downdate6(diag, n, offd, s, w0, w1, w2, w3, w4, w5)
+    downdate6(diag, n2, offd, s2, v0, v1, v2, v3, v4, v5)
+    forward_node6(L, x, k, n, offd, s)
+    forward_node6(M, x, k + 1, n2, offd, s2)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def factor_node(diag, offd, k, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target):
+    """The generic step of node k (any number of later neighbours): L_kk D_k L_kkᵀ; per slot
+    W = A_nk L_kk⁻ᵀ; every pair of later neighbours n1 ≤ n2 updated by W_n2 D_k⁻¹ W_n1ᵀ (its
+    diagonal block, or the fill block pair_target); then each slot's W turned into N."""
+    ldl6_locals(diag, k)
+    for s in range(up_ptr[k], up_ptr[k + 1]):
+        for i in range(6):
+            for j in range(6):
+                t = offd[s, 6 * i + j]
+                for p in range(j):
+                    t -= diag[k, 6 * j + p] * offd[s, 6 * i + p]
+                offd[s, 6 * i + j] = t
+    for p in range(pair_ptr[k], pair_ptr[k + 1]):
+        lo, hi, t = pair_lo[p], pair_hi[p], pair_target[p]
+        if t < 0:
+            n = -1 - t
+            for i in range(6):
+                for j in range(i + 1):
+                    acc = 0.0
+                    for q in range(6):
+                        acc += offd[lo, 6 * i + q] * diag[k, 7 * q] * offd[lo, 6 * j + q]
+                    diag[n, 6 * i + j] -= acc
+        else:
+            for i in range(6):
+                for j in range(6):
+                    acc = 0.0
+                    for q in range(6):
+                        acc += offd[hi, 6 * i + q] * diag[k, 7 * q] * offd[lo, 6 * j + q]
+                    offd[t, 6 * i + j] -= acc
+    for s in range(up_ptr[k], up_ptr[k + 1]):
+        for i in range(6):
+            for j in range(6):
+                offd[s, 6 * i + j] *= diag[k, 7 * j]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def forward_node(diag, offd, k, up_ptr, up_node, x):
+    """solve's generic forward step of node k: y_k = L_kk⁻¹x_k, x_n −= N_nk y_k for each
+    later neighbour, x_k := D_k⁻¹ y_k."""
+    for j in range(6):
+        t = x[k, j]
+        for p in range(j):
+            t -= diag[k, 6 * j + p] * x[k, p]
+        x[k, j] = t
+    for s in range(up_ptr[k], up_ptr[k + 1]):
+        n = up_node[s]
+        for i in range(6):
+            acc = 0.0
+            for q in range(6):
+                acc += offd[s, 6 * i + q] * x[k, q]
+            x[n, i] -= acc
+    for j in range(6):
+        x[k, j] *= diag[k, 7 * j]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def backward_node(diag, offd, k, up_ptr, up_node, x):
+    """solve's generic backward step of node k: x_k := L_kk⁻ᵀ (x_k − Σ N_nkᵀ x_n)."""
+    for s in range(up_ptr[k], up_ptr[k + 1]):
+        n = up_node[s]
+        for q in range(6):
+            acc = 0.0
+            for i in range(6):
+                acc += offd[s, 6 * i + q] * x[n, i]
+            x[k, q] -= acc
+    for j in range(5, -1, -1):
+        t = x[k, j]
+        for p in range(j + 1, 6):
+            t -= diag[k, 6 * p + j] * x[k, p]
+        x[k, j] = t
 
 
 @njit(cache=True, error_model="numpy")
 def factor(diag, offd, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target):
-    """Block Cholesky A = L Lᵀ in place, node by node in elimination order: L_kk = chol(A_kk),
-    L_nk = A_nk L_kk⁻ᵀ, then A_n2n1 −= L_n2k L_n1kᵀ for every pair of later neighbours."""
+    """Block LDLᵀ A = L D Lᵀ in place, node by node in elimination order (factor_node)."""
     for k in range(diag.shape[0]):
-        cholesky6(diag, k)
-        for s in range(up_ptr[k], up_ptr[k + 1]):
-            right_solve6(diag, k, offd, s)
-        for p in range(pair_ptr[k], pair_ptr[k + 1]):
-            lo, hi, t = pair_lo[p], pair_hi[p], pair_target[p]
-            if t < 0:
-                n = -1 - t
-                for i in range(6):
-                    for j in range(i + 1):
-                        acc = 0.0
-                        for q in range(6):
-                            acc += offd[lo, 6 * i + q] * offd[lo, 6 * j + q]
-                        diag[n, 6 * i + j] -= acc
-            else:
-                for i in range(6):
-                    for j in range(6):
-                        acc = 0.0
-                        for q in range(6):
-                            acc += offd[hi, 6 * i + q] * offd[lo, 6 * j + q]
-                        offd[t, 6 * i + j] -= acc
+        factor_node(diag, offd, k, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target)
 
 
 @njit(cache=True, error_model="numpy", fastmath=FMA, _nrt=False)
@@ -542,45 +594,15 @@ def factor_solve(diag, offd, up_ptr, up_node, pair_ptr, pair_lo, pair_hi, pair_t
                 factor_node1(diag, offd, k, s0, up_node[s0], x)
                 k += 1
             continue
-        cholesky6(diag, k)
-        for s in range(up_ptr[k], up_ptr[k + 1]):
-            right_solve6(diag, k, offd, s)
-        for p in range(pair_ptr[k], pair_ptr[k + 1]):
-            lo, hi, t = pair_lo[p], pair_hi[p], pair_target[p]
-            if t < 0:
-                n = -1 - t
-                for i in range(6):
-                    for j in range(i + 1):
-                        acc = 0.0
-                        for q in range(6):
-                            acc += offd[lo, 6 * i + q] * offd[lo, 6 * j + q]
-                        diag[n, 6 * i + j] -= acc
-            else:
-                for i in range(6):
-                    for j in range(6):
-                        acc = 0.0
-                        for q in range(6):
-                            acc += offd[hi, 6 * i + q] * offd[lo, 6 * j + q]
-                        offd[t, 6 * i + j] -= acc
-        for j in range(6):
-            t = x[k, j]
-            for p in range(j):
-                t -= diag[k, 6 * j + p] * x[k, p]
-            x[k, j] = t * diag[k, 7 * j]
-        for s in range(up_ptr[k], up_ptr[k + 1]):
-            n = up_node[s]
-            for i in range(6):
-                acc = 0.0
-                for q in range(6):
-                    acc += offd[s, 6 * i + q] * x[k, q]
-                x[n, i] -= acc
+        factor_node(diag, offd, k, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target)
+        forward_node(diag, offd, k, up_ptr, up_node, x)
         k += 1
     back_substitute(diag, offd, up_ptr, up_node, x)
 
 
 @njit(cache=True, error_model="numpy", fastmath=FMA, _nrt=False)
 def back_substitute(diag, offd, up_ptr, up_node, x):
-    """solve's backward substitution (Lᵀ x = y, the nodes in reverse order); a node with
+    """solve's backward substitution (Lᵀ x = D⁻¹y, the nodes in reverse order); a node with
     one later neighbour on scalars (back_rhs6, then L_kk⁻ᵀ), two such independent
     consecutive ones interleaved (as factor_node_pair)."""
     k = diag.shape[0] - 1
@@ -601,18 +623,7 @@ def back_substitute(diag, offd, up_ptr, up_node, x):
                                                                                      y[2], y[3], y[4], y[5])
                 k -= 1
             continue
-        for s in range(up_ptr[k], up_ptr[k + 1]):
-            n = up_node[s]
-            for q in range(6):
-                acc = 0.0
-                for i in range(6):
-                    acc += offd[s, 6 * i + q] * x[n, i]
-                x[k, q] -= acc
-        for j in range(5, -1, -1):
-            t = x[k, j]
-            for p in range(j + 1, 6):
-                t -= diag[k, 6 * p + j] * x[k, p]
-            x[k, j] = t * diag[k, 7 * j]
+        backward_node(diag, offd, k, up_ptr, up_node, x)
         k -= 1
 
 
@@ -636,34 +647,12 @@ def back_rhs6(offd, s, x, n, k):
 
 @njit(cache=True, error_model="numpy")
 def solve(diag, offd, up_ptr, up_node, x):
-    """x := A⁻¹x with A = L Lᵀ from factor (x: (k, 6), one row per node)."""
+    """x := A⁻¹x with A = L D Lᵀ from factor (x: (k, 6), one row per node)."""
     nn = diag.shape[0]
     for k in range(nn):
-        for j in range(6):
-            t = x[k, j]
-            for p in range(j):
-                t -= diag[k, 6 * j + p] * x[k, p]
-            x[k, j] = t * diag[k, 7 * j]
-        for s in range(up_ptr[k], up_ptr[k + 1]):
-            n = up_node[s]
-            for i in range(6):
-                acc = 0.0
-                for q in range(6):
-                    acc += offd[s, 6 * i + q] * x[k, q]
-                x[n, i] -= acc
+        forward_node(diag, offd, k, up_ptr, up_node, x)
     for k in range(nn - 1, -1, -1):
-        for s in range(up_ptr[k], up_ptr[k + 1]):
-            n = up_node[s]
-            for q in range(6):
-                acc = 0.0
-                for i in range(6):
-                    acc += offd[s, 6 * i + q] * x[n, i]
-                x[k, q] -= acc
-        for j in range(5, -1, -1):
-            t = x[k, j]
-            for p in range(j + 1, 6):
-                t -= diag[k, 6 * p + j] * x[k, p]
-            x[k, j] = t * diag[k, 7 * j]
+        backward_node(diag, offd, k, up_ptr, up_node, x)
 
 
 @njit(cache=True, error_model="numpy")
@@ -811,12 +800,15 @@ def add_joint_coupling(slot, w, rl, re, S, offd):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def perpendicular_rows(h, omega, zeta, relin, a, b, r0, r1, row_J, row_C, row_active, inv_inertia_world, vel_k,
-                       omega_k, row_w, row_g, c_lin):
+def perpendicular_rows(h, omega, zeta, relin, a, b, r0, r1, rows, plan):
     """stiff_rows' springs of a joint's perpendicular rows r0…r1−1 (angular part u on body
     a, −u on b: joint_rows.perpendicular_row): per active row its mass 1/(uᵀ(I_a⁻¹ + I_b⁻¹)u),
-    weight w and right side g (row_w, row_g, c_lin as stiff_rows); returns the sums
-    Σ w u uᵀ (00 01 02 11 12 22) and Σ g u, zeros for none."""
+    weight w and right side g (plan.row_w, row_g, c_lin as stiff_rows); returns the sums
+    Σ w u uᵀ (00 01 02 11 12 22) and Σ g u, zeros for none. (Inlined into stiff_rows,
+    which has no reference counts: the bundles cost nothing to unpack here.)"""
+    row_J, row_C, row_active = rows.J, rows.C, rows.active
+    inv_inertia_world, vel_k, omega_k = plan.inv_inertia_world, plan.vel_k, plan.omega_k
+    row_w, row_g, c_lin = plan.row_w, plan.row_g, plan.c_lin
     s00 = s01 = s02 = s11 = s12 = s22 = hx = hy = hz = 0.0
     if r1 > r0:
         i00 = inv_inertia_world[a, 0] + inv_inertia_world[b, 0]
@@ -1027,8 +1019,7 @@ def stiff_rows(params, h, relin, bodies, joints, rows, plan):
             g = (row_g[start], row_g[start + 1], row_g[start + 2])
             # the perpendicular rows (J = (0, u, 0, −u)): Σ w u uᵀ and Σ g u, summed here and
             # added with the point rows' blocks (one update of each block per joint)
-            S = perpendicular_rows(h, omega, zeta, relin, a, b, start + 3, start + N_EQ[t], row_J, row_C, row_active,
-                                   inv_inertia_world, vel_k, omega_k, row_w, row_g, c_lin)
+            S = perpendicular_rows(h, omega, zeta, relin, a, b, start + 3, start + N_EQ[t], rows, plan)
             if na >= 0:
                 add_joint_side(na, -1.0, w, ra, g, S, diag0, rhs0)
             if nb >= 0:
@@ -1348,6 +1339,13 @@ def add_springs(row_J, row_body, body_node, spring_w, spring_g, spring_on, body_
             add_row(row_J, r, na, nb, none, late, w, g, diag, offd, rhs)
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def zero6(x, k):
+    """Whether node k's row of x is all zero."""
+    return x[k, 0] == 0.0 and x[k, 1] == 0.0 and x[k, 2] == 0.0 and x[k, 3] == 0.0 and x[k, 4] == 0.0 \
+        and x[k, 5] == 0.0
+
+
 @njit(cache=True, error_model="numpy")
 def solve_sparse(diag, offd, up_ptr, up_node, x):
     """solve for a right side with few nonzero nodes (a contact row's Jacobian): the same
@@ -1355,21 +1353,8 @@ def solve_sparse(diag, offd, up_ptr, up_node, x):
     the two nodes' ancestors and what hangs from them fill in)."""
     nn = diag.shape[0]
     for k in range(nn):
-        if x[k, 0] == 0.0 and x[k, 1] == 0.0 and x[k, 2] == 0.0 and x[k, 3] == 0.0 and x[k, 4] == 0.0 \
-                and x[k, 5] == 0.0:
-            continue
-        for j in range(6):
-            t = x[k, j]
-            for p in range(j):
-                t -= diag[k, 6 * j + p] * x[k, p]
-            x[k, j] = t * diag[k, 7 * j]
-        for s in range(up_ptr[k], up_ptr[k + 1]):
-            n = up_node[s]
-            for i in range(6):
-                acc = 0.0
-                for q in range(6):
-                    acc += offd[s, 6 * i + q] * x[k, q]
-                x[n, i] -= acc
+        if not zero6(x, k):
+            forward_node(diag, offd, k, up_ptr, up_node, x)
     for k in range(nn - 1, -1, -1):
         for s in range(up_ptr[k], up_ptr[k + 1]):
             n = up_node[s]
@@ -1378,14 +1363,13 @@ def solve_sparse(diag, offd, up_ptr, up_node, x):
                 for i in range(6):
                     acc += offd[s, 6 * i + q] * x[n, i]
                 x[k, q] -= acc
-        if x[k, 0] == 0.0 and x[k, 1] == 0.0 and x[k, 2] == 0.0 and x[k, 3] == 0.0 and x[k, 4] == 0.0 \
-                and x[k, 5] == 0.0:
+        if zero6(x, k):
             continue
         for j in range(5, -1, -1):
             t = x[k, j]
             for p in range(j + 1, 6):
                 t -= diag[k, 6 * p + j] * x[k, p]
-            x[k, j] = t * diag[k, 7 * j]
+            x[k, j] = t
 
 
 @njit(cache=True, error_model="numpy", inline="always")
