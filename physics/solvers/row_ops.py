@@ -20,15 +20,29 @@ def copy2d(dst, src):
     """dst[:n, :m] = src, (n, m) src's shape (explicit loops: numba's slice assignment
     compiles a shape-mismatch error path with string formatting, which costs tens of
     seconds of compile time per caller, and needs reference counts, which kernels compiled
-    without them cannot call)."""
-    for i in range(src.shape[0]):
-        for j in range(src.shape[1]):
-            dst[i, j] = src[i, j]
+    without them cannot call). The bodies' vectors and quaternions (3 and 4 columns) with
+    the rows written out: twice as fast as the loop over columns."""
+    m = src.shape[1]
+    if m == 3:
+        for i in range(src.shape[0]):
+            dst[i, 0], dst[i, 1], dst[i, 2] = src[i, 0], src[i, 1], src[i, 2]
+    elif m == 4:
+        for i in range(src.shape[0]):
+            dst[i, 0], dst[i, 1], dst[i, 2], dst[i, 3] = src[i, 0], src[i, 1], src[i, 2], src[i, 3]
+    else:
+        for i in range(src.shape[0]):
+            for j in range(m):
+                dst[i, j] = src[i, j]
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def fill2d(dst, value):
-    """dst[:, :] = value."""
-    for i in range(dst.shape[0]):
-        for j in range(dst.shape[1]):
-            dst[i, j] = value
+    """dst[:, :] = value (3 columns written out, as copy2d)."""
+    m = dst.shape[1]
+    if m == 3:
+        for i in range(dst.shape[0]):
+            dst[i, 0], dst[i, 1], dst[i, 2] = value, value, value
+    else:
+        for i in range(dst.shape[0]):
+            for j in range(m):
+                dst[i, j] = value
