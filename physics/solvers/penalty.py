@@ -1349,27 +1349,14 @@ def zero6(x, k):
 @njit(cache=True, error_model="numpy")
 def solve_sparse(diag, offd, up_ptr, up_node, x):
     """solve for a right side with few nonzero nodes (a contact row's Jacobian): the same
-    substitutions, skipping the nodes whose block is still zero (on a forest of joints only
-    the two nodes' ancestors and what hangs from them fill in)."""
+    substitutions, the forward one skipping the nodes whose block is still zero (on a
+    forest of joints only the two nodes' ancestors and what hangs from them fill in)."""
     nn = diag.shape[0]
     for k in range(nn):
         if not zero6(x, k):
             forward_node(diag, offd, k, up_ptr, up_node, x)
     for k in range(nn - 1, -1, -1):
-        for s in range(up_ptr[k], up_ptr[k + 1]):
-            n = up_node[s]
-            for q in range(6):
-                acc = 0.0
-                for i in range(6):
-                    acc += offd[s, 6 * i + q] * x[n, i]
-                x[k, q] -= acc
-        if zero6(x, k):
-            continue
-        for j in range(5, -1, -1):
-            t = x[k, j]
-            for p in range(j + 1, 6):
-                t -= diag[k, 6 * p + j] * x[k, p]
-            x[k, j] = t
+        backward_node(diag, offd, k, up_ptr, up_node, x)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
