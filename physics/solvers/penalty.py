@@ -1574,6 +1574,15 @@ def close_system(h, stiff, gyroscopic, bodies, joints, rows, plan):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
+def restart_system(plan):
+    """One solve's matrix and right side (diag, offd, rhs) from the step's (diag0, offd0,
+    rhs0), for the bounded rows of an active-set pass to be added to."""
+    copy2d(plan.diag, plan.diag0)
+    copy2d(plan.offd, plan.offd0)
+    copy2d(plan.rhs, plan.rhs0)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
 def joint_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, drives_on):
     """V⁺ from the implicit system of the module docstring with no contact spring (nothing
     touching, or a preset whose contacts push explicitly): the stiff preset's equality and
@@ -1593,9 +1602,7 @@ def joint_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, driv
         write_velocities(bodies, plan, rhs0)
     else:
         for it in range(PASSES):
-            copy2d(diag, diag0)
-            copy2d(offd, offd0)
-            copy2d(rhs, rhs0)
+            restart_system(plan)
             add_drives(h, joints, rows, plan)
             factor_solve(diag, offd, up_ptr, up_node, pair_ptr, pair_lo, pair_hi, pair_target, rhs)
             write_velocities(bodies, plan, rhs)
@@ -1611,25 +1618,23 @@ def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, d
     contact_springs) as rows of the same system; the drives' bounds and the springs' dead
     zone by an active set of at most CONTACT_PASSES solves. Contact rows stay linearized
     at X in a Newton iteration."""
-    body_vel, body_omega = bodies.vel, bodies.omega
-    node_body, up_ptr, up_node, body_node = plan.node_body, plan.up_ptr, plan.up_node, plan.body_node
-    pair_ptr, pair_lo, pair_hi, pair_target = plan.pair_ptr, plan.pair_lo, plan.pair_hi, plan.pair_target
-    diag0, offd0, rhs0, diag, offd, rhs = plan.diag0, plan.offd0, plan.rhs0, plan.diag, plan.offd, plan.rhs
-    crow_J, crow_body, crow_impulse = contacts.rows.J, contacts.rows.body, contacts.rows.impulse
     stiff = params[0] == STIFF
     n_springs = contacts.buffers.n[N_ROWS] if stiff and n_contacts > 0 else 0
     if n_springs == 0:
         joint_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, drives_on)
         return
+    body_vel, body_omega = bodies.vel, bodies.omega
+    node_body, up_ptr, up_node, body_node = plan.node_body, plan.up_ptr, plan.up_node, plan.body_node
+    pair_ptr, pair_lo, pair_hi, pair_target = plan.pair_ptr, plan.pair_lo, plan.pair_hi, plan.pair_target
+    diag, offd, rhs = plan.diag, plan.offd, plan.rhs
+    crow_J, crow_body, crow_impulse = contacts.rows.J, contacts.rows.body, contacts.rows.impulse
     n_drives = open_system(params, h, relin, gravity, bodies, joints, drives, rows, work, plan, drives_on)
     spring_w, spring_g, spring_depth = np.zeros(n_springs), np.zeros(n_springs), np.zeros(n_springs)
     spring_on, coupled = np.zeros(n_springs, np.int64), np.zeros(n_springs, np.int64)
     n_coupled = contact_springs(h, bodies, contacts, body_node, spring_w, spring_g, spring_on, spring_depth, coupled)
     y = np.empty((n_coupled, node_body.shape[0], 6))
     for it in range(CONTACT_PASSES):
-        copy2d(diag, diag0)
-        copy2d(offd, offd0)
-        copy2d(rhs, rhs0)
+        restart_system(plan)
         if n_drives > 0:
             add_drives(h, joints, rows, plan)
         add_springs(crow_J, crow_body, body_node, spring_w, spring_g, spring_on, body_vel, body_omega, diag, offd, rhs)
