@@ -525,9 +525,10 @@ class World:
         for solver in self.solvers.values():
             solver.model_changed(self)
 
-    def _add_body_arrays(self, names, shape, color, mass, pos, quat, vel, omega, static, visual_mesh):
+    def _add_body_arrays(self, names, shape, color, mass, pos, quat, vel, omega, static, visual_mesh, inertia=None):
         """Append k bodies (checked arrays: mass (k,), pos, vel, omega (k, 3), quat (k, 4)
-        unit; one shape, color (3,) or (k, 3)); returns the first index."""
+        unit; one shape, color (3,) or (k, 3); inertia None (the shape's) or checked (3,));
+        returns the first index."""
         k = len(names)
         i = self.model.bodies.add(k)
         self.state.bodies.add(k)
@@ -539,9 +540,9 @@ class World:
             mb.inertia[new] = np.inf
         else:
             first = float(mass[0])
-            if np.all(mass == first):               # one mass: one inertia (a chain)
+            if inertia is None and np.all(mass == first):       # one mass: one inertia (a chain)
                 inertia = shape.principal_inertia(first)
-            else:
+            elif inertia is None:
                 inertia = np.array([shape.principal_inertia(float(m)) for m in mass])
             mb.inv_mass[new] = 1.0 / mass
             mb.inertia[new] = inertia
@@ -556,18 +557,22 @@ class World:
     def add_body(self, name, shape, mass=None, density=None, position=(0, 0, 0),
                  orientation=(0, 0, 0, 1), velocity=(0, 0, 0), angular_velocity=(0, 0, 0),
                  static=False, color=(0.7, 0.7, 0.7), visual_mesh=None, friction=0.5, restitution=0.0,
-                 collide=True):
+                 collide=True, inertia=None):
         """Add a rigid body. Give `mass` (kg) or `density` (kg/m³), unless `static`.
-        Inertia is the exact tensor of the shape about its centre (shapes.py). Contacts
+        Inertia is the exact tensor of the shape about its centre (shapes.py), or
+        `inertia`: three positive principal moments (kg·m²) about the body's axes (a
+        model file's own, physics/io/urdf.py). `visual_mesh`: a mesh file drawn instead
+        of the shape, or a tuple of physics.visual.VisualPart (meshes and shapes, each
+        with its pose in the body frame and its colour). Contacts
         (physics/contacts.py): Coulomb `friction` μ ≥ 0, `restitution` e in [0, 1]
         (the pair takes √(μa μb) and max(ea, eb)); `collide` False: touches nothing."""
         return self.add_bodies([name], shape, mass, density, position, orientation, velocity, angular_velocity,
-                               static, color, visual_mesh, friction, restitution, collide)[0]
+                               static, color, visual_mesh, friction, restitution, collide, inertia)[0]
 
     def add_bodies(self, names, shape, mass=None, density=None, position=(0, 0, 0),
                    orientation=(0, 0, 0, 1), velocity=(0, 0, 0), angular_velocity=(0, 0, 0),
                    static=False, color=(0.7, 0.7, 0.7), visual_mesh=None, friction=0.5, restitution=0.0,
-                   collide=True):
+                   collide=True, inertia=None):
         """Add k bodies of one shape at once, as k calls of add_body would (same checks,
         same errors naming the first offending body, the same arrays bit for bit) in
         O(k) numpy work: `names` k new names; `mass`, `density` one value or k;
@@ -605,7 +610,13 @@ class World:
         vel = _vecs3(velocity, k, "velocity")
         omega = _vecs3(angular_velocity, k, "angular_velocity")
         friction, restitution = _contact_property(first, friction, restitution)
-        i = self._add_body_arrays(names, shape, color, mass, pos, quat, vel, omega, static, visual_mesh)
+        if inertia is not None and not static:
+            inertia = np.asarray(inertia, dtype=float).reshape(-1)
+            if inertia.shape != (3,) or not np.all(np.isfinite(inertia) & (inertia > 0.0)):
+                raise ValueError(f"body {first!r}: inertia must be 3 positive finite principal moments (kg·m²), "
+                                 f"got {inertia.tolist()!r}")
+        i = self._add_body_arrays(names, shape, color, mass, pos, quat, vel, omega, static, visual_mesh,
+                                  None if static else inertia)
         mb = self.model.bodies
         mb.friction[i:i + k], mb.restitution[i:i + k], mb.collide[i:i + k] = friction, restitution, 1 if collide else 0
         if static and getattr(shape, "kind", None) == "box":
