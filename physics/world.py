@@ -123,7 +123,23 @@ class Body:
     name = property(lambda self: self._w.model.body_info[self.index].name)
     shape = property(lambda self: self._w.model.body_info[self.index].shape)
     mass = property(lambda self: self._w.model.body_info[self.index].mass)
-    inertia = property(lambda self: self._w.model.bodies.inertia[self.index].copy())
+
+    @property
+    def inertia(self):
+        """Principal moments of inertia (kg·m²) about the body's axes."""
+        return self._w.model.bodies.inertia[self.index].copy()
+
+    @inertia.setter
+    def inertia(self, value):
+        """Replace the shape's moments by a model file's own (physics/io/urdf.py): three
+        positive finite numbers about the body's axes, which must be the tensor's principal axes."""
+        arr = np.asarray(value, dtype=float).reshape(-1)
+        if self.is_static or arr.shape != (3,) or not np.all(np.isfinite(arr) & (arr > 0.0)):
+            raise ValueError(f"body {self.name!r}: inertia must be 3 positive finite principal moments (kg·m²) "
+                             f"of a moving body, got {value!r}")
+        mb = self._w.model.bodies
+        mb.inertia[self.index], mb.inv_inertia[self.index] = arr, 1.0 / arr
+        self._w._model_changed()
     is_static = property(lambda self: self._w.model.bodies.inv_mass[self.index] == 0.0)
 
     def _table(self, field):
@@ -525,10 +541,9 @@ class World:
         for solver in self.solvers.values():
             solver.model_changed(self)
 
-    def _add_body_arrays(self, names, shape, color, mass, pos, quat, vel, omega, static, visual_mesh, inertia=None):
+    def _add_body_arrays(self, names, shape, color, mass, pos, quat, vel, omega, static, visual_mesh):
         """Append k bodies (checked arrays: mass (k,), pos, vel, omega (k, 3), quat (k, 4)
-        unit; one shape, color (3,) or (k, 3); inertia None (the shape's) or checked (3,));
-        returns the first index."""
+        unit; one shape, color (3,) or (k, 3)); returns the first index."""
         k = len(names)
         i = self.model.bodies.add(k)
         self.state.bodies.add(k)
@@ -540,9 +555,9 @@ class World:
             mb.inertia[new] = np.inf
         else:
             first = float(mass[0])
-            if inertia is None and np.all(mass == first):       # one mass: one inertia (a chain)
+            if np.all(mass == first):               # one mass: one inertia (a chain)
                 inertia = shape.principal_inertia(first)
-            elif inertia is None:
+            else:
                 inertia = np.array([shape.principal_inertia(float(m)) for m in mass])
             mb.inv_mass[new] = 1.0 / mass
             mb.inertia[new] = inertia
@@ -557,22 +572,20 @@ class World:
     def add_body(self, name, shape, mass=None, density=None, position=(0, 0, 0),
                  orientation=(0, 0, 0, 1), velocity=(0, 0, 0), angular_velocity=(0, 0, 0),
                  static=False, color=(0.7, 0.7, 0.7), visual_mesh=None, friction=0.5, restitution=0.0,
-                 collide=True, inertia=None):
+                 collide=True):
         """Add a rigid body. Give `mass` (kg) or `density` (kg/m³), unless `static`.
-        Inertia is the exact tensor of the shape about its centre (shapes.py), or
-        `inertia`: three positive principal moments (kg·m²) about the body's axes (a
-        model file's own, physics/io/urdf.py). `visual_mesh`: a mesh file drawn instead
-        of the shape, or a tuple of physics.visual.VisualPart (meshes and shapes, each
-        with its pose in the body frame and its colour). Contacts
+        Inertia is the exact tensor of the shape about its centre (shapes.py; a model
+        file's own through Body.inertia). `visual_mesh`: a mesh file drawn instead of the
+        shape, or a tuple of physics.visual.VisualPart (each posed and coloured). Contacts
         (physics/contacts.py): Coulomb `friction` μ ≥ 0, `restitution` e in [0, 1]
         (the pair takes √(μa μb) and max(ea, eb)); `collide` False: touches nothing."""
         return self.add_bodies([name], shape, mass, density, position, orientation, velocity, angular_velocity,
-                               static, color, visual_mesh, friction, restitution, collide, inertia)[0]
+                               static, color, visual_mesh, friction, restitution, collide)[0]
 
     def add_bodies(self, names, shape, mass=None, density=None, position=(0, 0, 0),
                    orientation=(0, 0, 0, 1), velocity=(0, 0, 0), angular_velocity=(0, 0, 0),
                    static=False, color=(0.7, 0.7, 0.7), visual_mesh=None, friction=0.5, restitution=0.0,
-                   collide=True, inertia=None):
+                   collide=True):
         """Add k bodies of one shape at once, as k calls of add_body would (same checks,
         same errors naming the first offending body, the same arrays bit for bit) in
         O(k) numpy work: `names` k new names; `mass`, `density` one value or k;
@@ -610,13 +623,7 @@ class World:
         vel = _vecs3(velocity, k, "velocity")
         omega = _vecs3(angular_velocity, k, "angular_velocity")
         friction, restitution = _contact_property(first, friction, restitution)
-        if inertia is not None and not static:
-            inertia = np.asarray(inertia, dtype=float).reshape(-1)
-            if inertia.shape != (3,) or not np.all(np.isfinite(inertia) & (inertia > 0.0)):
-                raise ValueError(f"body {first!r}: inertia must be 3 positive finite principal moments (kg·m²), "
-                                 f"got {inertia.tolist()!r}")
-        i = self._add_body_arrays(names, shape, color, mass, pos, quat, vel, omega, static, visual_mesh,
-                                  None if static else inertia)
+        i = self._add_body_arrays(names, shape, color, mass, pos, quat, vel, omega, static, visual_mesh)
         mb = self.model.bodies
         mb.friction[i:i + k], mb.restitution[i:i + k], mb.collide[i:i + k] = friction, restitution, 1 if collide else 0
         if static and getattr(shape, "kind", None) == "box":

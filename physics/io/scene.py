@@ -704,9 +704,9 @@ def _robot(path, world, i, entry):
         quat = [float(c) for c in q_from_euler_deg(*t.get("rotation_deg", 3, [0.0, 0.0, 0.0]))]
     kw = dict(position=t.get("position", 3, [0.0, 0.0, 0.0]), orientation=quat,
               fixed_base=t.get("fixed_base", "bool", True),
-              servo=t.choice("servo", ("position", "off"), "position"),
-              servo_frequency=t.get("servo_frequency", "number", 30.0, check=_positive, what=POSITIVE),
-              servo_damping=t.get("servo_damping", "number", 1.0, check=_nonneg, what=NON_NEGATIVE))
+              servo={"mode": t.choice("servo", ("position", "off"), "position"),
+                     "frequency": t.get("servo_frequency", "number", 30.0, check=_positive, what=POSITIVE),
+                     "damping": t.get("servo_damping", "number", 1.0, check=_nonneg, what=NON_NEGATIVE)})
     joints = t.data.get("joints", {})
     t.used.add("joints")
     if not isinstance(joints, dict):

@@ -187,9 +187,8 @@ def _robots(world, state, folder=None):
                 continue
             spec, joint = r.model.joints[j], world.joint(jname)
             e = {}
-            q = float(state["joints"]["q"][joint.index, 0])
-            if q != 0.0:
-                e["q"] = q
+            if r.initial[j] != 0.0:             # as asked (the state's readout differs by round-off)
+                e["q"] = _f(r.initial[j])
             if joint.friction != spec.friction:
                 e["friction"] = joint.friction
             if r.damping[j] != spec.damping:

@@ -17,7 +17,7 @@ roll-pitch-yaw, R = Rz(y) Ry(p) Rx(r)):
 - `<link>` with `<inertial>` (origin, mass, the six inertia numbers) → a body of that mass
   placed at the centre of mass; its axes are the tensor's principal axes (eigenvectors
   in the inertial frame, made right-handed), its inertia the principal moments
-  (World.add_body(inertia=…)): bodies here are always centred, with a diagonal inertia.
+  (Body.inertia): bodies here are always centred, with a diagonal inertia.
   A tensor that is not positive definite is refused; one breaking the triangle
   inequality (A + B ≥ C) is loaded with a warning.
 - A massless link (no `<inertial>`, or mass 0) welded by a fixed joint is fused into its
@@ -73,6 +73,7 @@ JOINT_KINDS = ("revolute", "continuous", "prismatic", "fixed")
 MOVABLE = ("revolute", "continuous", "prismatic")
 MAX_BYTES = 50_000_000          # a URDF larger than this is refused unread
 MIN_PROXY = 0.02                # m: the proxy box's smallest half extent
+SERVO = {"mode": "position", "frequency": 30.0, "damping": 1.0}    # a robot's servos unless told
 _KNOWN = {"robot": {"link", "joint", "material"},
           "link": {"inertial", "visual", "collision"},
           "joint": {"origin", "parent", "child", "axis", "limit", "dynamics", "mimic"}}
@@ -371,6 +372,14 @@ def _joint(r, el, links, unknown):
 
 
 _CACHE = {}          # (real path, mtime, size, search path) → RobotModel
+_WARNED = set()
+
+
+def warn(path, message):
+    """One line on stderr, `warning: FILE: MESSAGE`, once per file and message."""
+    if (str(path), message) not in _WARNED:
+        _WARNED.add((str(path), message))
+        print(f"warning: {path}: {message}", file=sys.stderr)
 
 
 def read_urdf(path, search_path=()):
@@ -395,7 +404,7 @@ def read_urdf(path, search_path=()):
         raise SceneError(path, "(file)", "a readable URDF file", e.strerror or str(e)) from None
     model = _parse(path, text, os.path.dirname(real), tuple(search_path))
     for w in model.warnings:
-        print(f"warning: {path}: {w}", file=sys.stderr)
+        warn(path, w)
     _CACHE[key] = model
     return model
 
@@ -567,18 +576,23 @@ def _forward(model, kept, carrier, base, joint_positions):
 
 
 def add_robot(world, model, name, position=(0.0, 0.0, 0.0), orientation=(0.0, 0.0, 0.0, 1.0), fixed_base=True,
-              joint_positions=None, friction=None, damping=None, max_force=None, servo="position",
-              servo_frequency=10.0, servo_damping=1.0, servo_joint=None, search_path=(), color=(0.7, 0.7, 0.7)):
+              joint_positions=None, friction=None, damping=None, max_force=None, servo=None, servo_joint=None,
+              search_path=(), color=(0.7, 0.7, 0.7)):
     """Build `model` (read_urdf) in `world` as bodies NAME/LINK and joints NAME/JOINT.
 
     position, orientation: the root link's frame in the world; fixed_base: the root
     (and what is welded to it) is static. joint_positions {URDF joint: rad or m}: the
     initial pose (a mimic follower not given follows its leader). friction, damping,
     max_force {URDF joint: value}: override the URDF's <dynamics> and effort. servo
+    {"mode", "frequency", "damping"} (SERVO's defaults for what is left out): mode
     "position": every movable joint a position servo (World motors) holding its initial
-    position, `servo_frequency` Hz, damping ratio `servo_damping`, limited to the effort
+    position, of `frequency` Hz and damping ratio `damping`, limited to the effort
     (servo_joint {URDF joint: {"frequency", "damping"}} per joint); "off": limp.
     Returns the Robot (also in world.robots[name]). Raises SceneError / ValueError."""
+    servo = {**SERVO, **(servo or {})}
+    if servo["mode"] not in ("position", "off") or not servo["frequency"] > 0 or not servo["damping"] >= 0:
+        raise ValueError(f"robot {name!r}: servo needs mode position or off, frequency > 0, damping >= 0, "
+                         f"got {servo!r}")
     joint_positions = dict(joint_positions or {})
     friction, damping, max_force = dict(friction or {}), dict(damping or {}), dict(max_force or {})
     servo_joint = {k: dict(v) for k, v in (servo_joint or {}).items()}
@@ -647,7 +661,7 @@ def add_robot(world, model, name, position=(0.0, 0.0, 0.0), orientation=(0.0, 0.
         if link in static:
             world.add_body(body, shape_used, static=True, **kw)
         else:
-            world.add_body(body, shape_used, mass=lk.mass, inertia=moments, **kw)
+            world.add_body(body, shape_used, mass=lk.mass, **kw).inertia = moments
         bodies_of[link] = (body, frame)
     joints = {}
     for j, origin in kept:
@@ -672,19 +686,18 @@ def add_robot(world, model, name, position=(0.0, 0.0, 0.0), orientation=(0.0, 0.
                   {j.name: float(damping.get(j.name, j.damping)) for j in movable},
                   {j.name: j.velocity for j in movable},
                   {j.name: j.mimic for j in movable if j.mimic is not None},
-                  {"mode": servo, "frequency": float(servo_frequency), "damping": float(servo_damping)},
-                  servo_joint)
+                  servo, servo_joint)
     _place(world, robot, start, bodies_of)
     set_servos(world, robot)
     if not hasattr(world, "robots"):
         world.robots = {}
     world.robots[name] = robot
     if no_contact:
-        print(f"warning: {model.path}: collision geometry not used yet (meshes, offset or several pieces need "
-              f"convex/compound shapes), these links touch nothing: {', '.join(no_contact)}", file=sys.stderr)
+        warn(model.path, "collision geometry not used yet (meshes, offset or several pieces need convex/compound "
+                         f"shapes), these links touch nothing: {', '.join(no_contact)}")
     if any(robot.damping.values()):
-        print(f"warning: {model.path}: joint damping is kept on the robot but not applied (no viscous joint row "
-              f"in the solvers yet)", file=sys.stderr)
+        warn(model.path, "joint damping is kept on the robot but not applied (no viscous joint row in the solvers "
+                         "yet)")
     return robot
 
 
