@@ -2,7 +2,7 @@
 
 A body's `visual_mesh` is either one mesh file, drawn in the body frame with the body's
 colour (scene files), or a tuple of `VisualPart`: each a mesh file or a primitive shape
-with its own pose in the body frame, scale and colour. Physics never reads these; the
+with its own pose in the body frame, scale and colour (an empty tuple: nothing is drawn). Physics never reads these; the
 renderer (render/visual_mesh.py) loads the files and bakes each part's pose into its
 vertices once.
 """

@@ -109,6 +109,7 @@ class SceneRenderer:
                     groups.setdefault(("part", p), (m, [], p.color))[1].append(i)
                 if parts:
                     self.radii[i] = max(visual_mesh.bounding_radius(m) for _, m in parts)
+                if parts or not visuals[i]:         # no parts at all: nothing to draw (a bare URDF link)
                     continue
                 mesh = None
             else:

@@ -37,7 +37,8 @@ roll-pitch-yaw, R = Rz(y) Ry(p) Rx(r)):
   follower with a servo targets m·target_a + o.
 - `<visual>`: meshes (STL, OBJ, DAE) and primitives with their origin, scale and
   material colour (a named `<material>` of the robot or an inline `<color>`) →
-  VisualPart tuples the viewer draws (physics/visual.py).
+  VisualPart tuples the viewer draws (physics/visual.py). A link without visuals is
+  drawn with its collision geometry, and a link with neither is not drawn.
 - `<collision>`: a single box, sphere, cylinder or capsule centred on the body's centre
   of mass and aligned with its principal axes becomes the body's shape; anything else
   (offset primitives, several pieces, meshes) needs compound/convex shapes
@@ -643,7 +644,8 @@ def add_robot(world, model, name, position=(0.0, 0.0, 0.0), orientation=(0.0, 0.
             frame[:3, :3] = lk.inertial[:3, :3] @ rot
         to_body = inverse(frame)
         parts = pieces.get(link, {"visual": [], "collision": []})
-        visual = tuple(_visual_part(g, to_body @ t, rgb) for g, t, rgb in parts["visual"])
+        drawn = parts["visual"] or [(g, t, None) for g, t in parts["collision"]]
+        visual = tuple(_visual_part(g, to_body @ t, rgb) for g, t, rgb in drawn)
         coll = [(g, to_body @ t) for g, t in parts["collision"]]
         shape = collision_shape(coll) if coll else None
         if shape is None:
@@ -657,7 +659,7 @@ def add_robot(world, model, name, position=(0.0, 0.0, 0.0), orientation=(0.0, 0.
         w = zero[link] @ frame
         colors = [rgb for _, _, rgb in parts["visual"] if rgb is not None]
         kw = dict(position=w[:3, 3], orientation=q_from_matrix(w[:3, :3]), color=colors[0] if colors else color,
-                  visual_mesh=visual or None, collide=collide)
+                  visual_mesh=visual, collide=collide)
         if link in static:
             world.add_body(body, shape_used, static=True, **kw)
         else:
