@@ -45,7 +45,8 @@ G = 9.81
 
 def sharnir(solver, dt, duration):
     world = World(dt=dt, solver=solver, gravity=(0, 0, -G), gyroscopic=True)
-    add_robot(world, read_urdf(URDF), "kuka", joint_positions=BENT, servo={"mode": "off"}, friction={j: 0.0 for j in JOINTS})
+    add_robot(world, read_urdf(URDF), "kuka", joint_positions=BENT, servo={"mode": "off"},
+              friction={j: 0.0 for j in JOINTS})
     world.advance(duration)
     return np.array([world.joint(f"kuka/{j}").angle for j in JOINTS]), world.max_constraint_error()
 

@@ -559,6 +559,11 @@ def test_broken_robots_entry_is_one_line_naming_file_and_key(case, tmp_path):
     assert str(err.value).startswith(f"{path}: {key}: expected ") and word in str(err.value), str(err.value)
 
 
+def test_robot_override_turns_its_servos_off(robot_scene):
+    world = load_scene(robot_scene, {"robot.arm.servo": "off"})
+    assert {world.joint(f"arm/lbr_iiwa_joint_{i}").motor["mode"] for i in range(1, 8)} == {"off"}
+
+
 def test_robot_joint_override_of_an_unknown_robot_is_named(robot_scene):
     with pytest.raises(SceneError, match="--set joint.hand/j1.friction"):
         load_scene(robot_scene, {"joint.hand/j1.friction": "1"})

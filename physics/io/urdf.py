@@ -458,7 +458,8 @@ def _parse(path, text, urdf_dir, search_path):
                 raise r.error(f'joint "{j.name}" <mimic joint>', "the name of another movable joint", j.mimic[0])
     roots = [n for n in links if n not in parent_of]
     if not roots:
-        raise r.error(f'joint "{next(iter(joints))}"', "a tree of links (every link is a child: the joints form a cycle)")
+        raise r.error(f'joint "{next(iter(joints))}"',
+                      "a tree of links (every link is a child: the joints form a cycle)")
     if len(roots) > 1:
         raise r.error(f'link "{roots[1]}"', f'one root link (a tree); "{roots[0]}" and "{roots[1]}" have no parent '
                                             "joint")
