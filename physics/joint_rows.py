@@ -366,6 +366,15 @@ def swing_rise(body_quat, body_omega, frame_a, frame_b, a, b, j, h):
     return 0.5 * ut2 * h * h * c / sn
 
 
+def free_rows_in_use(model_joints, control_joints):
+    """Per joint (int64, 0/1): 1 where its free rows act this step — a motor on a 1-DOF
+    joint, or friction on a joint with free DOFs (what write_drive_rows makes FREE_MOTOR or
+    FREE_FRICTION). The one place this is decided; solvers and the World ask it."""
+    nf = N_FREE[model_joints.type]
+    motor = (nf == 1) & (control_joints.motor_mode != MOTOR_OFF)
+    return (motor | ((nf > 0) & (model_joints.friction > 0.0))).astype(np.int64)
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def write_drive_rows(joints, drives, rows, h):
     """Bounds and drives of every joint's limit and free rows for a solve of step h (s):

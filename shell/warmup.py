@@ -54,7 +54,7 @@ SOLVERS = ("penalty", "impulse")
 # unless another process compiled them first). A step weighs what it compiles first.
 GROUP_WEIGHTS = {"common": 9.0, "penalty": 10.0, "impulse": 56.0, "tree": 33.0, "ropes": 70.0}
 SMALL = 0.3               # a step that compiles nothing new (loads from the cache)
-TREE = Path("tree kernels")   # the step compiling tree_solve's kernels (not a scene)
+TREE = Path("tree kernels")   # the step compiling tree's kernels (not a scene)
 # The warm-up runs as two processes on two cores: the impulse solver (the longest
 # compile) beside the penalty solver, the ropes and the tree kernels.
 PARTS = ("impulse", "penalty")
@@ -211,7 +211,7 @@ def exercise(path, solver, n=3):
     """Load a scene, switch to `solver`, step it, pull a body and a rope with the mouse
     spring, reset: through physics' public API only. A blow-up (a scene that needs its
     own solver) is fine: the kernels it ran are compiled all the same. (TREE: the tree
-    kernels of the impulse solver's direct path, through tree_solve's Python entry.)"""
+    kernels of the impulse solver's direct path, through tree's Python entry.)"""
     import physics
     if path == TREE:
         return exercise_tree()
@@ -234,7 +234,7 @@ def exercise(path, solver, n=3):
 
 def exercise_tree():
     """Solve the equality rows of a 3-link chain by the articulated form
-    (tree_solve.solve_joint_rows: the kernels the impulse solver's direct path calls, with
+    (tree.solve_joint_rows: the kernels the impulse solver's direct path calls, with
     the argument types it passes), so they are in the cache when the impulse solver
     compiles; then articulated_solve once more as the split-impulse solve calls it, with
     the constant `two = False` (a specialization of its own: faster, compiled apart). The
@@ -244,7 +244,7 @@ def exercise_tree():
     from numba import njit
     import physics
     from physics.builders import make_chain
-    from physics.solvers.tree_solve import (articulated_solve, build_tree_plan, make_tree, solve_joint_rows,
+    from physics.solvers.tree import (articulated_solve, build_tree_plan, make_tree, solve_joint_rows,
                                             static_bodies)
 
     @njit

@@ -13,7 +13,7 @@ from physics import Box, World, load_scene
 from physics.reference import inverse_mass_matrix, jacobian_matrix, world_inertia
 from physics.shapes import Sphere
 from physics.solvers.lcp import mhat_dense
-from physics.solvers.lcp_dense import solve_blcp
+from physics.solvers.dense import solve_blcp
 from test_contacts import G, ground_world
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,7 +23,7 @@ FOUR_BAR = ROOT / "scenes" / "four_bar.toml"
 
 # ---------------------------------------------------------------------------- references
 def brute_force_blcp(A, b, lo, hi, mu=None, groups=None, tol=1e-9):
-    """Every λ solving the BLCP of lcp_dense (fixed bounds, or friction rows bounded by
+    """Every λ solving the BLCP of dense (fixed bounds, or friction rows bounded by
     ±mu Σλ over their group), by enumerating which bound (or none) each row sits at and
     solving the linear system of that choice; returns the list of solutions."""
     n = len(b)

@@ -427,7 +427,7 @@ def test_stiff_preset_holds_a_closed_loop_of_joints():
         w.add_joint(name, "revolute", a, b, anchor=p, axis=(0, 1, 0))
     w.body("C").velocity = (2.0, 0, 0)
     w.step()
-    assert (w.solvers["penalty"].plan.pair_target >= 0).sum() == 2
+    assert (w.solvers["penalty"].plan(w).pair_target >= 0).sum() == 2
     e1, worst = w.energy(), 0.0
     for _ in range(1000):
         w.step()

@@ -1,4 +1,4 @@
-"""Direct O(N) solve of tree-structured joints (tree_solve.py, Baraff SIGGRAPH 96) and the
+"""Direct O(N) solve of tree-structured joints (solvers/tree, Baraff SIGGRAPH 96) and the
 impulse solver's direct path: agreement with dense solves, chain physics, loops."""
 import math
 
@@ -11,7 +11,7 @@ from physics.bench import max_gap
 from physics.builders import make_chain
 from physics.joint_types import BY_CODE, FIXED, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
 from physics.reference import inverse_mass_matrix, jacobian_matrix, world_inertia
-from physics.solvers.tree_solve import build_tree_plan, solve_joint_rows, solve_tree_system, static_bodies
+from physics.solvers.tree import build_tree_plan, solve_joint_rows, solve_tree_system, static_bodies
 
 TYPES = ("revolute", "spherical", "universal", "prismatic", "fixed")
 

@@ -7,7 +7,7 @@ exactly that many iterations; `impulse-iterative:…` the same with the direct s
 trees turned off): microseconds per step (wall clock over the whole run, kernel compiled
 beforehand; the median of `--repeat` runs), the largest joint gap (m) after `duration`
 simulated seconds and the largest over every step of the run (an untimed rerun of the
-same trajectory), and for `impulse` which path ran (direct: tree_solve.py, or iterative).
+same trajectory), and for `impulse` which path ran (direct: solvers/tree, or iterative).
 Also the process CPU time per step, the smallest of the `--repeat` runs (`cpu us`): the
 figure to compare on a shared machine. `lcp` (seeds 003/004) runs at its defaults.
 `--startup` also measures the import + first-step time in a fresh interpreter, cold

@@ -27,7 +27,7 @@ Direct path. Sequential impulses converge in about depth² sweeps on a chain of 
 joints, far too slowly for long chains. When the joint graph has a spanning tree deeper
 than the iteration budget allows (uses_direct_solve), the rows of the tree — equality
 rows and active limit rows — are solved exactly in O(N) by tree elimination (Baraff,
-"Linear-time dynamics using Lagrange multipliers", SIGGRAPH 96; tree_solve.py), with the
+"Linear-time dynamics using Lagrange multipliers", SIGGRAPH 96; solvers/tree), with the
 geometric stiffness of the joint forces in the inertia so that long hanging chains stay
 stable at large steps. Motors, friction (eq. 15-16 unchanged), limits that let go and
 joints closing loops iterate as sequential impulses around it; the split-impulse pass
@@ -51,7 +51,7 @@ from ..settings import Setting, checked, defaults
 from . import projection
 from .row_ops import copy2d, fill2d, scatter_row
 from .stats import SolverStats
-from .tree_solve import (_FAST, arm, articulated_factor, articulated_lambda, articulated_solve, augmented_inertia,
+from .tree import (FAST as _FAST, arm, articulated_factor, articulated_lambda, articulated_solve, augmented_inertia,
                          build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum, zero_tree)
 
 # the kernel's params vector (ImpulseSolver._pack)
@@ -817,7 +817,7 @@ def solve_positions(params, h, rows, work, pvel, pomega, row_direct, crows, cwor
 # The rows of the spanning tree — every tree joint's equality rows and its active limit
 # rows — are solved exactly in O(N) by the tree elimination of Baraff ("Linear-time
 # dynamics using Lagrange multipliers", SIGGRAPH 96) in its articulated form
-# (tree_solve.py), from the bodies' momenta M̃ V⁻ plus the impulses of every other row.
+# (solvers/tree), from the bodies' momenta M̃ V⁻ plus the impulses of every other row.
 # Those other rows — motors, friction (eq. 15-16, unchanged), limits outside the direct
 # set, joints closing loops — stay sequential impulses around it (block Gauss–Seidel):
 # one iteration = the direct solve given the others' impulses, then one sweep of the
@@ -1194,7 +1194,7 @@ def direct_positions(params, h, joints, rows, work, tree, crows, cwork, cdirect)
 def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drives, rows, work, tree, contacts, proj):
     """Advance n_steps steps of dt, each in `substeps` substeps. Rows must hold the current
     poses on entry and hold the final ones on return. params[P_DIRECT]: the equality rows
-    of the tree (order, …: tree_solve.TreePlan) are solved directly; params[P_MAY_ITERATE]:
+    of the tree (order, …: tree.TreePlan) are solved directly; params[P_MAY_ITERATE]:
     some joint has a limit, friction or a motor. Contacts (physics/contacts.py ContactData)
     are found at the start of each substep and their rows swept after the joints'. proj
     (projection.Projection): the SHAKE correction's factor (stabilization "shake"). Returns

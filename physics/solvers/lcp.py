@@ -10,7 +10,7 @@ the step are
        normals (λ_n ≥ 0) with their friction (|λ_t| ≤ μ Σλ_n)
 
 and the step solves  V⁺ = V* + M⁻¹(Φ_E λ_E + J_Uᵀ λ_U),  Φ_Eᵀ V⁺ = 0,  with the rows of U
-complementary to their bounds (lcp_dense.py states the bounded LCP).
+complementary to their bounds (dense.py states the bounded LCP).
 
 Bilateral rows eliminated (seed 004 eqs. 12-14, corrected). With G = Φ_Eᵀ M⁻¹ Φ_E,
 
@@ -18,14 +18,14 @@ Bilateral rows eliminated (seed 004 eqs. 12-14, corrected). With G = Φ_Eᵀ M�
     A = J_U M̂ J_Uᵀ,   b = J_U V_f + bias,  V_f = M̂ M V*       (eq. 14, with M̃ᵀ)
 
 M̂ is never formed: a product M̂ f is the O(N) tree solve of the impulse solver's direct
-path (tree_solve.articulated_factor / articulated_solve: momenta f in, velocities with
+path (tree.articulated_factor / articulated_solve: momenta f in, velocities with
 Φᵀ V = 0 out), so A is built column by column (|U| tree solves; bodies in no tree:
 M⁻¹). The rows of joints closing loops (L, not in the tree) are eliminated densely in a
 second Schur complement on M̂: G_L = J_L M̂ J_Lᵀ, factored by a pivoted Cholesky that
 drops dependent rows (a four-bar of revolutes in 3-D: the loop's 5 rows have rank 2 on
 top of the tree), A ← A − B G_L⁺ Bᵀ with B = J_U M̂ J_Lᵀ.
 
-The LCP (method `auto`): Lemke's method (lcp_dense.lemke, exact, lexicographic so it
+The LCP (method `auto`): Lemke's method (dense.lemke, exact, lexicographic so it
 cannot cycle) when |U| ≤ lemke_max_rows, else projected Gauss–Seidel from the warm
 start. Fallback rule: PGS also runs when Lemke fails (a ray, the pivot budget, a
 non-finite pivot, round-off taking over, or a result whose residual is not below
@@ -82,12 +82,12 @@ from ..joint_types import N_EQ, N_FREE, N_LIMIT
 from ..quat import rotate_inv
 from ..settings import Setting, checked, defaults
 from .impulse import invert_tree_inertia, world_inverse_inertia
-from .lcp_dense import (LEMKE_OK, LemkeWork, blcp_residual, blcp_residual_csr, lemke_work, pgs,
+from .dense import (LEMKE_OK, LemkeWork, blcp_residual, blcp_residual_csr, lemke_work, pgs,
                         pivoted_cholesky, pivoted_solve,
                         solve_blcp_lemke, sparsity)
 from .projection import Violation, project_step, projection_for
 from .stats import SolverStats
-from .tree_solve import (articulated_factor, articulated_lambda, articulated_solve, articulated_targets,
+from .tree import (articulated_factor, articulated_lambda, articulated_solve, articulated_targets,
                          augmented_inertia, build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum,
                          zero_tree)
 
@@ -1157,7 +1157,7 @@ class LcpSolver:
         self._work = None
 
     def tree(self, world):
-        """The Tree bundle (tree_solve) the kernel factors the joint tree on: the world's
+        """The Tree bundle (tree) the kernel factors the joint tree on: the world's
         projection's (projection.projection_for), so the velocity projection's factor at a
         step's end is the next step's."""
         return projection_for(world).tree

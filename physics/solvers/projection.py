@@ -23,7 +23,7 @@ kinetic energy is the same before and after the position step, and the projectio
 whole never raises it.
 
 The saddle-point system is the one the impulse solver's direct path solves for
-velocities, on the same factor (tree_solve.articulated_factor over the spanning tree's
+velocities, on the same factor (tree.articulated_factor over the spanning tree's
 equality rows, with the bodies' own inertia): articulated_targets sets J Δq = −g_E and
 articulated_solve from zero momenta gives Δq = M⁻¹Jᵀλ; from the momenta M V it gives the
 projected V. Joints that close loops (not in the spanning tree) enter by their Schur
@@ -32,7 +32,7 @@ solve per row, J_T W = 0), S = J_L W; the loop impulses μ solve S μ = r (r: wh
 solution leaves of the loop rows' targets) and Δq += W μ. The sum is M⁻¹Jᵀ of one
 multiplier vector over all rows, so it is still the least change. Dependent loop rows (a
 3-D four-bar of parallel revolutes: 20 rows of rank 17) make S singular: its pivoted
-Cholesky (lcp_dense.pivoted_cholesky) stops at the rank and the dropped rows get μ = 0,
+Cholesky (dense.pivoted_cholesky) stops at the rank and the dropped rows get μ = 0,
 which solves the consistent system exactly.
 
 `project_step` is what a solver's kernel calls at the end of a step (lcp's `projection`,
@@ -49,9 +49,9 @@ from numba import njit
 from ..joint_rows import compute_joint_rates, compute_joint_rows
 from ..joint_types import N_EQ
 from ..quat import integrate_quat, rotate, rotate_inv, rotated_diagonal, store_symmetric
-from .lcp_dense import pivoted_cholesky, pivoted_solve
+from .dense import pivoted_cholesky, pivoted_solve
 from .row_ops import copy2d
-from .tree_solve import (articulated_factor, articulated_solve, articulated_targets, augmented_inertia,
+from .tree import (articulated_factor, articulated_solve, articulated_targets, augmented_inertia,
                          build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum, zero_tree)
 
 # Newton iterations stop once every |g_E| is below this (m or rad): round-off of the
@@ -75,7 +75,7 @@ LOOP_RANK_TOL = 1e-10
 
 Projection = namedtuple("Projection", "tree loop_rows loop_W loop_G loop_perm loop_r loop_mu loop_work dq_lin dq_ang "
                                        "J0 rank fresh pose0 grounded energy")
-"""The projection's arrays for one joint graph: tree (tree_solve.Tree) its own factor of the
+"""The projection's arrays for one joint graph: tree (tree.Tree) its own factor of the
 spanning tree's equality rows; loop_rows (nL,) the equality rows of the joints closing
 loops; loop_W (nL, nb, 6) the tree's response (v, ω) to a unit impulse along each loop row;
 loop_G (nL, nL) S = J_L W, then its pivoted Cholesky factor; loop_perm (nL,) its order;
@@ -227,7 +227,7 @@ def close_loops(proj, rank, row_J, row_body, row_C, rate, lin, ang):
 def projection_factor(proj, bodies, joints, rows, h):
     """Factor the spanning tree's equality rows at the current poses with the bodies' own
     inertia (h = 0) or the impulse step's, M + h²K̃ with the geometric stiffness of the
-    joints' impulses in rows.impulse (h > 0: the substep; tree_solve.augmented_inertia),
+    joints' impulses in rows.impulse (h > 0: the substep; tree.augmented_inertia),
     and the loop rows' Schur complement on it; returns the loop rows' rank."""
     tree = proj.tree
     if h > 0.0:

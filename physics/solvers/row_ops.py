@@ -46,3 +46,12 @@ def fill2d(dst, value):
         for i in range(dst.shape[0]):
             for j in range(m):
                 dst[i, j] = value
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def row_dot(row_J, r, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
+    """J_r·V with the two bodies' velocities (v, ω of a, then of b) as 12 scalars: the sum
+    of row_velocity in its order, with the velocities loaded once per joint."""
+    return (row_J[r, 0] * a0 + row_J[r, 1] * a1 + row_J[r, 2] * a2 + row_J[r, 3] * a3 + row_J[r, 4] * a4
+            + row_J[r, 5] * a5 + row_J[r, 6] * b0 + row_J[r, 7] * b1 + row_J[r, 8] * b2 + row_J[r, 9] * b3
+            + row_J[r, 10] * b4 + row_J[r, 11] * b5)

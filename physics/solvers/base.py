@@ -1,0 +1,165 @@
+"""SolverBase: what every solver family is and does, written once.
+
+A family (one package under physics/solvers/, one line in FAMILIES) subclasses it and
+gives:
+
+    name, description     its key (scene files, --solver, the API) and one line for menus
+    HONOURS               the features it acts on: "limits", "friction", "motors" of joints;
+                          "contacts", "restitution" (World.unhonoured names the rest)
+    SETTINGS              its settings (physics/settings.py Setting entries)
+    PANEL                 how the panel lays them out: rows of setting names (a row of
+                          one or two), in order; WHEN {name: (setting, values)} shows a name
+                          only while that setting has one of those values; SIMULATION the
+                          names shown beside Δt in the Simulation section (substeps)
+    params(world, coupled)    the kernel's settings for one step call, a named tuple
+                              (its Params type: one field per number the kernel reads)
+    run(world, call, n, t0)   one kernel call of at most n steps from time t0; returns the
+                              steps done (fewer: a blow-up, or contact buffers to grow)
+    finish(world, call, done) the SolverStats of the call
+
+and may override begin/after_run (per-call preparation and what a family adds up over
+the kernel calls of one step call), model_changed (its caches of the layout), substep,
+save_state/restore_state (what it carries between steps beyond the World's state),
+readouts and notes (the panel's lines). The step loop, the settings' checks and the
+panel's layout are here, so the World, the panel, the command line and the scene files
+ask the solver object and never its name.
+"""
+from collections import namedtuple
+
+from ..settings import by_name, checked, defaults
+from .stats import SolverStats
+
+Readout = namedtuple("Readout", "label text help warn")
+"""One line of the panel's solver readouts: label, value text, tooltip, warn (bool)."""
+
+
+class SolverBase:
+    """A solver family: its settings, the one step loop over its kernel, its caches of
+    the layout and what the panel shows of it."""
+    name = ""
+    description = ""
+    HONOURS = frozenset()
+    SETTINGS = ()
+    PANEL = ()
+    WHEN = {}
+    SIMULATION = ()
+
+    def __init__(self):
+        self.settings = defaults(self.SETTINGS)
+        self.stats = SolverStats()
+        self._layout = {}                   # name → data built on the layout (cached)
+        self._layout_version = None
+
+    # ------------------------------------------------------------------ settings
+    def configure(self, **values):
+        """Check every value against the schema first, then apply them all."""
+        self.settings.update(checked(self.SETTINGS, values, "solver"))
+        self.settings_changed()
+
+    def settings_changed(self):
+        """The settings changed (a family whose caches depend on them drops them)."""
+
+    def schema(self):
+        """{name: Setting} of this family's settings."""
+        return by_name(self.SETTINGS)
+
+    def substep(self, dt):
+        """The step of one solve (s): Δt, unless the family substeps."""
+        return dt
+
+    # ------------------------------------------------------------------ the layout
+    def layout(self, world, key, build):
+        """Data built from the world's layout (bodies, joints, rows), made by build(world)
+        once per layout: the one cache idiom of the families (dropped when the model's
+        version moves on, or by model_changed)."""
+        if self._layout_version != world.model.version:
+            self._layout.clear()
+            self._layout_version = world.model.version
+        if key not in self._layout:
+            self._layout[key] = build(world)
+        return self._layout[key]
+
+    def model_changed(self, world):
+        """Bodies, joints or rows were added: drop what was built on the layout."""
+        self._layout.clear()
+        self._layout_version = None
+
+    # ------------------------------------------------------------------ the step
+    def step(self, world, n, coupled=False):
+        """n steps of Δt in as few kernel calls as it takes: a call stops early when the
+        contact buffers overflowed (they grow and the rest runs) or when the family asks
+        for another call (after_run), else at a blow-up. `coupled`: the velocities already
+        hold this step's gravity and forces (World._coupled_step). Returns the steps done
+        before a blow-up (n when none)."""
+        call = self.begin(world, coupled)
+        call["n"] = n
+        done = 0
+        while done < n:
+            chunk = n - done
+            k = self.run(world, call, chunk, world.time + done * world.dt)
+            grew = world.contacts_stepped()
+            done += k
+            again = self.after_run(world, call, k)
+            if k < chunk and not (grew or again):
+                break                       # blew up
+        self.stats = self.finish(world, call, done)
+        return done
+
+    def begin(self, world, coupled):
+        """What the kernel calls of one step call share (the bundles, the params …)."""
+        return {"bundles": world.kernel_bundles(self.free_rows_used(world), coupled),
+                "params": self.params(world, coupled)}
+
+    def params(self, world, coupled):
+        raise NotImplementedError
+
+    def run(self, world, call, n, t0):
+        raise NotImplementedError
+
+    def after_run(self, world, call, k):
+        """After each kernel call (k steps done): add up what the family counts; True to
+        call the kernel again although it stopped early (the family made room)."""
+        return False
+
+    def finish(self, world, call, done):
+        return SolverStats(steps=done)
+
+    def free_rows_used(self, world):
+        """Per joint, 1 where its free rows carry friction or a motor (joint_rows says)."""
+        from ..joint_rows import free_rows_in_use
+        return free_rows_in_use(world.model.joints, world.control.joints)
+
+    # ------------------------------------------------------------------ state between steps
+    def save_state(self, world):
+        """What the family carries from one step to the next beyond the World's state
+        (None: nothing)."""
+        return None
+
+    def restore_state(self, world, saved):
+        """Back to what save_state returned (World.restore_state)."""
+
+    # ------------------------------------------------------------------ the panel
+    def panel_rows(self):
+        """The rows of setting names the panel shows now (PANEL, less what WHEN hides)."""
+        out = []
+        for row in self.PANEL:
+            shown = tuple(name for name in row if self.shown(name))
+            if shown:
+                out.append(shown)
+        return out
+
+    def shown(self, name):
+        """Whether the panel shows this setting with the current settings (WHEN)."""
+        if name not in self.WHEN:
+            return True
+        setting, values = self.WHEN[name]
+        return self.settings[setting] in values
+
+    def readouts(self, stats, capped=(0, 0)):
+        """The panel's lines on the last solve: [Readout]. `capped`: (steps the time cap
+        cut, steps counted) since the scene was loaded or reset."""
+        return [Readout("solve", f"{stats.solve_ms:.3f} ms", "Wall-clock time of one step's solve (ms).", False)]
+
+    def notes(self, world):
+        """Warnings about settings that cannot act in this world: [str]."""
+        return []

@@ -1,0 +1,452 @@
+"""The exact solve of the stiff step's implicit system: block LDLᵀ (Cholesky without
+square roots) over 6×6 blocks, one per dynamic body and one per pair of jointed bodies,
+in an elimination order found once per layout.
+
+Why not Gauss–Seidel or Jacobi sweeps over the joint blocks: on a long stiff chain they
+need ~depth² sweeps, and an unconverged sweep is an explicit step again (it is how the
+explicit presets fail). So the block-sparse system is solved exactly, in a minimum-degree
+order (elimination_plan: leaves first on a tree, so a tree — every scene, every chain —
+has no fill and costs O(N); a loop of joints adds fill blocks, still exact).
+
+Stages: the 6×6 block algebra (a block's LDLᵀ, its triangular solves, the downdate of a
+later block), one node's factor and substitutions, the whole factor and solve, and the
+plan (elimination_plan, Python, once per layout).
+"""
+import heapq
+
+import numpy as np
+from numba import njit
+
+FMA = {"contract", "reassoc"}   # fused multiply-adds and reordered sums (round-off only; no NaN assumptions)
+
+
+# ---------------------------------------------------------------------------- 6×6 block algebra
+# Blocks are 6×6 row-major (36 numbers). The system is factored as A = L D Lᵀ, block by block
+# (no square root on the chain of pivots each node waits for: a quarter of the factor's time
+# on a 100-link chain). A factored diagonal block holds its unit lower triangle L below the
+# diagonal and the reciprocals 1/d_j of its pivots on it; a factored off-diagonal block
+# A_nk holds N_nk = A_nk L_kk⁻ᵀ D_k⁻¹, so that A_nn − N_nk D_k N_nkᵀ is the next Schur
+# complement and no solve divides.
+@njit(cache=True, error_model="numpy", inline="always")
+def inv_pivot(d):
+    """1/d of an LDLᵀ pivot (not positive definite — a NaN state: 1e300, blown_up catches
+    it)."""
+    if not d > 0.0:
+        d = 1e-300
+    return 1.0 / d
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def ldl6_locals(D, k):
+    """D[k] (lower triangle read) := its factor L D Lᵀ (L unit lower below the diagonal, 1/d_j
+    on it), which is also returned as the 21 lower entries row by row (L_ij at i(i+1)/2 + j,
+    the diagonal as 1/d_j). t_ij = L_ij d_j are the entries before the division."""
+    c0 = inv_pivot(D[k, 0])
+    t10, t20, t30, t40, t50 = D[k, 6], D[k, 12], D[k, 18], D[k, 24], D[k, 30]
+    l10, l20, l30, l40, l50 = t10 * c0, t20 * c0, t30 * c0, t40 * c0, t50 * c0
+    c1 = inv_pivot(D[k, 7] - l10 * t10)
+    t21 = D[k, 13] - l20 * t10
+    t31 = D[k, 19] - l30 * t10
+    t41 = D[k, 25] - l40 * t10
+    t51 = D[k, 31] - l50 * t10
+    l21, l31, l41, l51 = t21 * c1, t31 * c1, t41 * c1, t51 * c1
+    c2 = inv_pivot(D[k, 14] - l20 * t20 - l21 * t21)
+    t32 = D[k, 20] - l30 * t20 - l31 * t21
+    t42 = D[k, 26] - l40 * t20 - l41 * t21
+    t52 = D[k, 32] - l50 * t20 - l51 * t21
+    l32, l42, l52 = t32 * c2, t42 * c2, t52 * c2
+    c3 = inv_pivot(D[k, 21] - l30 * t30 - l31 * t31 - l32 * t32)
+    t43 = D[k, 27] - l40 * t30 - l41 * t31 - l42 * t32
+    t53 = D[k, 33] - l50 * t30 - l51 * t31 - l52 * t32
+    l43, l53 = t43 * c3, t53 * c3
+    c4 = inv_pivot(D[k, 28] - l40 * t40 - l41 * t41 - l42 * t42 - l43 * t43)
+    t54 = D[k, 34] - l50 * t40 - l51 * t41 - l52 * t42 - l53 * t43
+    l54 = t54 * c4
+    c5 = inv_pivot(D[k, 35] - l50 * t50 - l51 * t51 - l52 * t52 - l53 * t53 - l54 * t54)
+    D[k, 0] = c0
+    D[k, 6], D[k, 7] = l10, c1
+    D[k, 12], D[k, 13], D[k, 14] = l20, l21, c2
+    D[k, 18], D[k, 19], D[k, 20], D[k, 21] = l30, l31, l32, c3
+    D[k, 24], D[k, 25], D[k, 26], D[k, 27], D[k, 28] = l40, l41, l42, l43, c4
+    D[k, 30], D[k, 31], D[k, 32], D[k, 33], D[k, 34], D[k, 35] = l50, l51, l52, l53, l54, c5
+    return (c0, l10, c1, l20, l21, c2, l30, l31, l32, c3, l40, l41, l42, l43, c4, l50, l51, l52, l53, l54, c5)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def factored6(D, k):
+    """A factored diagonal block's 21 lower entries as ldl6_locals returns them."""
+    return (D[k, 0], D[k, 6], D[k, 7], D[k, 12], D[k, 13], D[k, 14], D[k, 18], D[k, 19], D[k, 20], D[k, 21],
+            D[k, 24], D[k, 25], D[k, 26], D[k, 27], D[k, 28], D[k, 30], D[k, 31], D[k, 32], D[k, 33], D[k, 34],
+            D[k, 35])
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def lower_solve6(L, x0, x1, x2, x3, x4, x5):
+    """L⁻¹x on scalars (L unit lower: ldl6_locals' entries below the diagonal)."""
+    y0 = x0
+    y1 = x1 - L[1] * y0
+    y2 = x2 - L[3] * y0 - L[4] * y1
+    y3 = x3 - L[6] * y0 - L[7] * y1 - L[8] * y2
+    y4 = x4 - L[10] * y0 - L[11] * y1 - L[12] * y2 - L[13] * y3
+    y5 = x5 - L[15] * y0 - L[16] * y1 - L[17] * y2 - L[18] * y3 - L[19] * y4
+    return y0, y1, y2, y3, y4, y5
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def upper_solve6(L, y0, y1, y2, y3, y4, y5):
+    """L⁻ᵀy on scalars (L unit lower)."""
+    x5 = y5
+    x4 = y4 - L[19] * x5
+    x3 = y3 - L[13] * x4 - L[18] * x5
+    x2 = y2 - L[8] * x3 - L[12] * x4 - L[17] * x5
+    x1 = y1 - L[4] * x2 - L[7] * x3 - L[11] * x4 - L[16] * x5
+    x0 = y0 - L[1] * x1 - L[3] * x2 - L[6] * x3 - L[10] * x4 - L[15] * x5
+    return x0, x1, x2, x3, x4, x5
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def pivots6(L, y0, y1, y2, y3, y4, y5):
+    """D⁻¹y on scalars (the reciprocal pivots on ldl6_locals' diagonal)."""
+    return y0 * L[0], y1 * L[2], y2 * L[5], y3 * L[9], y4 * L[14], y5 * L[20]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def dot6(a, b):
+    """a·b of two 6-tuples."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def solved_row6(L, B, s, i):
+    """Row i of W = B[s] L⁻ᵀ, returned, and of N = W D⁻¹, written back into B[s]."""
+    o = 6 * i
+    w = lower_solve6(L, B[s, o], B[s, o + 1], B[s, o + 2], B[s, o + 3], B[s, o + 4], B[s, o + 5])
+    B[s, o], B[s, o + 1], B[s, o + 2], B[s, o + 3], B[s, o + 4], B[s, o + 5] = pivots6(L, w[0], w[1], w[2], w[3],
+                                                                                         w[4], w[5])
+    return w
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def row6(B, s, i):
+    """Row i of B[s] as a 6-tuple."""
+    o = 6 * i
+    return B[s, o], B[s, o + 1], B[s, o + 2], B[s, o + 3], B[s, o + 4], B[s, o + 5]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def downdate6(D, n, B, s, w0, w1, w2, w3, w4, w5):
+    """D[n]'s lower triangle −= N Wᵀ = W D⁻¹ Wᵀ (N: B[s] as solved_row6 left it; W's rows
+    w0…w5 as 6-tuples), entry by entry as factor's diagonal pair."""
+    n0, n1, n2 = row6(B, s, 0), row6(B, s, 1), row6(B, s, 2)
+    n3, n4, n5 = row6(B, s, 3), row6(B, s, 4), row6(B, s, 5)
+    D[n, 0] -= dot6(n0, w0)
+    D[n, 6] -= dot6(n1, w0)
+    D[n, 7] -= dot6(n1, w1)
+    D[n, 12] -= dot6(n2, w0)
+    D[n, 13] -= dot6(n2, w1)
+    D[n, 14] -= dot6(n2, w2)
+    D[n, 18] -= dot6(n3, w0)
+    D[n, 19] -= dot6(n3, w1)
+    D[n, 20] -= dot6(n3, w2)
+    D[n, 21] -= dot6(n3, w3)
+    D[n, 24] -= dot6(n4, w0)
+    D[n, 25] -= dot6(n4, w1)
+    D[n, 26] -= dot6(n4, w2)
+    D[n, 27] -= dot6(n4, w3)
+    D[n, 28] -= dot6(n4, w4)
+    D[n, 30] -= dot6(n5, w0)
+    D[n, 31] -= dot6(n5, w1)
+    D[n, 32] -= dot6(n5, w2)
+    D[n, 33] -= dot6(n5, w3)
+    D[n, 34] -= dot6(n5, w4)
+    D[n, 35] -= dot6(n5, w5)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def forward_node6(L, x, k, n, B, s):
+    """solve's forward step of node k on scalars: y_k = L_kk⁻¹x_k, x_n −= N_nk y_k (B[s]),
+    then x_k := D_k⁻¹ y_k."""
+    y = lower_solve6(L, x[k, 0], x[k, 1], x[k, 2], x[k, 3], x[k, 4], x[k, 5])
+    x[n, 0] -= dot6(row6(B, s, 0), y)
+    x[n, 1] -= dot6(row6(B, s, 1), y)
+    x[n, 2] -= dot6(row6(B, s, 2), y)
+    x[n, 3] -= dot6(row6(B, s, 3), y)
+    x[n, 4] -= dot6(row6(B, s, 4), y)
+    x[n, 5] -= dot6(row6(B, s, 5), y)
+    x[k, 0], x[k, 1], x[k, 2], x[k, 3], x[k, 4], x[k, 5] = pivots6(L, y[0], y[1], y[2], y[3], y[4], y[5])
+
+
+@njit(cache=True, error_model="numpy", fastmath=FMA, _nrt=False)
+def factor_node1(diag, offd, k, s, n, x):
+    """factor_solve's node k with one later neighbour n (slot s) and no other pair — a
+    chain's or a leaf's: written out on scalars (no reload through the possibly aliased
+    arrays; fused multiply-adds: round-off apart, the generic path). L_kk D_k L_kkᵀ,
+    W = A_nk L_kk⁻ᵀ, N_nk = W D_k⁻¹, A_nn −= N_nk Wᵀ (lower triangle), then the forward
+    step (forward_node6)."""
+    L = ldl6_locals(diag, k)
+    w0, w1, w2 = solved_row6(L, offd, s, 0), solved_row6(L, offd, s, 1), solved_row6(L, offd, s, 2)
+    w3, w4, w5 = solved_row6(L, offd, s, 3), solved_row6(L, offd, s, 4), solved_row6(L, offd, s, 5)
+    downdate6(diag, n, offd, s, w0, w1, w2, w3, w4, w5)
+    forward_node6(L, x, k, n, offd, s)
+
+
+@njit(cache=True, error_model="numpy", fastmath=FMA, _nrt=False)
+def factor_node_pair(diag, offd, k, s, n, s2, n2, x):
+    """factor_node1 of nodes k and k + 1 (slots s, s2; later neighbours n, n2 ≠ k + 1), their
+    steps interleaved: the two are independent (a chain eliminated from both ends), and
+    each is a latency chain (pivot divisions, triangular solves) the processor now
+    overlaps. Where n = n2, A_nn and x_n are updated by k first, as in order."""
+    L = ldl6_locals(diag, k)
+    M = ldl6_locals(diag, k + 1)
+    w0, w1, w2 = solved_row6(L, offd, s, 0), solved_row6(L, offd, s, 1), solved_row6(L, offd, s, 2)
+    v0, v1, v2 = solved_row6(M, offd, s2, 0), solved_row6(M, offd, s2, 1), solved_row6(M, offd, s2, 2)
+    w3, w4, w5 = solved_row6(L, offd, s, 3), solved_row6(L, offd, s, 4), solved_row6(L, offd, s, 5)
+    v3, v4, v5 = solved_row6(M, offd, s2, 3), solved_row6(M, offd, s2, 4), solved_row6(M, offd, s2, 5)
+    downdate6(diag, n, offd, s, w0, w1, w2, w3, w4, w5)
+    downdate6(diag, n2, offd, s2, v0, v1, v2, v3, v4, v5)
+    forward_node6(L, x, k, n, offd, s)
+    forward_node6(M, x, k + 1, n2, offd, s2)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def factor_node(diag, offd, k, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target):
+    """The generic step of node k (any number of later neighbours): L_kk D_k L_kkᵀ; per slot
+    W = A_nk L_kk⁻ᵀ; every pair of later neighbours n1 ≤ n2 updated by W_n2 D_k⁻¹ W_n1ᵀ (its
+    diagonal block, or the fill block pair_target); then each slot's W turned into N."""
+    ldl6_locals(diag, k)
+    for s in range(up_ptr[k], up_ptr[k + 1]):
+        for i in range(6):
+            for j in range(6):
+                t = offd[s, 6 * i + j]
+                for p in range(j):
+                    t -= diag[k, 6 * j + p] * offd[s, 6 * i + p]
+                offd[s, 6 * i + j] = t
+    for p in range(pair_ptr[k], pair_ptr[k + 1]):
+        lo, hi, t = pair_lo[p], pair_hi[p], pair_target[p]
+        if t < 0:
+            n = -1 - t
+            for i in range(6):
+                for j in range(i + 1):
+                    acc = 0.0
+                    for q in range(6):
+                        acc += offd[lo, 6 * i + q] * diag[k, 7 * q] * offd[lo, 6 * j + q]
+                    diag[n, 6 * i + j] -= acc
+        else:
+            for i in range(6):
+                for j in range(6):
+                    acc = 0.0
+                    for q in range(6):
+                        acc += offd[hi, 6 * i + q] * diag[k, 7 * q] * offd[lo, 6 * j + q]
+                    offd[t, 6 * i + j] -= acc
+    for s in range(up_ptr[k], up_ptr[k + 1]):
+        for i in range(6):
+            for j in range(6):
+                offd[s, 6 * i + j] *= diag[k, 7 * j]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def forward_node(diag, offd, k, up_ptr, up_node, x):
+    """solve's generic forward step of node k: y_k = L_kk⁻¹x_k, x_n −= N_nk y_k for each
+    later neighbour, x_k := D_k⁻¹ y_k."""
+    for j in range(6):
+        t = x[k, j]
+        for p in range(j):
+            t -= diag[k, 6 * j + p] * x[k, p]
+        x[k, j] = t
+    for s in range(up_ptr[k], up_ptr[k + 1]):
+        n = up_node[s]
+        for i in range(6):
+            acc = 0.0
+            for q in range(6):
+                acc += offd[s, 6 * i + q] * x[k, q]
+            x[n, i] -= acc
+    for j in range(6):
+        x[k, j] *= diag[k, 7 * j]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def backward_node(diag, offd, k, up_ptr, up_node, x):
+    """solve's generic backward step of node k: x_k := L_kk⁻ᵀ (x_k − Σ N_nkᵀ x_n)."""
+    for s in range(up_ptr[k], up_ptr[k + 1]):
+        n = up_node[s]
+        for q in range(6):
+            acc = 0.0
+            for i in range(6):
+                acc += offd[s, 6 * i + q] * x[n, i]
+            x[k, q] -= acc
+    for j in range(5, -1, -1):
+        t = x[k, j]
+        for p in range(j + 1, 6):
+            t -= diag[k, 6 * p + j] * x[k, p]
+        x[k, j] = t
+
+
+@njit(cache=True, error_model="numpy")
+def factor(diag, offd, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target):
+    """Block LDLᵀ A = L D Lᵀ in place, node by node in elimination order (factor_node)."""
+    for k in range(diag.shape[0]):
+        factor_node(diag, offd, k, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target)
+
+
+@njit(cache=True, error_model="numpy", fastmath=FMA, _nrt=False)
+def factor_solve(diag, offd, up_ptr, up_node, pair_ptr, pair_lo, pair_hi, pair_target, x):
+    """factor, then x := A⁻¹x as solve, with solve's forward substitution done node by node
+    right after the node is factored (its blocks are still in cache): factor then solve
+    (round-off apart: fused multiply-adds), one pass over the factor fewer. A node with one
+    later neighbour and only that neighbour's diagonal to update (a chain's, a leaf's):
+    factor_node1; two such consecutive independent nodes: factor_node_pair."""
+    nn = diag.shape[0]
+    k = 0
+    while k < nn:
+        s0 = up_ptr[k]
+        if up_ptr[k + 1] == s0 + 1 and pair_ptr[k + 1] == pair_ptr[k] + 1:
+            if (k + 1 < nn and up_node[s0] != k + 1 and up_ptr[k + 2] == s0 + 2
+                    and pair_ptr[k + 2] == pair_ptr[k + 1] + 1):
+                factor_node_pair(diag, offd, k, s0, up_node[s0], s0 + 1, up_node[s0 + 1], x)
+                k += 2
+            else:
+                factor_node1(diag, offd, k, s0, up_node[s0], x)
+                k += 1
+            continue
+        factor_node(diag, offd, k, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target)
+        forward_node(diag, offd, k, up_ptr, up_node, x)
+        k += 1
+    back_substitute(diag, offd, up_ptr, up_node, x)
+
+
+@njit(cache=True, error_model="numpy", fastmath=FMA, _nrt=False)
+def back_substitute(diag, offd, up_ptr, up_node, x):
+    """solve's backward substitution (Lᵀ x = D⁻¹y, the nodes in reverse order); a node with
+    one later neighbour on scalars (back_rhs6, then L_kk⁻ᵀ), two such independent
+    consecutive ones interleaved (as factor_node_pair)."""
+    k = diag.shape[0] - 1
+    while k >= 0:
+        s0 = up_ptr[k]
+        if up_ptr[k + 1] == s0 + 1:
+            if k >= 1 and up_ptr[k - 1] == s0 - 1 and up_node[s0 - 1] != k:
+                y = back_rhs6(offd, s0, x, up_node[s0], k)
+                z = back_rhs6(offd, s0 - 1, x, up_node[s0 - 1], k - 1)
+                x[k, 0], x[k, 1], x[k, 2], x[k, 3], x[k, 4], x[k, 5] = upper_solve6(factored6(diag, k), y[0], y[1],
+                                                                                     y[2], y[3], y[4], y[5])
+                x[k - 1, 0], x[k - 1, 1], x[k - 1, 2], x[k - 1, 3], x[k - 1, 4], x[k - 1, 5] = upper_solve6(
+                    factored6(diag, k - 1), z[0], z[1], z[2], z[3], z[4], z[5])
+                k -= 2
+            else:
+                y = back_rhs6(offd, s0, x, up_node[s0], k)
+                x[k, 0], x[k, 1], x[k, 2], x[k, 3], x[k, 4], x[k, 5] = upper_solve6(factored6(diag, k), y[0], y[1],
+                                                                                     y[2], y[3], y[4], y[5])
+                k -= 1
+            continue
+        backward_node(diag, offd, k, up_ptr, up_node, x)
+        k -= 1
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def back_rhs6(offd, s, x, n, k):
+    """x_k − L_nkᵀ x_n (B = offd[s]) on scalars."""
+    xn = (x[n, 0], x[n, 1], x[n, 2], x[n, 3], x[n, 4], x[n, 5])
+    return (x[k, 0] - (offd[s, 0] * xn[0] + offd[s, 6] * xn[1] + offd[s, 12] * xn[2] + offd[s, 18] * xn[3]
+                       + offd[s, 24] * xn[4] + offd[s, 30] * xn[5]),
+            x[k, 1] - (offd[s, 1] * xn[0] + offd[s, 7] * xn[1] + offd[s, 13] * xn[2] + offd[s, 19] * xn[3]
+                       + offd[s, 25] * xn[4] + offd[s, 31] * xn[5]),
+            x[k, 2] - (offd[s, 2] * xn[0] + offd[s, 8] * xn[1] + offd[s, 14] * xn[2] + offd[s, 20] * xn[3]
+                       + offd[s, 26] * xn[4] + offd[s, 32] * xn[5]),
+            x[k, 3] - (offd[s, 3] * xn[0] + offd[s, 9] * xn[1] + offd[s, 15] * xn[2] + offd[s, 21] * xn[3]
+                       + offd[s, 27] * xn[4] + offd[s, 33] * xn[5]),
+            x[k, 4] - (offd[s, 4] * xn[0] + offd[s, 10] * xn[1] + offd[s, 16] * xn[2] + offd[s, 22] * xn[3]
+                       + offd[s, 28] * xn[4] + offd[s, 34] * xn[5]),
+            x[k, 5] - (offd[s, 5] * xn[0] + offd[s, 11] * xn[1] + offd[s, 17] * xn[2] + offd[s, 23] * xn[3]
+                       + offd[s, 29] * xn[4] + offd[s, 35] * xn[5]))
+
+
+@njit(cache=True, error_model="numpy")
+def solve(diag, offd, up_ptr, up_node, x):
+    """x := A⁻¹x with A = L D Lᵀ from factor (x: (k, 6), one row per node)."""
+    nn = diag.shape[0]
+    for k in range(nn):
+        forward_node(diag, offd, k, up_ptr, up_node, x)
+    for k in range(nn - 1, -1, -1):
+        backward_node(diag, offd, k, up_ptr, up_node, x)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def zero6(x, k):
+    """Whether node k's row of x is all zero."""
+    return x[k, 0] == 0.0 and x[k, 1] == 0.0 and x[k, 2] == 0.0 and x[k, 3] == 0.0 and x[k, 4] == 0.0 \
+        and x[k, 5] == 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def solve_sparse(diag, offd, up_ptr, up_node, x):
+    """solve for a right side with few nonzero nodes (a contact row's Jacobian): the same
+    substitutions, the forward one skipping the nodes whose block is still zero (on a
+    forest of joints only the two nodes' ancestors and what hangs from them fill in)."""
+    nn = diag.shape[0]
+    for k in range(nn):
+        if not zero6(x, k):
+            forward_node(diag, offd, k, up_ptr, up_node, x)
+    for k in range(nn - 1, -1, -1):
+        backward_node(diag, offd, k, up_ptr, up_node, x)
+
+
+def elimination_plan(n_bodies, dynamic, pairs):
+    """The block layout of the implicit system: `dynamic` (n,) bool, `pairs` the (a, b) body
+    pairs of the joints. Orders the dynamic bodies by minimum degree (greedy, with the fill
+    of each elimination), so a tree is eliminated leaves first with no fill; ties go first
+    in, first out, so a chain is eliminated from both ends at once (consecutive nodes are
+    independent: the substitutions of solve run as two chains the processor overlaps, a
+    fifth faster on a 100-link chain than one end to the other). Returns the layout arrays
+    of Plan (body_node … joint_b_late)."""
+    nodes = np.flatnonzero(dynamic)
+    adj = {int(i): set() for i in nodes}
+    for a, b in pairs:
+        if dynamic[a] and dynamic[b] and a != b:
+            adj[a].add(b)
+            adj[b].add(a)
+    heap = [(len(s), q, i) for q, (i, s) in enumerate(adj.items())]
+    pushed = len(heap)
+    heapq.heapify(heap)
+    order, later, done = [], {}, set()
+    while heap:
+        deg, _, i = heapq.heappop(heap)
+        if i in done or deg != len(adj[i]):
+            continue
+        done.add(i)
+        order.append(i)
+        nb = adj.pop(i)
+        later[i] = nb
+        for n in nb:
+            adj[n].discard(i)
+            adj[n] |= nb - {n}                       # the fill: the neighbours become a clique
+            heapq.heappush(heap, (len(adj[n]), pushed, n))
+            pushed += 1
+    body_node = np.full(n_bodies, -1, np.int64)
+    body_node[order] = np.arange(len(order))
+    up_ptr, up_node, slot_of = [0], [], {}
+    for k, i in enumerate(order):
+        for n in sorted(int(body_node[x]) for x in later[i]):
+            slot_of[(k, n)] = len(up_node)
+            up_node.append(n)
+        up_ptr.append(len(up_node))
+    pair_ptr, pair_lo, pair_hi, pair_target = [0], [], [], []
+    for k in range(len(order)):
+        slots = range(up_ptr[k], up_ptr[k + 1])
+        for s1 in slots:
+            for s2 in slots:
+                if s2 < s1:
+                    continue
+                n1, n2 = up_node[s1], up_node[s2]
+                pair_lo.append(s1)
+                pair_hi.append(s2)
+                pair_target.append(-1 - n1 if n1 == n2 else slot_of[(n1, n2)])
+        pair_ptr.append(len(pair_lo))
+    joint_slot = np.full(len(pairs), -1, np.int64)
+    joint_b_late = np.zeros(len(pairs), np.int64)
+    for j, (a, b) in enumerate(pairs):
+        na, nb = body_node[a], body_node[b]
+        if na >= 0 and nb >= 0 and na != nb:
+            joint_slot[j] = slot_of[(min(na, nb), max(na, nb))]
+            joint_b_late[j] = int(nb > na)
+    as_int = lambda x: np.asarray(x, np.int64)
+    return (body_node, as_int(order), as_int(up_ptr), as_int(up_node), as_int(pair_ptr), as_int(pair_lo),
+            as_int(pair_hi), as_int(pair_target), joint_slot, joint_b_late)
