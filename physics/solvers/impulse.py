@@ -42,16 +42,16 @@ from numba import njit
 from ..clock import ticks, ticks_per_ms
 from ..contacts import (N_BLOCKS, N_PREV, N_ROWS, broad_contacts, contact_views, detection_overflowed,
                         keep_contact_impulses, narrow_contacts, write_contact_rows)
-from ..quat import rotate_inv, rotated_diagonal, store_symmetric
+from ..quat import rotate_inv
 from ..integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from ..joint_rows import (FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOTOR_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT,
                           compute_joint_rates, compute_joint_rows, speculative_limits, write_drive_rows)
 from ..joint_types import N_FREE, N_LIMIT, PRISMATIC
 from ..settings import Setting, checked, defaults
 from . import projection
-from .row_ops import copy2d, fill2d, scatter_row
+from .row_ops import copy2d, fill2d, scatter_row, world_inverse_inertia
 from .stats import SolverStats
-from .tree import (FAST as _FAST, arm, articulated_factor, articulated_lambda, articulated_solve, augmented_inertia,
+from .tree import (FAST as _FAST, invert_tree_inertia, arm, articulated_factor, articulated_lambda, articulated_solve, augmented_inertia,
                          build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum, zero_tree)
 
 # the kernel's params vector (ImpulseSolver._pack)
@@ -168,15 +168,6 @@ def coupling(row_J, row_minv_jt, r, s):
     for i in range(12):
         k += row_J[r, i] * row_minv_jt[s, i]
     return k
-
-
-@njit(cache=True)
-def world_inverse_inertia(body_quat, body_inv_inertia, body_inv_inertia_world):
-    """I⁻¹ in world axes, R diag(1/I) Rᵀ, for every body (9 numbers, row-major)."""
-    for i in range(body_quat.shape[0]):
-        store_symmetric(body_inv_inertia_world, i, rotated_diagonal(
-            body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
-            body_inv_inertia[i, 0], body_inv_inertia[i, 1], body_inv_inertia[i, 2]))
 
 
 @njit(cache=True)
@@ -848,27 +839,6 @@ def solve_positions(params, h, rows, work, pvel, pomega, row_direct, crows, cwor
 # starting off, the fixed point is iterated so that K is not zero). Stabilization "none"
 # leaves the inertia alone. It matters only for modes with h·ω ≳ 1, which it damps
 # instead of amplifying.
-
-
-@njit(cache=True)
-def invert_tree_inertia(order, roots, joint_child, body_I, body_inv_inertia_world):
-    """body_inv_inertia_world = body_I⁻¹ on the bodies of the tree (symmetric 3×3)."""
-    n_order = order.shape[0]
-    for t in range(n_order + roots.shape[0]):
-        i = joint_child[order[t]] if t < n_order else roots[t - n_order]
-        a, b, c = body_I[i, 0], body_I[i, 1], body_I[i, 2]
-        d, e, f = body_I[i, 4], body_I[i, 5], body_I[i, 8]
-        c00, c01, c02 = d * f - e * e, c * e - b * f, b * e - c * d
-        inv = 1.0 / (a * c00 + b * c01 + c * c02)
-        body_inv_inertia_world[i, 0] = c00 * inv
-        body_inv_inertia_world[i, 1] = c01 * inv
-        body_inv_inertia_world[i, 2] = c02 * inv
-        body_inv_inertia_world[i, 3] = c01 * inv
-        body_inv_inertia_world[i, 4] = (a * f - c * c) * inv
-        body_inv_inertia_world[i, 5] = (b * c - a * e) * inv
-        body_inv_inertia_world[i, 6] = c02 * inv
-        body_inv_inertia_world[i, 7] = (b * c - a * e) * inv
-        body_inv_inertia_world[i, 8] = (a * d - b * b) * inv
 
 
 @njit(cache=True)

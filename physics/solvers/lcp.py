@@ -81,13 +81,13 @@ from ..joint_rows import (FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOT
 from ..joint_types import N_EQ, N_FREE, N_LIMIT
 from ..quat import rotate_inv
 from ..settings import Setting, checked, defaults
-from .impulse import invert_tree_inertia, world_inverse_inertia
 from .dense import (LEMKE_OK, LemkeWork, blcp_residual, blcp_residual_csr, lemke_work, pgs,
                         pivoted_cholesky, pivoted_solve,
                         solve_blcp_lemke, sparsity)
 from .projection import Violation, project_step, projection_for
+from .row_ops import world_inverse_inertia
 from .stats import SolverStats
-from .tree import (articulated_factor, articulated_lambda, articulated_solve, articulated_targets,
+from .tree import (invert_tree_inertia, articulated_factor, articulated_lambda, articulated_solve, articulated_targets,
                          augmented_inertia, build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum,
                          zero_tree)
 

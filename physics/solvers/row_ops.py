@@ -2,6 +2,8 @@
 plain 2-D copies and fills written as loops."""
 from numba import njit
 
+from ..quat import rotated_diagonal, store_symmetric
+
 
 @njit(cache=True, inline="always")
 def scatter_row(M, r, a, b, s, lin, ang):
@@ -55,3 +57,12 @@ def row_dot(row_J, r, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
     return (row_J[r, 0] * a0 + row_J[r, 1] * a1 + row_J[r, 2] * a2 + row_J[r, 3] * a3 + row_J[r, 4] * a4
             + row_J[r, 5] * a5 + row_J[r, 6] * b0 + row_J[r, 7] * b1 + row_J[r, 8] * b2 + row_J[r, 9] * b3
             + row_J[r, 10] * b4 + row_J[r, 11] * b5)
+
+
+@njit(cache=True)
+def world_inverse_inertia(body_quat, body_inv_inertia, body_inv_inertia_world):
+    """I⁻¹ in world axes, R diag(1/I) Rᵀ, for every body (9 numbers, row-major)."""
+    for i in range(body_quat.shape[0]):
+        store_symmetric(body_inv_inertia_world, i, rotated_diagonal(
+            body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
+            body_inv_inertia[i, 0], body_inv_inertia[i, 1], body_inv_inertia[i, 2]))

@@ -497,3 +497,24 @@ def augmented_inertia(h, use_k, tree, joints, rows, bodies):
         body_I[i, 0] += h * (abs(body_K[i, 0]) + k01 + k02)
         body_I[i, 4] += h * (abs(body_K[i, 1]) + k01 + k12)
         body_I[i, 8] += h * (abs(body_K[i, 2]) + k02 + k12)
+
+
+@njit(cache=True)
+def invert_tree_inertia(order, roots, joint_child, body_I, body_inv_inertia_world):
+    """body_inv_inertia_world = body_I⁻¹ on the bodies of the tree (symmetric 3×3)."""
+    n_order = order.shape[0]
+    for t in range(n_order + roots.shape[0]):
+        i = joint_child[order[t]] if t < n_order else roots[t - n_order]
+        a, b, c = body_I[i, 0], body_I[i, 1], body_I[i, 2]
+        d, e, f = body_I[i, 4], body_I[i, 5], body_I[i, 8]
+        c00, c01, c02 = d * f - e * e, c * e - b * f, b * e - c * d
+        inv = 1.0 / (a * c00 + b * c01 + c * c02)
+        body_inv_inertia_world[i, 0] = c00 * inv
+        body_inv_inertia_world[i, 1] = c01 * inv
+        body_inv_inertia_world[i, 2] = c02 * inv
+        body_inv_inertia_world[i, 3] = c01 * inv
+        body_inv_inertia_world[i, 4] = (a * f - c * c) * inv
+        body_inv_inertia_world[i, 5] = (b * c - a * e) * inv
+        body_inv_inertia_world[i, 6] = c02 * inv
+        body_inv_inertia_world[i, 7] = (b * c - a * e) * inv
+        body_inv_inertia_world[i, 8] = (a * d - b * b) * inv
