@@ -1,4 +1,8 @@
 """Sharnir's physics engine: rigid bodies, joints and solvers in maximal coordinates."""
+from .kernel_cache import guard as _guard_kernel_cache
+
+_guard_kernel_cache()       # before any kernel loads from numba's cache
+
 from .shapes import Box, Capsule, Cylinder, Plane, Sphere
 from .solvers import SolverStats
 from .world import Body, Joint, SimulationBlowUp, World

@@ -21,9 +21,8 @@ from .model import Control, Model, State, Work, bundles
 from .quat import frame_from_axes, q_conj, q_from_matrix, q_mul, q_rotate, q_to_matrix, qmul, rotate
 from .settings import DT, GYROSCOPIC
 from .shapes import Plane, check_shape
-from .solvers import FAMILIES
+from .solvers import DEFAULT_FAMILY, FAMILIES
 
-SOLVERS = tuple(FAMILIES)
 
 
 class SimulationBlowUp(RuntimeError):
@@ -412,15 +411,13 @@ class World:
     asymmetric bodies.
     """
 
-    def __init__(self, dt=DT.default, gravity=(0.0, 0.0, -9.81), solver="penalty", gyroscopic=False,
-                 penalty_preset=None, max_speed=1.0e3, max_spin=1.0e4):
+    def __init__(self, dt=DT.default, gravity=(0.0, 0.0, -9.81), solver=DEFAULT_FAMILY, gyroscopic=False,
+                 max_speed=1.0e3, max_spin=1.0e4):
         self.model = Model(DT.check(dt), _vec3(gravity, "gravity"), GYROSCOPIC.check(gyroscopic),
                            float(max_speed), float(max_spin))
         self.state, self.control, self.work = State(), Control(), Work()
         self.body_info, self.joint_info = self.model.body_info, self.model.joint_info   # names, shapes, colours
         self.solvers = {name: family() for name, family in FAMILIES.items()}
-        if penalty_preset is not None:      # None: the family's default (physics/solvers/penalty.py)
-            self.solvers["penalty"].configure(penalty_preset=penalty_preset)
         self._solver = None
         self.solver = solver
         self.blown_up = None                # SimulationBlowUp once it happened
@@ -503,33 +500,10 @@ class World:
         """The current settings of a family (default: the active one), as a dict."""
         return dict(self.solvers[family or self._solver].settings)
 
-    def set_impulse_settings(self, **values):
-        """Impulse solver settings (physics/solvers/impulse.py SETTINGS): iterations, ε
-        (N·s), time_cap_ms, warm_start, stabilization, erp, substeps, position_iterations,
-        method."""
-        self.configure("impulse", **values)
-
-    @property
-    def impulse_settings(self):
-        return self.solver_settings("impulse")
-
-    @property
-    def penalty_preset(self):
-        return self.solvers["penalty"].settings["penalty_preset"]
-
-    @penalty_preset.setter
-    def penalty_preset(self, name):
-        self.configure("penalty", penalty_preset=name)
-
-    def set_penalty_coefficients(self, **values):
-        """α*, β* of the paper preset (1/s², 1/s) and κ, ζ of the critical preset."""
-        self.configure("penalty", **values)
-
     @property
     def substep_dt(self):
-        """The step of one solve (s): Δt/substeps for the impulse solver, Δt otherwise."""
-        solver = self.active_solver
-        return solver.substep(self.dt) if hasattr(solver, "substep") else self.dt
+        """The step of one solve (s): Δt, or Δt/substeps for a family that substeps."""
+        return self.active_solver.substep(self.dt)
 
     # ------------------------------------------------------------------ building
     def _model_changed(self):
@@ -1123,7 +1097,7 @@ class World:
         s["motors"] = (c.motor_mode.copy(), c.motor_target.copy())
         s["ropes"] = {name: rope.save_state() for name, rope in self.ropes.items()}
         s["contacts"] = self.contact_model.save(self)
-        s["solvers"] = {name: sv.save_state(self) for name, sv in self.solvers.items() if hasattr(sv, "save_state")}
+        s["solvers"] = {name: sv.save_state(self) for name, sv in self.solvers.items()}
         return s
 
     def restore_state(self, s):

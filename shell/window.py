@@ -545,14 +545,8 @@ class ViewerWindow(pyglet.window.Window):
         self.timeline.resume(self.world)
         self.driver.paused = False
 
-    def action_solver_penalty(self):
-        self.set_solver("penalty")
-
-    def action_solver_impulse(self):
-        self.set_solver("impulse")
-
-    def action_solver_lcp(self):
-        self.set_solver("lcp")
+    def action_solver(self, name):
+        self.set_solver(name)
 
     def action_reset_view(self):
         self.camera.reset()
@@ -612,7 +606,8 @@ class ViewerWindow(pyglet.window.Window):
         if self.world is None and (k is None or k.action != "quit"):
             return                          # still compiling: only Escape (quit) does something
         if k is not None:
-            getattr(self, f"action_{k.action}")()
+            action = getattr(self, f"action_{k.action}")
+            action() if k.arg is None else action(k.arg)
 
     def on_key_release(self, symbol, modifiers):
         self.gui.key_event(symbol, modifiers, False)

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 import physics
-from physics.io.scene import SOLVER_KEYS
+from physics.io.scene import solver_keys
 from physics.settings import WORLD_SETTINGS, Setting
-from physics.solvers import FAMILIES
+from physics.solvers import FAMILIES, SolverBase
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYERS = {"physics": set(), "render": {"physics"}, "ui": {"physics", "render"},
@@ -45,8 +45,14 @@ def test_no_function_in_physics_takes_more_than_15_parameters():
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_every_solver_family_has_the_same_small_surface(family):
     cls = FAMILIES[family]
+    assert issubclass(cls, SolverBase)
     solver = cls()
     assert solver.name == family and solver.description
+    schema = solver.schema()
+    shown = {name for row in cls.PANEL for name in row} | set(cls.SIMULATION)
+    assert shown <= set(schema) and set(cls.WHEN) <= shown, "the panel lays out the family's own settings"
+    assert all(name in schema and set(values) <= set(schema[name].choices or (True, False))
+               for name, values in cls.WHEN.values())
     assert solver.HONOURS <= {"limits", "friction", "motors", "contacts", "restitution"}
     assert all(isinstance(s, Setting) for s in cls.SETTINGS)
     assert solver.settings == {s.name: s.default for s in cls.SETTINGS}
@@ -58,7 +64,7 @@ def test_every_solver_family_has_the_same_small_surface(family):
 def test_settings_schema_is_what_world_scene_files_and_errors_use(family):
     world = physics.World()
     for s in FAMILIES[family].SETTINGS:
-        assert s.name in SOLVER_KEYS                      # the scene loader reads every setting
+        assert s.name in solver_keys()                      # the scene loader reads every setting
         if s.kind in ("int", "float"):
             world.configure(family, **{s.name: s.hi})
             assert world.solver_settings(family)[s.name] == s.hi
@@ -87,3 +93,15 @@ def test_adding_bodies_and_joints_grows_arrays_in_place_without_copying_each_tim
     base = world.state.bodies.pos.base
     make_chain(world, name="more", links=2, origin=(0, 1, 0))
     assert world.state.bodies.pos.base is base            # 6 → 8 bodies: same storage (capacity 8)
+
+
+@pytest.mark.parametrize("package", ["physics", "render", "ui", "shell", "app.py"])
+def test_no_code_outside_the_solvers_names_a_solver_family(package):
+    """ui/, shell/, physics/io and the rest ask the solver object (SolverBase) and FAMILIES,
+    never a family by name: no string constant equal to a family's name outside
+    physics/solvers/ (tests and scripts/, which pin configurations to measure, may)."""
+    paths = [ROOT / package] if package.endswith(".py") else _modules(package)
+    found = [f"{path.relative_to(ROOT)}:{node.lineno} {node.value!r}" for path in paths
+             if (ROOT / "physics" / "solvers") not in path.parents for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in FAMILIES]
+    assert not found, "names of solver families: " + ", ".join(found)

@@ -1,13 +1,15 @@
 """Every key and mouse action of the viewer, and the F1 overlay that lists them.
 
-KEYS is the one table: the overlay prints it and the window dispatches key presses
-through it (`action` names a `ViewerWindow.action_*` method), so the overlay cannot
-drift from what the keys do.
+KEYS, with the solver families' keys (all_keys), is the one table: the overlay prints it
+and the window dispatches key presses through it (`action` names a `ViewerWindow.action_*`
+method), so the overlay cannot drift from what the keys do.
 """
 from dataclasses import dataclass
 
 from imgui_bundle import imgui
 from pyglet.window import key
+
+from physics.solvers import FAMILIES
 
 
 @dataclass(frozen=True)
@@ -16,6 +18,14 @@ class KeyAction:
     symbols: tuple      # pyglet key symbols
     action: str         # ViewerWindow.action_<action>
     text: str           # what it does
+    arg: str = None     # the action's argument, if it takes one (a solver family's name)
+
+
+def _solver_keys():
+    """Keys 1, 2, … switch to the solver families in FAMILIES' order."""
+    return tuple(KeyAction(str(i), (getattr(key, f"_{i}"), getattr(key, f"NUM_{i}")), "solver",
+                           f"{name} solver: {family.description}", name)
+                 for i, (name, family) in enumerate(list(FAMILIES.items())[:9], start=1))
 
 
 KEYS = (
@@ -28,9 +38,6 @@ KEYS = (
     KeyAction("End", (key.END,), "return_to_present", "rewind: back to the present (the newest state)"),
     KeyAction("Enter", (key.ENTER, key.NUM_ENTER), "resume_here",
               "resume live from the scrubbed state (the recorded future is dropped)"),
-    KeyAction("1", (key._1, key.NUM_1), "solver_penalty", "penalty solver (seed 000)"),
-    KeyAction("2", (key._2, key.NUM_2), "solver_impulse", "impulse solver (seed 001)"),
-    KeyAction("3", (key._3, key.NUM_3), "solver_lcp", "lcp solver (seeds 003, 004)"),
     KeyAction("R", (key.R,), "reset_view", "reset the camera"),
     KeyAction("J", (key.J,), "overlay_joints", "joint frames on / off"),
     KeyAction("L", (key.L,), "overlay_limits", "joint limits on / off"),
@@ -59,9 +66,16 @@ MOUSE = (
 )
 
 
+def all_keys():
+    """KEYS with the solver families' keys (1, 2, …: FAMILIES as registered now) after the
+    timeline's."""
+    at = next(i for i, k in enumerate(KEYS) if k.action == "resume_here") + 1
+    return KEYS[:at] + _solver_keys() + KEYS[at:]
+
+
 def key_action(symbol):
     """The KeyAction a pyglet key symbol triggers, or None."""
-    for k in KEYS:
+    for k in all_keys():
         if symbol in k.symbols:
             return k
     return None
@@ -81,7 +95,7 @@ def draw_help(scene_width, height):
         imgui.table_setup_column("Key", imgui.TableColumnFlags_.width_fixed)
         imgui.table_setup_column("Action")
         imgui.table_headers_row()
-        for k in KEYS:
+        for k in all_keys():
             imgui.table_next_row()
             imgui.table_next_column()
             imgui.text(k.label)

@@ -107,9 +107,12 @@ class Panel:
                   kind="log_slider", fmt="%.0f %%"),
             Param("sim.dt", "Δt", "Fixed physics step (ms), 0.001 - 100 ms.", lambda: world.dt * 1000.0, set_dt,
                   0.001, 100.0, fmt="%.4g", unit="ms"),
-            schema_param(world, "impulse", by_name(world.solvers["impulse"].SETTINGS)["substeps"]),
         )}
-        params["sim.substeps"] = params.pop("solver.substeps")
+        solver = world.active_solver
+        for name in solver.SIMULATION:
+            p = schema_param(world, solver.name, solver.schema()[name])
+            p.key = f"sim.{name}"
+            params[p.key] = p
         return params
 
     def solver_params(self):
@@ -274,7 +277,8 @@ class Panel:
         imgui.same_line(self.col2)
         params = self.sim_params()
         w.param(params["sim.speed"], width=120)
-        self._pair(params["sim.dt"], params["sim.substeps"])
+        beside = [params[f"sim.{name}"] for name in v.world.active_solver.SIMULATION]
+        self._pair(params["sim.dt"], beside[0] if beside else None)
         changed, on = w.checkbox("sim.gravity", "gravity", any(v.world.gravity),
                                  "Gravity on (the scene's, default (0, 0, -9.81) m/s²) or off.")
         if changed:
@@ -428,6 +432,8 @@ class Panel:
                   f"the buffer's size is fixed: {tl.capacity} × ({tl.bytes_per_state} + 16) bytes.", MUTED)
 
     def _solver(self):
+        """The families' radio buttons, then the active family's settings as its PANEL
+        lays them out (physics/solvers/base.py), its notes and its readouts."""
         if not imgui.collapsing_header("Solver", imgui.TreeNodeFlags_.default_open):
             return
         v, w = self.v, self.w
@@ -438,105 +444,37 @@ class Panel:
             w._remember(f"solver.{name}")
             w.tooltip(f"{solver.description} (key {key})")
             imgui.same_line()
-        params = self.solver_params()
-        if world.solver == "impulse":
-            s = world.impulse_settings
-            imgui.same_line(self.col2)
-            ws = by_name(world.solvers["impulse"].SETTINGS)["warm_start"]
-            changed, on = w.checkbox("solver.warm_start", ws.label, s["warm_start"], ws.help)
-            if changed:
-                guarded(self.notices, "warm start", world.set_impulse_settings, warm_start=on)
-            self._pair(params["solver.iterations"], params["solver.epsilon"])
-            self._pair(params["solver.time_cap_ms"], params["solver.erp"])
-            changed, stab = self._choice("solver.stabilization", "impulse", "stabilization")
-            if changed:
-                guarded(self.notices, "stabilization", world.set_impulse_settings, stabilization=stab)
-            if s["stabilization"] == "split":
-                imgui.same_line(self.col2)
-                w.param(params["solver.position_iterations"], label="position iter.", width=90)
-            changed, method = self._choice("solver.method", "impulse", "method")
-            if changed:
-                guarded(self.notices, "method", world.set_impulse_settings, method=method)
-            imgui.same_line(self.col2)
-            ke = by_name(world.solvers["impulse"].SETTINGS)["keep_energy"]
-            changed, on = w.checkbox("solver.keep_energy", ke.label, s["keep_energy"], ke.help)
-            if changed:
-                guarded(self.notices, "keep energy", world.set_impulse_settings, keep_energy=on)
-            why = world.solvers["impulse"].energy_inactive(world) if s["keep_energy"] else None
-            if why:
-                imgui.text_colored(WARNING, f"keep energy does not act here: {why}")
-        elif world.solver == "lcp":
-            self._lcp_settings(params)
-        else:
-            imgui.new_line()
-            changed, preset = self._choice("solver.preset", "penalty", "penalty_preset")
-            if changed:
-                guarded(self.notices, "penalty preset", setattr, world, "penalty_preset", preset)
-            if world.penalty_preset == "paper":
-                self._pair(params["solver.alpha_lin"], params["solver.beta_lin"])
-                self._pair(params["solver.alpha_rot"], params["solver.beta_rot"])
-            elif world.penalty_preset == "critical":
-                self._pair(params["solver.kappa"], params["solver.zeta"])
-            else:
-                self._pair(params["solver.stiff_kappa"], params["solver.stiff_zeta"])
-        self._readouts()
-
-    def _lcp_settings(self, params):
-        """The lcp family's settings (physics/solvers/lcp.py SETTINGS)."""
-        world, w = self.v.world, self.w
-        s = world.solver_settings("lcp")
-        schema = by_name(world.solvers["lcp"].SETTINGS)
         imgui.new_line()
-        changed, method = self._choice("solver.lcp_method", "lcp", "lcp_method")
-        if changed:
-            guarded(self.notices, "LCP method", world.configure, "lcp", lcp_method=method)
-        imgui.same_line(self.col2)
-        w.param(params["solver.lemke_max_rows"], width=90)
-        self._pair(params["solver.pgs_iterations"], params["solver.pgs_tolerance"])
-        self._pair(params["solver.lcp_time_cap_ms"], params["solver.lcp_erp"])
-        changed, stab = self._choice("solver.lcp_stabilization", "lcp", "lcp_stabilization")
-        if changed:
-            guarded(self.notices, "drift", world.configure, "lcp", lcp_stabilization=stab)
-        for i, name in enumerate(("impact_lcp", "projection", "geometric_stiffness")):
+        solver = world.active_solver
+        params = self.solver_params()
+        for row in solver.panel_rows():
+            for i, name in enumerate(row):
+                if i:
+                    imgui.same_line(self.col2)
+                self._setting(solver, name, params)
+        for note in solver.notes(world):
+            imgui.text_colored(WARNING, note)
+        for i, line in enumerate(solver.readouts(world.stats, (self.capped_steps, self.counted_steps))):
             if i % 2:
                 imgui.same_line(self.col2)
-            changed, on = w.checkbox(f"solver.{name}", schema[name].label, s[name], schema[name].help)
-            if changed:
-                guarded(self.notices, schema[name].label, world.configure, "lcp", **{name: on})
-        if s["projection"]:
-            imgui.same_line(self.col2)
-            w.param(params["solver.projection_iterations"], label="projection iter.", width=90)
+            w.readout(line.label, line.text, line.help, WARNING if line.warn else MUTED)
 
-    def _choice(self, key, family, name):
-        """A combo over a "choice" setting of the schema; returns (changed, value)."""
-        setting = by_name(self.v.world.solvers[family].SETTINGS)[name]
-        value = self.v.world.solver_settings(family)[name]
-        return self.w.combo(key, setting.label, value, setting.choices, setting.help, width=90)
-
-    def _readouts(self):
+    def _setting(self, solver, name, params):
+        """One setting of the active family: a combo, a checkbox or a number field, from its
+        schema (physics/settings.py)."""
         world, w = self.v.world, self.w
-        st = world.stats
-        if world.solver == "impulse":
-            w.readout("iterations", f"{st.iterations}", "Iterations the last solve used.", MUTED)
-            imgui.same_line(self.col2)
-            w.readout("residual", f"{st.residual:.2e} N·s",
-                      "Largest |Δp| of the last iteration (N·s): a joint row's impulse change, or a body's "
-                      "momentum change over the contacts' sweep.", MUTED)
-        if world.solver == "lcp":
-            work = f"{st.pivots} pivots" if st.method == "lemke" else f"{st.sweeps} sweeps"
-            w.readout("LCP", f"{st.method}, {st.rows} rows, {work}",
-                      "The last step's LCP: method, one-sided and bounded rows, Lemke pivots or PGS sweeps.", MUTED)
-            imgui.same_line(self.col2)
-            w.readout("fallbacks", f"{st.fallbacks}", "Steps of the last advance where Lemke failed and PGS ran.",
-                      WARNING if st.fallbacks else MUTED)
-        w.readout("solve", f"{st.solve_ms:.3f} ms", "Wall-clock time of one step's solve (ms).", MUTED)
-        if world.solver == "impulse":
-            imgui.same_line(self.col2)
-            n, k = self.counted_steps, self.capped_steps
-            pct = 100.0 * k / n if n else 0.0
-            w.readout("time cap cut", f"{k} / {n} steps ({pct:.1f} %)",
-                      "How often the time cap stopped the solve early, since load or reset.",
-                      WARNING if k else MUTED)
+        s = solver.schema()[name]
+        key = f"solver.{name}"
+        if s.kind in ("int", "float"):
+            w.param(params[key], width=90)
+            return
+        value = solver.settings[name]
+        if s.kind == "choice":
+            changed, new = w.combo(key, s.label or name, value, s.choices, s.help, width=90)
+        else:
+            changed, new = w.checkbox(key, s.label or name, value, s.help)
+        if changed:
+            guarded(self.notices, s.label or name, world.configure, solver.name, **{name: new})
 
     def _joints(self):
         if not imgui.collapsing_header("Joints", imgui.TreeNodeFlags_.default_open):

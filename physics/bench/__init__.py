@@ -1,15 +1,15 @@
 """Benchmarks: `python -m physics.bench [--n 10 100 1000] [--joint hinge ball]
-[--solver penalty:paper penalty:critical] [--dt 0.003] [--duration 1.0] [--repeat 5] [--json] [--startup]`.
+[--solver FAMILY[:OPTION,…] …] [--dt 0.003] [--duration 1.0] [--repeat 5] [--json] [--startup]`.
 
 For each chain (N capsule links of 0.1 m, 0.1 kg, released from horizontal) and each
-solver (`penalty:paper`, `penalty:critical`, `impulse:ITERATIONSxSUBSTEPS` with ε = 0, so
-exactly that many iterations; `impulse-iterative:…` the same with the direct solve of
-trees turned off): microseconds per step (wall clock over the whole run, kernel compiled
-beforehand; the median of `--repeat` runs), the largest joint gap (m) after `duration`
-simulated seconds and the largest over every step of the run (an untimed rerun of the
-same trajectory), and for `impulse` which path ran (direct: solvers/tree, or iterative).
-Also the process CPU time per step, the smallest of the `--repeat` runs (`cpu us`): the
-figure to compare on a shared machine. `lcp` (seeds 003/004) runs at its defaults.
+solver (every family at its defaults unless `--solver` names some; an option is a
+setting NAME=VALUE or the family's shorthand, e.g. a penalty preset's name or the impulse
+family's ITERATIONSxSUBSTEPS with ε = 0: SolverBase.options): microseconds per step (wall
+clock over the whole run, kernel compiled beforehand; the median of `--repeat` runs), the
+largest joint gap (m) after `duration` simulated seconds and the largest over every step
+of the run (an untimed rerun of the same trajectory), and what the family says of how it
+ran (SolverBase.describe: e.g. which path). Also the process CPU time per step, the
+smallest of the `--repeat` runs (`cpu us`): the figure to compare on a shared machine.
 `--startup` also measures the import + first-step time in a fresh interpreter, cold
 (empty numba cache) and warm (cache filled by the cold run).
 `python -m physics.bench --scenes [options]` runs the scene bench instead
@@ -26,6 +26,7 @@ import time
 import numpy as np
 
 from ..builders import make_chain
+from ..solvers import FAMILIES
 from ..world import SimulationBlowUp, World
 
 JOINTS = {"hinge": "revolute", "ball": "spherical"}
@@ -38,27 +39,24 @@ def max_gap(world):
     return float(max(gaps)) if gaps else 0.0
 
 
-def run_chain(n, joint, solver, dt, duration, repeat=1):
-    """solver: "penalty:PRESET", "impulse:ITERATIONSxSUBSTEPS" (e.g. impulse:8x2) or
-    "impulse-iterative:ITERATIONSxSUBSTEPS" (no direct solve)."""
+def solver_world(solver, **kwargs):
+    """A World on `solver`: "FAMILY" or "FAMILY:OPTION,…" (each option NAME=VALUE or the
+    family's shorthand: SolverBase.options), e.g. penalty:critical, impulse:10x1,method=iterative."""
     name, _, option = solver.partition(":")
-    iterative_only = name == "impulse-iterative"
-    name = "impulse" if iterative_only else name
-    world = World(dt=dt, solver=name)
-    if name == "penalty" and option:
-        world.penalty_preset = option
-    if name == "impulse" and option:
-        iterations, _, substeps = option.partition("x")
-        world.set_impulse_settings(iterations=int(iterations), substeps=int(substeps or 1), epsilon=0.0)
-    if iterative_only:
-        world.set_impulse_settings(method="iterative")
+    world = World(solver=name, **kwargs)
+    if option:
+        world.configure(name, **world.active_solver.options(option))
+    return world
+
+
+def run_chain(n, joint, solver, dt, duration, repeat=1):
+    """solver: a spec of solver_world."""
+    world = solver_world(solver, dt=dt)
     make_chain(world, links=n, joint=JOINTS[joint])
     world.step()                      # compile / load kernels outside the timing
     world.reset()
     steps = int(round(duration / dt))
-    record = {"scene": "chain", "n": n, "joint": joint, "solver": solver, "dt": dt}
-    if name == "impulse":
-        record["path"] = "direct" if world.solvers["impulse"].uses_direct(world) else "iterative"
+    record = {"scene": "chain", "n": n, "joint": joint, "solver": solver, "dt": dt, **world.active_solver.describe(world)}
     times, cpu = [], []
     for _ in range(max(int(repeat), 1)):
         world.reset()
@@ -92,7 +90,7 @@ def run_chain(n, joint, solver, dt, duration, repeat=1):
 
 STARTUP_SNIPPET = (
     "import time; t0 = time.perf_counter(); import physics; from physics.builders import make_chain; "
-    "t1 = time.perf_counter(); w = physics.World(penalty_preset='critical'); make_chain(w, links=10); "
+    "t1 = time.perf_counter(); w = physics.World(); make_chain(w, links=10); "
     "w.step(); t2 = time.perf_counter(); print(t1 - t0, t2 - t0)")
 
 
@@ -152,8 +150,9 @@ def main(argv=None):
     p.add_argument("--n", type=int, nargs="+", default=[10, 100, 1000], help="chain lengths")
     p.add_argument("--joint", nargs="+", default=["hinge", "ball"], choices=sorted(JOINTS))
     p.add_argument("--solver", nargs="+",
-                   default=["penalty:paper", "penalty:critical", "impulse:10x1", "impulse:4x4"],
-                   help="penalty:PRESET, impulse:ITERATIONSxSUBSTEPS, impulse-iterative:ITERATIONSxSUBSTEPS, impulse or lcp")
+                   default=list(FAMILIES),
+                   help="FAMILY or FAMILY:OPTION,… (options: NAME=VALUE or the family's shorthand); default: every "
+                        "family at its defaults")
     p.add_argument("--dt", type=float, default=0.003, help="step (s)")
     add_run_arguments(p, 1.0, 1, "timed runs per case (the median is reported)")
     p.add_argument("--startup", action="store_true", help="also time import + first step, cold and warm")

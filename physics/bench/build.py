@@ -34,7 +34,7 @@ def run(links, repeat):
     load_s, world = cpu(lambda: load_scene(CHAIN, {"chain.pendulum.links": str(links)}), repeat)
 
     def chain():
-        w = World(solver="impulse")
+        w = World()
         make_chain(w, links=links)
         return w
     chain_s, _ = cpu(chain, repeat)

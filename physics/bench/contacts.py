@@ -30,11 +30,12 @@ import numpy as np
 from ..contacts import find_contacts, write_contact_rows
 from ..quat import q_from_euler_deg
 from ..shapes import Box, Plane
+from ..solvers import FAMILIES
 from ..world import World
 from . import print_records
 
 HALF = 0.1
-SOLVERS = ("impulse", "lcp", "penalty")
+SOLVERS = tuple(FAMILIES)
 
 
 def heap_world(solver, n=100, seed=0):

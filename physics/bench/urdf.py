@@ -35,7 +35,7 @@ def wall(fn, repeat, before=None):
 
 def run(name, path, repeat):
     read_s, model = wall(lambda: urdf.read_urdf(path), repeat, urdf._CACHE.clear)
-    build_s, _ = wall(lambda: urdf.add_robot(World(solver="impulse"), model, name), repeat)
+    build_s, _ = wall(lambda: urdf.add_robot(World(), model, name), repeat)
     load_s, world = wall(lambda: load_scene(path), repeat, urdf._CACHE.clear)
     return {"robot": name, "links": len(model.links), "joints": len(model.joints), "bodies": len(world.bodies),
             "read_s": round(read_s, 5), "build_s": round(build_s, 5), "load_scene_s": round(load_s, 5)}

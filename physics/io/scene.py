@@ -22,24 +22,9 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
     gyroscopic = false             # add the ω×Iω term
 
     [solver]
-    kind = "penalty"               # "penalty" | "impulse" | "lcp"  (physics/solvers FAMILIES)
-    # penalty (seed 000)
-    penalty_preset = "stiff"       # "stiff" (implicit) | "paper" | "critical" (explicit)
-    alpha_lin, beta_lin, alpha_rot, beta_rot, kappa, zeta, stiff_kappa, stiff_zeta   # numbers >= 0
-    # impulse (seed 001)
-    iterations, substeps, position_iterations                  # integers
-    epsilon, time_cap_ms, erp                                  # numbers
-    warm_start = true
-    stabilization = "split"        # "split" | "baumgarte" | "none"
-    method = "auto"                # joint trees' equality rows: "auto" | "direct" (O(N), Baraff) | "iterative"
-    # lcp (seeds 003, 004)
-    lcp_method = "auto"            # "auto" | "lemke" | "pgs"
-    lemke_max_rows, pgs_iterations, projection_iterations                 # integers
-    pgs_tolerance, lcp_time_cap_ms, lcp_erp                                # numbers
-    lcp_stabilization = "split"    # "split" | "baumgarte" | "none"
-    impact_lcp = true              # impact LCP then contact LCP (seed 004); false: restitution as a target
-    projection = true              # seed 004's projection after each step (physics/solvers/projection.py)
-    geometric_stiffness = false
+    kind = FAMILY                  # a solver family of physics/solvers FAMILIES (default: its first)
+    NAME = VALUE                   # any setting of any family, by its name: each family's SETTINGS
+                                   # (physics/solvers/FAMILY/settings.py: type, range, unit, meaning)
     # Every solver's settings are kept, so a world can switch solver at any time.
 
     [contacts]                     # physics/contacts.py
@@ -189,8 +174,8 @@ from ..contacts import CONTACT_SETTINGS
 from ..quat import q_from_euler_deg
 from ..settings import DT, GYROSCOPIC
 from ..shapes import MAX_SIZE, MIN_SIZE, Box, Capsule, Cylinder, Plane, Sphere
-from ..solvers import FAMILIES, PLANNED as PLANNED_SOLVERS
-from ..world import SOLVERS, World
+from ..solvers import DEFAULT_FAMILY, FAMILIES
+from ..world import World
 
 SHAPES = ("box", "sphere", "capsule", "cylinder", "plane")
 JOINT_TYPES = ("fixed", "spherical", "revolute", "universal", "prismatic")
@@ -200,7 +185,13 @@ NOT_YET = {}                # planned tables the engine lacks so far
 BODY_NOT_YET = {"contact_friction": "no contact_friction (a body's contact friction coefficient is `friction`)"}
 
 WORLD_KEYS = ("dt", "gravity", "gyroscopic")
-SOLVER_KEYS = ("kind",) + tuple(dict.fromkeys(s.name for family in FAMILIES.values() for s in family.SETTINGS))
+
+
+def solver_keys():
+    """The [solver] table's keys: kind, then every registered family's settings."""
+    return ("kind",) + tuple(dict.fromkeys(s.name for family in FAMILIES.values() for s in family.SETTINGS))
+
+
 VIEW_KEYS = ("eye", "target")
 BODY_KEYS = ("name", "shape", "size", "radius", "length", "mass", "density", "static", "position",
              "rotation_deg", "orientation", "velocity", "angular_velocity", "color", "visual_mesh", "friction",
@@ -501,8 +492,8 @@ def _world_and_solver(path, data):
     gravity = wt.get("gravity", 3, [0.0, 0.0, -9.81])
     gyro = _setting(wt, GYROSCOPIC)
     wt.done()
-    st = _Table(path, "solver", data.get("solver", {}), SOLVER_KEYS)
-    kind = st.choice("kind", SOLVERS, "penalty", unavailable=PLANNED_SOLVERS)
+    st = _Table(path, "solver", data.get("solver", {}), solver_keys())
+    kind = st.choice("kind", tuple(FAMILIES), DEFAULT_FAMILY)
     world = World(dt=DT.default if dt is None else dt, gravity=gravity, gyroscopic=bool(gyro), solver=kind)
     for family, solver in FAMILIES.items():          # every family's settings (physics/settings.py)
         for s in solver.SETTINGS:
@@ -898,10 +889,10 @@ def build_world(path, data):
 def urdf_scene(path):
     """The scene data of a URDF opened on its own: a floor, the robot (named after its
     <robot name>, base fixed, servos holding its zero pose) and a view from the front
-    left; the impulse solver at Δt = 2 ms."""
+    left; the default solver family at Δt = 2 ms."""
     from .urdf import read_urdf
     name = read_urdf(path).name.replace("/", "_")
-    return {"world": {"dt": 0.002}, "solver": {"kind": "impulse"},
+    return {"world": {"dt": 0.002}, "solver": {"kind": DEFAULT_FAMILY},
             "view": {"eye": [1.6, -2.2, 1.3], "target": [0.0, 0.0, 0.5]},
             "bodies": [{"name": "floor", "shape": "plane", "static": True}],
             "robots": [{"name": name, "urdf": os.path.abspath(str(path))}]}

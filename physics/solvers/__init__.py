@@ -1,24 +1,18 @@
-"""Solver families over the shared constraint rows. Each is one object with the same
-small surface (penalty.PenaltySolver is the shortest example):
+"""Solver families over the shared constraint rows. Each is one package subclassing
+SolverBase (base.py: settings, the step loop, what the panel shows); penalty/ is the
+example. FAMILIES is the registry: its order is the menu's and the keys' (1, 2, …), and
+its first family is the default (DEFAULT_FAMILY: a World's, a scene file's).
 
-    name, description     its key and one line for menus
-    HONOURS               features it acts on ("limits", "friction", "motors" of joints;
-                          "contacts", "restitution")
-    SETTINGS              its settings schema (physics/settings.py Setting entries)
-    settings, configure   current values (dict) and the checked setter
-    step(world, n, coupled) -> steps done before a blow-up
-    stats                 SolverStats of the last call
-    model_changed(world)  the layout of bodies/joints/rows changed: drop caches
-    free_rows_used(world) per joint, 1 if the family pushes its free rows
-
-Adding a family is one module and one line in FAMILIES.
+Adding a family is one package and one line in FAMILIES (docs/architecture.md).
 """
+from .base import Readout, SolverBase
 from .impulse import ImpulseSolver
 from .lcp import LcpSolver
 from .penalty import PenaltySolver
 from .stats import SolverStats
 
-FAMILIES = {"penalty": PenaltySolver, "impulse": ImpulseSolver, "lcp": LcpSolver}
-PLANNED = ("penalty", "impulse")     # the families the scene schema knows of
+FAMILIES = {family.name: family for family in (PenaltySolver, ImpulseSolver, LcpSolver)}
+DEFAULT_FAMILY = next(iter(FAMILIES))
 
-__all__ = ["FAMILIES", "PLANNED", "SolverStats", "PenaltySolver", "ImpulseSolver", "LcpSolver"]
+__all__ = ["DEFAULT_FAMILY", "FAMILIES", "Readout", "SolverBase", "SolverStats", "PenaltySolver", "ImpulseSolver",
+           "LcpSolver"]

@@ -163,3 +163,28 @@ class SolverBase:
     def notes(self, world):
         """Warnings about settings that cannot act in this world: [str]."""
         return []
+
+    # ------------------------------------------------------------------ benchmarks
+    def options(self, text):
+        """Settings from a benchmark's option text ("FAMILY:OPTION,…"): each comma-separated
+        part NAME=VALUE, or a family's shorthand (shorthand); values as in a scene file."""
+        out = {}
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            name, eq, value = part.partition("=")
+            if not eq:
+                out.update(self.shorthand(part))
+                continue
+            setting = self.schema().get(name)
+            if setting is None:
+                raise ValueError(f"{self.name} has no setting {name!r} (settings: {', '.join(self.schema())})")
+            out[name] = value if setting.kind == "choice" else (value.lower() == "true" if setting.kind == "bool"
+                                                                 else float(value))
+        return out
+
+    def shorthand(self, text):
+        """A family's short benchmark option (e.g. a preset's name): {setting: value}."""
+        raise ValueError(f"{self.name}: unknown option {text!r} (give NAME=VALUE)")
+
+    def describe(self, world):
+        """Short facts on how the family runs this world, for benchmark records: {key: value}."""
+        return {}

@@ -27,6 +27,12 @@ class PenaltySolver(SolverBase):
             "stiff_kappa": ("penalty_preset", ("stiff",)), "stiff_zeta": ("penalty_preset", ("stiff",)),
             "projection_iterations": ("post_projection", (True,))}
 
+    def shorthand(self, text):
+        """A preset's name (benchmarks: penalty:critical)."""
+        if text in self.schema()["penalty_preset"].choices:
+            return {"penalty_preset": text}
+        return super().shorthand(text)
+
     def params(self, world, coupled):
         return make_params(self.settings)
 
