@@ -412,7 +412,7 @@ class World:
     """
 
     def __init__(self, dt=DT.default, gravity=(0.0, 0.0, -9.81), solver=DEFAULT_FAMILY, gyroscopic=False,
-                 max_speed=1.0e3, max_spin=1.0e4):
+                 max_speed=1.0e3, max_spin=1.0e4, settings=None):
         self.model = Model(DT.check(dt), _vec3(gravity, "gravity"), GYROSCOPIC.check(gyroscopic),
                            float(max_speed), float(max_spin))
         self.state, self.control, self.work = State(), Control(), Work()
@@ -420,6 +420,15 @@ class World:
         self.solvers = {name: family() for name, family in FAMILIES.items()}
         self._solver = None
         self.solver = solver
+        if settings:                        # {setting: value} of any families, by the settings' names
+            by_family = {}
+            for key, value in settings.items():
+                family = next((f for f, sv in self.solvers.items() if key in sv.schema()), None)
+                if family is None:
+                    raise ValueError(f"no solver family has a setting {key!r}")
+                by_family.setdefault(family, {})[key] = value
+            for family, values in by_family.items():
+                self.configure(family, **values)
         self.blown_up = None                # SimulationBlowUp once it happened
         self._watch = None                  # RunawayWatch since the last edit of the state
         self._rows_stale = False            # joints added since the rows were last written

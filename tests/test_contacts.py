@@ -118,7 +118,7 @@ def test_a_settled_heap_stops_iterating_and_moves_as_the_converged_solve_does():
         iterations.append(w.stats.iterations)
     v = np.hstack([w.state.bodies.vel, w.state.bodies.omega])
     w.restore_state(saved)
-    w.set_impulse_settings(epsilon=0.0, iterations=500)
+    w.configure("impulse", epsilon=0.0, iterations=500)
     w.advance_steps(30)
     v_converged = np.hstack([w.state.bodies.vel, w.state.bodies.omega])
     assert np.mean(iterations) < 10
@@ -234,7 +234,7 @@ def test_penalty_contact_holds_a_box_with_a_sinking_of_g_over_omega_squared(pres
     from physics.solvers.penalty import CONTACT_KAPPA, CONTACT_STIFF_KAPPA
     kappa = CONTACT_STIFF_KAPPA if preset == "stiff" else CONTACT_KAPPA
     dt = 0.003
-    w = World(dt=dt, solver="penalty", penalty_preset=preset)
+    w = World(dt=dt, solver="penalty", settings={"penalty_preset": preset})
     w.add_body("ground", Plane(), static=True)
     box = w.add_body("box", Box((0.1, 0.1, 0.1)), mass=2.0, position=(0, 0, 0.1))
     w.advance(1.0)

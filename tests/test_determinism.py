@@ -83,7 +83,7 @@ def _chain_impulse():
 def _chain_penalty():
     """The same chain under the penalty solver. The "critical" preset: with the default
     "paper" coefficients these 0.1 kg links blow up within 6 steps at dt 3 ms."""
-    w = World(solver="penalty", penalty_preset="critical")
+    w = World(solver="penalty", settings={"penalty_preset": "critical"})
     make_chain(w, links=20)
     return w
 

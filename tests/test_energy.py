@@ -21,9 +21,9 @@ def _door(omega0=0.0, friction=0.0, method="direct", stabilization=None, dt=0.01
     w.add_joint("hinge", "revolute", "world", "door", anchor=(0, 0, height / 2), axis=(0, 0, 1), friction=friction)
     w.body("door").angular_velocity = (0, 0, omega0)
     w.body("door").velocity = (0, omega0 * width / 2, 0)
-    w.set_impulse_settings(method=method)
+    w.configure("impulse", method=method)
     if stabilization:
-        w.set_impulse_settings(stabilization=stabilization)
+        w.configure("impulse", stabilization=stabilization)
     return w, m * (width ** 2 + thick ** 2) / 12 + m * (width / 2) ** 2
 
 
@@ -86,7 +86,7 @@ def _released_chain(links, stabilization=None):
     w = World(dt=0.01, solver="impulse")
     make_chain(w, links=links, joint="revolute")
     if stabilization:
-        w.set_impulse_settings(stabilization=stabilization)
+        w.configure("impulse", stabilization=stabilization)
     e0 = w.energy()
     scale = 0.1 * links * 9.81 * 0.1 * links / 2
     worst, lo, hi = 0.0, 0.0, 0.0

@@ -129,7 +129,7 @@ def test_impulse_step_equals_dense_direct_solve_at_tight_epsilon():
     make_chain(w, links=4, joint="revolute")
     w.body("chain_2").angular_velocity = (0.3, 1.0, -0.2)
     # the velocity solve alone: no position or energy projection after it
-    w.set_impulse_settings(iterations=20000, epsilon=1e-13, warm_start=False, stabilization="none",
+    w.configure("impulse", iterations=20000, epsilon=1e-13, warm_start=False, stabilization="none",
                            projection_above=0.0, keep_energy=False)
     expected = equality_step_velocities(w)
     w.step()
@@ -142,7 +142,7 @@ def _iterations_to_converge(warm):
     make_chain(w, links=20, joint="revolute")
     # seed 001's method alone: the drift projection and the energy projection move the
     # poses and velocities between steps, away from what the last impulses solved
-    w.set_impulse_settings(iterations=100000, epsilon=1e-6, warm_start=warm, projection_above=0.0, keep_energy=False)
+    w.configure("impulse", iterations=100000, epsilon=1e-6, warm_start=warm, projection_above=0.0, keep_energy=False)
     total = 0
     for _ in range(100):
         w.step()
@@ -159,7 +159,7 @@ def test_warm_starting_cuts_iterations_on_20_link_chain():
 def test_time_cap_cuts_the_solve_of_a_1000_link_chain():
     w = World(dt=0.01, solver="impulse")
     make_chain(w, links=1000, joint="revolute")
-    w.set_impulse_settings(iterations=10000, epsilon=1e-12, time_cap_ms=0.2)
+    w.configure("impulse", iterations=10000, epsilon=1e-12, time_cap_ms=0.2)
     w.advance_steps(5)
     assert w.stats.time_capped
     assert 0 < w.stats.iterations < 10000
@@ -167,7 +167,7 @@ def test_time_cap_cuts_the_solve_of_a_1000_link_chain():
 
 
 def test_switching_solvers_mid_run_keeps_bodies_in_place():
-    w = World(dt=0.003, solver="impulse", penalty_preset="critical")
+    w = World(dt=0.003, solver="impulse", settings={"penalty_preset": "critical"})
     make_chain(w, links=5, joint="spherical")
     w.advance(0.5)
     pos, vel = w.state.bodies.pos.copy(), w.state.bodies.vel.copy()
@@ -191,8 +191,8 @@ def test_direct_and_iterative_methods_agree_on_a_converged_chain_step():
     for method in ("direct", "iterative"):
         w = World(dt=0.01, solver="impulse")
         make_chain(w, links=5)
-        w.set_impulse_settings(method=method, iterations=20000, epsilon=1e-13, stabilization="none")
+        w.configure("impulse", method=method, iterations=20000, epsilon=1e-13, stabilization="none")
         w.step()
-        assert w.impulse_settings["method"] == method
+        assert w.solver_settings("impulse")["method"] == method
         states.append(np.concatenate([w.state.bodies.vel.ravel(), w.state.bodies.omega.ravel()]))
     assert np.allclose(states[0], states[1], atol=1e-7)

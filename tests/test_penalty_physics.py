@@ -32,7 +32,7 @@ def test_point_bob_pendulum_period_matches_small_angle_formula():
     # Smaller bobs are out of reach of explicit penalty at 3 ms: the rows that hold the
     # bob act on its small inertia through a long lever and must stay soft (penalty.py).
     L, th, r = 4.0, 0.05, 0.4
-    w = World(dt=0.003, penalty_preset="critical")
+    w = World(dt=0.003, settings={"penalty_preset": "critical"})
     w.add_body("bob", Sphere(r), mass=1.0, position=(L * math.sin(th), 0, -L * math.cos(th)))
     w.add_joint("hinge", "revolute", "world", "bob", anchor=(0, 0, 0), axis=(0, 1, 0))
     ts, xs = _swing(w, "bob", 5000)
@@ -45,7 +45,7 @@ def test_compound_box_pendulum_period_with_paper_coefficients():
     # T = 2π√(I_pivot / (m g d)), I_pivot = m(a² + c²)/12 + m d²
     a, c = 0.6, 1.0                      # extent across the swing and along the arm (m)
     d, th = c / 2, 0.05
-    w = World(dt=0.003, penalty_preset="paper")
+    w = World(dt=0.003, settings={"penalty_preset": "paper"})
     w.add_body("box", Box((a / 2, 0.3, c / 2)), mass=2.0,
                position=(d * math.sin(th), 0, -d * math.cos(th)),
                orientation=(0, math.sin(th / 2), 0, math.cos(th / 2)))
@@ -60,7 +60,7 @@ def test_compound_box_pendulum_period_with_paper_coefficients():
 def test_chain_released_horizontal_keeps_bounded_violation(joint):
     # 10 links of 0.1 m, 0.1 kg, critical preset: measured largest gap 3.4 cm (during
     # the first fall), bound 4 cm, and the last 5 s no worse than the first 5 s.
-    w = World(dt=0.003, penalty_preset="critical")
+    w = World(dt=0.003, settings={"penalty_preset": "critical"})
     make_chain(w, links=10, joint=joint)
     first = last = 0.0
     for i in range(1000):
@@ -75,7 +75,7 @@ def test_chain_released_horizontal_keeps_bounded_violation(joint):
 
 
 def test_frictionless_chain_energy_does_not_grow():
-    w = World(dt=0.003, penalty_preset="critical")
+    w = World(dt=0.003, settings={"penalty_preset": "critical"})
     make_chain(w, links=10)
     w.step()
     e0 = w.energy()
@@ -89,7 +89,7 @@ def test_frictionless_chain_energy_does_not_grow():
 
 def _hinged_plate(preset, limits, torque, start_angle):
     """A 2 kg cube on a vertical hinge at its edge, turned to `start_angle`, pushed by `torque`."""
-    w = World(dt=0.003, penalty_preset=preset, gravity=(0, 0, 0))
+    w = World(dt=0.003, settings={"penalty_preset": preset}, gravity=(0, 0, 0))
     w.add_body("plate", Box((0.3, 0.3, 0.3)), mass=2.0, position=(0.3, 0, 0))
     w.add_joint("hinge", "revolute", "world", "plate", anchor=(0, 0, 0), axis=(0, 0, 1), limits=limits)
     c, s = math.cos(start_angle), math.sin(start_angle)
@@ -119,7 +119,7 @@ def test_revolute_limit_holds_when_driven_hard(preset, limits_deg, sign):
 def test_prismatic_slider_on_30_degree_incline_accelerates_at_g_sin30():
     th = math.radians(30)
     axis = (math.cos(th), 0.0, -math.sin(th))
-    w = World(dt=0.003, penalty_preset="critical")
+    w = World(dt=0.003, settings={"penalty_preset": "critical"})
     w.add_body("slider", Box((0.2, 0.1, 0.05)), mass=1.0, position=(0, 0, 0))
     w.add_joint("rail", "prismatic", "world", "slider", anchor=(0, 0, 0), axis=axis)
     t = 1.0
@@ -129,7 +129,7 @@ def test_prismatic_slider_on_30_degree_incline_accelerates_at_g_sin30():
 
 
 def test_prismatic_limit_stops_slider():
-    w = World(dt=0.003, penalty_preset="critical")
+    w = World(dt=0.003, settings={"penalty_preset": "critical"})
     w.add_body("slider", Box((0.2, 0.1, 0.05)), mass=1.0, position=(0, 0, 0))
     w.add_joint("rail", "prismatic", "world", "slider", anchor=(0, 0, 0), axis=(0, 0, -1), limits=(-0.1, 0.25))
     w.advance(2.0)
@@ -137,7 +137,7 @@ def test_prismatic_limit_stops_slider():
 
 
 def test_universal_joint_axes_stay_perpendicular():
-    w = World(dt=0.003, penalty_preset="critical")
+    w = World(dt=0.003, settings={"penalty_preset": "critical"})
     w.add_body("link", Box((0.05, 0.05, 0.3)), mass=1.0, position=(0, 0, -0.3))
     w.add_joint("cross", "universal", "world", "link", anchor=(0, 0, 0), axis=(1, 0, 0), axis2=(0, 1, 0))
     w.body("link").velocity = (1.0, 0.7, 0.0)
@@ -151,7 +151,7 @@ def test_universal_joint_axes_stay_perpendicular():
 
 @pytest.mark.parametrize("dof", [0, 1])
 def test_universal_limits_hold(dof):
-    w = World(dt=0.003, penalty_preset="critical", gravity=(0, 0, 0))
+    w = World(dt=0.003, settings={"penalty_preset": "critical"}, gravity=(0, 0, 0))
     w.add_body("link", Box((0.1, 0.1, 0.3)), mass=1.0, position=(0, 0, -0.3))
     w.add_joint("cross", "universal", "world", "link", anchor=(0, 0, 0), axis=(1, 0, 0), axis2=(0, 1, 0),
                 limits=(-0.3, 0.5), limits2=(-0.4, 0.2))
@@ -163,7 +163,7 @@ def test_universal_limits_hold(dof):
 
 
 def test_spherical_swing_cone_and_twist_limits_hold():
-    w = World(dt=0.003, penalty_preset="critical", gravity=(0, 0, 0))
+    w = World(dt=0.003, settings={"penalty_preset": "critical"}, gravity=(0, 0, 0))
     w.add_body("link", Box((0.1, 0.1, 0.3)), mass=1.0, position=(0, 0, -0.3))
     w.add_joint("ball", "spherical", "world", "link", anchor=(0, 0, 0), axis=(0, 0, -1),
                 swing=math.radians(40), twist=(math.radians(-20), math.radians(30)))
@@ -175,7 +175,7 @@ def test_spherical_swing_cone_and_twist_limits_hold():
 
 
 def test_fixed_joint_holds_cantilever():
-    w = World(dt=0.003, penalty_preset="critical")
+    w = World(dt=0.003, settings={"penalty_preset": "critical"})
     w.add_body("beam", Box((0.3, 0.05, 0.05)), mass=1.0, position=(0.3, 0, 0))
     w.add_joint("weld", "fixed", "world", "beam", anchor=(0, 0, 0))
     w.advance(2.0)
@@ -186,7 +186,7 @@ def test_fixed_joint_holds_cantilever():
 def test_same_scene_same_steps_same_state():
     states = []
     for _ in range(2):
-        w = World(dt=0.003, penalty_preset="critical")
+        w = World(dt=0.003, settings={"penalty_preset": "critical"})
         make_chain(w, links=5, joint="spherical")
         w.advance(0.5)
         states.append(w.state.bodies.pos.copy())
@@ -206,7 +206,7 @@ def _door(friction=20.0):
 
 
 def test_the_stiff_preset_is_the_default():
-    assert World().solver == "penalty" and World().penalty_preset == "stiff"
+    assert World().solver == "penalty" and World().solver_settings("penalty")["penalty_preset"] == "stiff"
 
 
 def test_door_coasting_from_2_rad_s_stops_at_the_exact_coulomb_time_and_stays():

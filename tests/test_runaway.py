@@ -22,7 +22,7 @@ def test_energy_runaway_without_any_input_counts_as_a_blow_up():
 
 
 def test_a_joint_pulled_apart_counts_as_a_blow_up():
-    w = World(dt=0.003, solver="penalty", penalty_preset="critical")
+    w = World(dt=0.003, solver="penalty", settings={"penalty_preset": "critical"})
     make_chain(w, links=5)
     w.advance(0.05)
     watch = RunawayWatch(w)
@@ -61,7 +61,7 @@ def test_a_long_chain_swinging_for_10_s_stays_within_its_energy():
 def test_the_critical_penalty_chain_that_runs_away_is_stopped_and_reported():
     """A 100-link hinge chain under the critical penalty preset at Δt = 3 ms gains many times
     its energy with joints metres apart within 10 s (no NaN, no speed bound hit): reported."""
-    w = World(dt=0.003, solver="penalty", penalty_preset="critical")
+    w = World(dt=0.003, solver="penalty", settings={"penalty_preset": "critical"})
     make_chain(w, links=100)
     with pytest.raises(SimulationBlowUp) as err:
         for _ in range(20):                          # as the viewer and the CLI advance: in pieces

@@ -131,7 +131,7 @@ def test_overrides_are_parsed_as_toml_values_or_plain_strings(tmp_path):
                               "body.box.mass": "20", "chain.pendulum.links": "5",
                               "joint.hinge.limits_deg": "[-10, 10]", "view.eye": "[1, 2, 3]"})
     assert list(world.gravity) == [0.0, 0.0, -1.62]
-    assert world.penalty_preset == "critical"
+    assert world.solver_settings("penalty")["penalty_preset"] == "critical"
     assert world.body("box").mass == 20.0
     assert len(world.bodies) == 1 + 5
     assert world.joint("hinge").limits == pytest.approx((-0.17453292519943295, 0.17453292519943295))

@@ -41,10 +41,10 @@ def assert_same_world(w1, w2):
     m1, m2 = w1.model.joints, w2.model.joints
     for f in ("limit_lo", "limit_hi"):          # a limit that is off has no range
         _close(getattr(m1, f) * m1.limit_on, getattr(m2, f) * m2.limit_on, f)
-    assert (w1.dt, w1.solver, w1.penalty_preset, w1.gyroscopic) == (w2.dt, w2.solver, w2.penalty_preset, w2.gyroscopic)
+    assert (w1.dt, w1.solver, w1.solver_settings("penalty")["penalty_preset"], w1.gyroscopic) == (w2.dt, w2.solver, w2.solver_settings("penalty")["penalty_preset"], w2.gyroscopic)
     _close(w1.gravity, w2.gravity, "gravity")
     assert w1.solver_settings("penalty") == w2.solver_settings("penalty")
-    assert w1.impulse_settings == w2.impulse_settings
+    assert w1.solver_settings("impulse") == w2.solver_settings("impulse")
     assert getattr(w1, "view", {}) == getattr(w2, "view", {})
     ropes1, ropes2 = getattr(w1, "ropes", {}), getattr(w2, "ropes", {})
     assert list(ropes1) == list(ropes2)
@@ -87,9 +87,9 @@ def test_edits_are_written_and_the_state_before_the_first_step(tmp_path):
     world.joint("cross").set_limit(None, dof=1)
     world.joint("hinge").set_motor("velocity", target=0.7, max_force=3.0)
     world.solver = "penalty"
-    world.penalty_preset = "paper"
-    world.set_penalty_coefficients(alpha_lin=4000.0, zeta=0.8)
-    world.set_impulse_settings(iterations=17, epsilon=1e-7, time_cap_ms=0.4, warm_start=False,
+    world.solver_settings("penalty")["penalty_preset"] = "paper"
+    world.configure("penalty", alpha_lin=4000.0, zeta=0.8)
+    world.configure("impulse", iterations=17, epsilon=1e-7, time_cap_ms=0.4, warm_start=False,
                                stabilization="baumgarte", erp=0.3, substeps=3)
     world.gravity = (0.0, 0.0, -1.62)
     world.dt = 0.004

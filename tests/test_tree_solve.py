@@ -201,7 +201,7 @@ def test_direct_step_of_a_mixed_chain_equals_the_dense_solve():
     w.state.bodies.omega[1:] = rng.normal(size=(12, 3))
     w.state.bodies.vel[1:] = rng.normal(size=(12, 3))
     # the velocity solve alone: no position projection or energy projection after it
-    w.set_impulse_settings(iterations=1, warm_start=False, stabilization="none", projection_above=0.0,
+    w.configure("impulse", iterations=1, warm_start=False, stabilization="none", projection_above=0.0,
                            keep_energy=False)
     assert impulse.uses_direct_solve(w.solvers["impulse"].tree(w)[0], 1)
     expected = _dense_step(w)
@@ -224,7 +224,7 @@ def test_direct_path_agrees_with_converged_sequential_impulses_on_limits_frictio
         w.advance_steps(3)
         w.state.bodies.omega[1:, 1] += np.random.default_rng(0).normal(scale=2.0, size=12)
         w._refresh_rows()
-        w.set_impulse_settings(iterations=iterations, epsilon=1e-14, stabilization="none")
+        w.configure("impulse", iterations=iterations, epsilon=1e-14, stabilization="none")
         return w
     iterative, direct = build(100000), build(143)        # depth 12: 12² = 144 sweeps
     plan = direct.solvers["impulse"].tree(direct)[0]
@@ -232,7 +232,7 @@ def test_direct_path_agrees_with_converged_sequential_impulses_on_limits_frictio
     # the limits reached within the step bind speculatively and iterate around the direct
     # solve (block Gauss–Seidel): 143 sweeps leave a residual of 3e-10 N·s, so the direct
     # path gets the sweeps to converge (method "direct" keeps it at any budget)
-    direct.set_impulse_settings(iterations=1000, method="direct")
+    direct.configure("impulse", iterations=1000, method="direct")
     iterative.step()
     direct.step()
     # a limit acted in this step (at its bound or speculatively: joint_rows.speculative_limits)
@@ -249,7 +249,7 @@ def test_hundred_hinge_chain_keeps_joints_within_a_millimetre_for_a_second_at_10
     for iterations in (1, 50):                        # the bench's setting and the default
         w = World(dt=0.01, solver="impulse")
         make_chain(w, links=100, joint="revolute")
-        w.set_impulse_settings(iterations=iterations)
+        w.configure("impulse", iterations=iterations)
         worst = 0.0
         for _ in range(100):
             w.step()
@@ -279,7 +279,7 @@ def test_joint_limit_holds_on_the_direct_path():
     w = World(dt=0.01, solver="impulse")
     make_chain(w, links=40, joint="revolute")
     w.joint("chain_j0").set_limit(-0.3, 0.3)
-    w.set_impulse_settings(iterations=10)
+    w.configure("impulse", iterations=10)
     assert impulse.uses_direct_solve(w.solvers["impulse"].tree(w)[0], 10)
     for _ in range(100):
         w.step()
@@ -293,7 +293,7 @@ def test_joints_closing_loops_iterate_around_the_direct_solve_of_a_spanning_tree
     w = World(dt=0.01, solver="impulse")
     make_chain(w, links=30, joint="spherical")
     w.add_joint("end", "spherical", "chain_29", "world", anchor=(3.0, 0, 0))
-    w.set_impulse_settings(iterations=20)
+    w.configure("impulse", iterations=20)
     plan = w.solvers["impulse"].tree(w)[0]
     assert list(plan.loop_joints) == [30] and impulse.uses_direct_solve(plan, 20)
     worst = 0.0
@@ -312,7 +312,7 @@ def test_joints_closing_loops_iterate_around_the_direct_solve_of_a_spanning_tree
     w.add_joint("c", "revolute", "coupler", "rocker", anchor=(0.4, 0, 0.2), axis=(0, 1, 0))
     w.add_joint("d", "revolute", "rocker", "world", anchor=(0.4, 0, 0), axis=(0, 1, 0))
     w.add_load("crank", torque=(0, 0.05, 0))
-    w.set_impulse_settings(iterations=4)
+    w.configure("impulse", iterations=4)
     plan = w.solvers["impulse"].tree(w)[0]
     assert list(plan.loop_joints) == [3] and impulse.uses_direct_solve(plan, 4)
     worst = 0.0
@@ -344,7 +344,7 @@ def test_a_tree_with_nothing_to_iterate_takes_one_exact_solve_per_step():
     geometric stiffness from the last step's impulses), whatever the iteration budget."""
     w = World(dt=0.01, solver="impulse")
     make_chain(w, links=200, joint="revolute")
-    w.set_impulse_settings(iterations=10000, epsilon=0.0, time_cap_ms=0.5)
+    w.configure("impulse", iterations=10000, epsilon=0.0, time_cap_ms=0.5)
     w.advance_steps(5)
     assert w.stats.iterations == 1 and w.stats.residual == 0.0 and not w.stats.time_capped
     assert max_gap(w) < 1e-3
@@ -357,7 +357,7 @@ def test_time_cap_cuts_the_iterations_around_the_direct_path():
     make_chain(w, links=200, joint="revolute")
     for j in w.joints:
         j.friction = 0.01
-    w.set_impulse_settings(iterations=10000, epsilon=0.0, time_cap_ms=0.5)
+    w.configure("impulse", iterations=10000, epsilon=0.0, time_cap_ms=0.5)
     w.advance_steps(5)
     assert w.stats.time_capped and w.stats.capped_steps == 5
     assert 1 <= w.stats.iterations < 10000

@@ -250,7 +250,7 @@ def test_out_of_range_and_refused_values_leave_notices_not_errors(door):
     assert panel.set("sim.dt", 1000.0)                           # ms: clamped to 100 ms
     assert door.world.dt == pytest.approx(0.1)
     assert "out of range" in panel.notices.last().text
-    assert panel.set("solver.iterations", -5) and door.world.impulse_settings["iterations"] == 1
+    assert panel.set("solver.iterations", -5) and door.world.solver_settings("impulse")["iterations"] == 1
     assert not panel.set("solver.epsilon", float("nan"))
     assert "not a finite number" in panel.notices.last().text
     hinge = door.world.joint("hinge")
@@ -289,7 +289,7 @@ def test_a_blow_up_pauses_with_a_message_and_backspace_resets(win):
     assert win.load_scene(str(SCENES / "gallery.toml"))
     world = win.world
     world.solver = "penalty"
-    world.penalty_preset = "paper"
+    world.solver_settings("penalty")["penalty_preset"] = "paper"
     world.dt = 0.05
     run(win, 2.0)
     assert win.driver.error is not None and win.driver.paused
