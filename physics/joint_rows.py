@@ -44,9 +44,8 @@ def wrap_angle(a):
 
 
 # The row helpers below are plain njit functions, each compiled once and called (LLVM
-# inlines what pays), not inline="always": numba inlined their IR at each of the ~40 call
-# sites of compute_joint_rows, which took 13 s to compile instead of 6 s and ran a third
-# slower (python -m shell.compile_times; docs/architecture.md, compile time).
+# inlines what pays), not inline="always": numba would type their IR again at each of the
+# ~40 call sites of compute_joint_rows, for a longer compile and slower code.
 @njit(cache=True, error_model="numpy", fastmath=True)
 def write_row(row_J, row_C, row_active, r, lin_a, ang_a, lin_b, ang_b, C, active):
     """Row r: J = [lin_a, ang_a, lin_b, ang_b] (3-tuples), value C, activity. (The row

@@ -25,34 +25,13 @@ ROOT = Path(__file__).resolve().parent.parent
 STEPS = 1000
 
 # SHA-256 of state_digest() after STEPS steps from a fresh build of each scene.
-# update deliberately when physics changes, never silently; say why in the commit
+# Update deliberately when the physics changes, never silently: the commit that changes a
+# digest says why (its history is in git log -p of this file).
 EXPECTED_DIGESTS = {
-    # gallery changed when the spherical twist-limit row got its exact axis
-    # (n_a0 + n_b0)/(1 + n_a0·n_b0) instead of the unit bisector (cos(swing/2) too short),
-    # then when joint_rows' row helpers were compiled once instead of inlined (fastmath
-    # rounds the rows in other places: the state after 1000 steps moved by < 1e-15),
-    # then when limits bound speculatively (joint_rows.speculative_limits: the rail and the
-    # ball's cone stop at their bounds instead of passing through them)
     "gallery": "5f84f2ff7af554428bf84aabe97edce4e43cf7cc57ce7c71a2a94b4bc08530e8",
-    # chain20_impulse changed when a tree with nothing to iterate became one exact solve per
-    # substep (geometric stiffness from the last substep's impulses) instead of a fixed point
-    # then when impulse's defaults got the drift projection (beyond 0.9 mm) and the energy
-    # projection (keep_energy: the step's start energy plus the loads' work), then when that
-    # projection summed energies group by group (round-off: the state after 1000 steps moved
-    # by 4e-13), then when the direct path's split pass took off the drift the position update
-    # adds (impulse.predict_drift: the chain's worst joint error after 1000 steps 0.65 → 0.12 mm;
-    # the whipping chain's state moved by centimetres, its energy kept as before), then when
-    # what the energy projection cannot take back in a step became owed and paid back in the
-    # next steps (the energy budget: start energy + the loads' work), then (round-off only,
-    # together moving the 20-link chain's state after 1000 steps by 5e-14 m) when a step's start
-    # energy became the one the last step's energy projection left and when
-    # articulated_factor's hinge joints were written out on lower triangles, then when the
-    # drift projection of a whipping step stopped at a hundredth of its threshold instead of
-    # round-off (projection.DRIFT_REMAINDER: one Newton step, ≤ 9 µm left; the state after 1000
-    # steps moved by 1.9e-5 m)
     "chain20_impulse": "e92e27633b46cbdc4bc0b1cb32e4706ca8808920e678e3ee589f085dd6af9f92",
-    # chain20_penalty changed when bodies got contacts: this preset's joints open by centimetres,
-    # so links touch their neighbours' neighbours (with contacts off it still gives 820247e0…)
+    # this preset's joints open by centimetres, so links touch their neighbours' neighbours:
+    # the digest depends on contacts
     "chain20_penalty": "a047f0011a1a78e1967ffc4f926051b2fc9dc779d5c5752df533976357e6170b",
 }
 

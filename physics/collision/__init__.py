@@ -9,7 +9,7 @@ Python entry: `detect(kinds, params, positions, quaternions, static, skip, margi
 the contacts as plain arrays. For repeated calls (a step loop, the benchmark), build a
 `Detector(n)` once and call it: it keeps the output arrays and the sorted keys of the
 joined pairs, and runs the whole detection in one kernel call (`collide`, plain arrays in:
-named tuples of arrays dispatch slowly from Python, ~20 µs). `collide_packed` leaves the
+named tuples of arrays dispatch slowly from Python). `collide_packed` leaves the
 contacts in the kernels' packed buffers (ci, cf: common.py) without the copy.
 """
 from collections import namedtuple

@@ -394,8 +394,8 @@ def elimination_plan(n_bodies, dynamic, pairs):
     pairs of the joints. Orders the dynamic bodies by minimum degree (greedy, with the fill
     of each elimination), so a tree is eliminated leaves first with no fill; ties go first
     in, first out, so a chain is eliminated from both ends at once (consecutive nodes are
-    independent: the substitutions of solve run as two chains the processor overlaps, a
-    fifth faster on a 100-link chain than one end to the other). Returns the layout arrays
+    independent: the substitutions of solve run as two chains the processor overlaps).
+    Returns the layout arrays
     of Plan (body_node … joint_b_late)."""
     nodes = np.flatnonzero(dynamic)
     adj = {int(i): set() for i in nodes}

@@ -26,7 +26,7 @@ Along a chain each of these pivots (a 6×6 and an m×m Cholesky per joint) waits
 previous one. The impulse solver runs the same elimination in its articulated form
 (articulated_factor, articulated_solve — rows as joint_rows.py writes them, see the
 block comment there): it eliminates each joint through the l = 6 − m motions its rows
-allow, so the chain of dependent pivots is l×l (1×1 for a hinge), about 4× faster.
+allow, so the chain of dependent pivots is l×l (1×1 for a hinge).
 
 A joint to a static body (the world) has no parent body and roots its subtree; a tree
 with no such joint (a free-floating mechanism) is rooted at one of its bodies. A
