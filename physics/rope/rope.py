@@ -42,6 +42,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import bounds
 from . import kernels as K
 from ..quat import q_conj, q_from_matrix, q_mul, q_rotate
 
@@ -182,7 +183,7 @@ class Rope:
         self.prm = np.zeros(K.N_PARAMS)
         self._radius = self._density = self._E = self._G = 0.0
         self._radius = self._positive(radius, "radius")
-        self._density = self._positive(density, "density")
+        self._density = self._density_checked(density)
         self._E = self._nonneg(E, "E")
         self._G = self._nonneg(G, "G")
         self._rest_shape = rest_shape
@@ -230,6 +231,14 @@ class Rope:
         if not (math.isfinite(v) and v > 0.0):
             raise ValueError(f"{what} must be finite and > 0, got {v!r}")
         return v
+
+    @staticmethod
+    def _density_checked(v):
+        """A density within physics/bounds.py's DENSITY_MIN … DENSITY_MAX (kg/m³)."""
+        error = bounds.density_error(v)
+        if error:
+            raise ValueError(error)
+        return float(v)
 
     @staticmethod
     def _nonneg(v, what):
@@ -440,7 +449,7 @@ class Rope:
     radius = property(lambda s: s._radius, lambda s, v: s._set_material("_radius", s._positive(v, "radius")),
                       doc="Rope radius r (m): mass, inertia, stiffness and contact.")
     density = property(lambda s: s._density,
-                       lambda s, v: s._set_material("_density", s._positive(v, "density")),
+                       lambda s, v: s._set_material("_density", s._density_checked(v)),
                        doc="Density ρ (kg/m³).")
     E = property(lambda s: s._E, lambda s, v: s._set_material("_E", s._nonneg(v, "E")),
                  doc="Young's modulus (Pa): bending stiffness K11 = K22 = Eπr⁴/4.")
