@@ -337,6 +337,26 @@ class Joint:
             self.set_limit(*value)
 
 
+def _like(value, template, sizes=True):
+    """`value` has `template`'s structure: the same nesting of dicts (same keys), tuples
+    and lists (same lengths), arrays of the same dtype and dimensions (and shape, with
+    `sizes`), numbers where it has numbers (save_state's parts, checked before a restore)."""
+    if isinstance(template, np.ndarray):
+        return (isinstance(value, np.ndarray) and value.dtype == template.dtype and value.ndim == template.ndim
+                and (not sizes or value.shape == template.shape))
+    if isinstance(template, dict):
+        return (isinstance(value, dict) and set(value) == set(template)
+                and all(_like(value[k], template[k], sizes) for k in template))
+    if isinstance(template, (tuple, list)):
+        return (isinstance(value, (tuple, list)) and len(value) == len(template)
+                and all(_like(v, t, sizes) for v, t in zip(value, template)))
+    if isinstance(template, (bool, np.bool_)):
+        return isinstance(value, (bool, np.bool_))
+    if isinstance(template, (int, float, np.integer, np.floating)):
+        return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    return template is None and value is None
+
+
 def _bounding_radius(shape):
     """The distance (m) from a shape's centre to its farthest point (0 for a plane)."""
     kind = getattr(shape, "kind", None)
@@ -449,13 +469,20 @@ class RunawayWatch:
         self.samples = collections.deque()          # (time, E − W) of the checks in the last WINDOW
         self.pending = self.PERIOD                  # the first advance is checked at once
 
-    def tick(self, world, elapsed, force=False):
-        """Count `elapsed` simulated seconds and note the speeds now (for the work bound);
-        every PERIOD (or now, if `force` and time passed since the last check), check (a
-        reason string once the world has run away, else None)."""
+    def steps_to_check(self, dt):
+        """Steps of dt until the next check is due (at least 1)."""
+        return max(1, int(math.ceil((self.PERIOD - self.pending) / dt - 1e-9)))
+
+    def tick(self, world, elapsed, sample=True, force=False):
+        """Count `elapsed` simulated seconds; note the speeds now (for the work bound) with
+        `sample` (World.advance_steps: at the end of each call, not of its chunks, which
+        depend on the wall clock); every PERIOD (or now, if `force` and time passed since
+        the last check), check (a reason string once the world has run away, else None)."""
         self.pending += elapsed
-        self._sample(world)
-        if self.pending < self.PERIOD and not (force and self.pending > 0.0):
+        due = self.pending >= self.PERIOD - 1e-12 or (force and self.pending > 0.0)
+        if sample and not due:
+            self._sample(world)
+        if not due:
             return None
         elapsed, self.pending = self.pending, 0.0
         return self.check(world, elapsed)
@@ -1385,6 +1412,22 @@ class World:
                 raise ValueError(f"{what}: {name} has the wrong shape")
             if not np.isfinite(saved).all():
                 raise ValueError(f"restore_state: the saved {name} is not finite (a state of a blown-up run?)")
+        c = self.control.joints
+        motors = s.get("motors")
+        if motors is not None and not (isinstance(motors, (tuple, list)) and len(motors) == 2
+                                       and all(_like(m, now) for m, now in zip(motors, (c.motor_mode, c.motor_target)))):
+            raise ValueError(f"{what}: its motors are not this world's")
+        ropes = s.get("ropes", {})
+        if not (isinstance(ropes, dict) and set(ropes) <= set(self.ropes)
+                and all(_like(r, self.ropes[name].save_state(), sizes=False) for name, r in ropes.items())):
+            raise ValueError(f"{what}: its ropes are not this world's")
+        contacts = s.get("contacts")
+        if contacts is not None and not _like(contacts, self.contact_model.save(self), sizes=False):
+            raise ValueError(f"{what}: its contacts are not this world's")
+        for name, saved in s["solvers"].items():
+            own = self.solvers[name].save_state(self) if hasattr(self.solvers[name], "save_state") else None
+            if saved is not None and not _like(saved, own, sizes=False):
+                raise ValueError(f"{what}: its {name} solver's state is not this world's")
 
     def restore_state(self, s):
         """Back to a state save_state() gave (in this World or another of the same layout);
@@ -1479,7 +1522,9 @@ class World:
         with _interrupts_between_chunks(n > 1) as interrupted:
             while n > 0:
                 self._fire_events()
-                chunk = min(n, self._chunk_steps())     # one kernel call, up to the next motor event
+                # one kernel call: up to the next motor event and the next runaway check
+                # (both at given steps, so a run is checked alike whatever the chunks)
+                chunk = min(n, self._chunk_steps(), self._watch.steps_to_check(self.dt))
                 if self._next_event < len(self._events):
                     ahead = int(math.ceil((self._events[self._next_event][0] - self.time) / self.dt - 1e-9))
                     chunk = max(1, min(chunk, ahead))
@@ -1491,7 +1536,7 @@ class World:
                     self._run_solver(chunk)
                 n -= chunk
                 self._pace = (time.perf_counter() - started) / chunk
-                reason = self._watch.tick(self, chunk * self.dt)
+                reason = self._watch.tick(self, chunk * self.dt, sample=n == 0)
                 if reason:
                     self.blown_up = SimulationBlowUp(self.time, reason)
                     raise self.blown_up

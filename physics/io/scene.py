@@ -728,7 +728,8 @@ def _rope(path, world, i, entry):
     if np.linalg.norm(np.subtract(end, start)) < 1e-6:
         raise t.error("end", "a point away from start", t.data["end"])
     kw = dict(segments=t.get("segments", "int", 28, check=lambda v: 1 <= v <= 5000, what="an integer 1-5000"),
-              radius=t.get("radius", "number", 0.015, check=_positive, what=POSITIVE),
+              radius=t.get("radius", "number", 0.015, check=_dimension(MIN_SIZE, MAX_SIZE)[0],
+                           what=_dimension(MIN_SIZE, MAX_SIZE)[1]),
               density=t.get("density", "number", 1200.0, check=_density, what=DENSITY),
               E=t.get("E", "number", 0.05e6, check=_nonneg, what="a modulus >= 0 (Pa)"),
               G=t.get("G", "number", 0.1e6, check=_nonneg, what="a modulus >= 0 (Pa)"),
