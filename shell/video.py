@@ -1,5 +1,7 @@
-"""Video: MP4 of the view at the simulation clock's rate (imageio + imageio-ffmpeg,
-whose wheel bundles an ffmpeg binary: no system ffmpeg is assumed).
+"""Video: MP4 of the view at the simulation clock's rate, written by the ffmpeg binary
+that imageio-ffmpeg's wheel bundles (no system ffmpeg is assumed), RGB frames piped in
+(FfmpegWriter): its messages are kept out of the terminal unless VERBOSE (the CLI's
+--verbose), and a failure raises VideoWriteError with the operating system's reason.
 
 Frame k shows simulated time t0 + k / fps (the first step at or after it): frames are
 spaced in simulated time, not wall time, so slow motion, a slow machine and replay
