@@ -142,7 +142,29 @@ class Body:
     name = property(lambda self: self._w.model.body_info[self.index].name)
     shape = property(lambda self: self._w.model.body_info[self.index].shape)
     mass = property(lambda self: self._w.model.body_info[self.index].mass)
-    inertia = property(lambda self: self._w.model.bodies.inertia[self.index].copy())
+
+    @property
+    def inertia(self):
+        """Principal moments of inertia (kg·m²) about the body's axes."""
+        return self._w.model.bodies.inertia[self.index].copy()
+
+    @inertia.setter
+    def inertia(self, value):
+        """Replace the shape's moments by a model file's own (physics/io/urdf.py): three
+        positive finite numbers about the body's axes, which must be the tensor's principal axes."""
+        try:
+            arr = np.asarray(value, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            arr = np.zeros(0)
+        if self.is_static or arr.shape != (3,) or not np.all(np.isfinite(arr) & (arr > 0.0)):
+            raise ValueError(f"body {self.name!r}: inertia must be 3 positive finite principal moments (kg·m²) "
+                             f"of a moving body, got {value!r}")
+        if not np.all((arr >= bounds.INERTIA_MIN) & (arr <= bounds.INERTIA_MAX)):
+            raise ValueError(f"body {self.name!r}: inertia moments must be between {bounds.INERTIA_MIN:g} and "
+                             f"{bounds.INERTIA_MAX:g} kg·m² (physics/bounds.py), got {value!r}")
+        mb = self._w.model.bodies
+        mb.inertia[self.index], mb.inv_inertia[self.index] = arr, 1.0 / arr
+        self._w._model_changed()
     is_static = property(lambda self: self._w.model.bodies.inv_mass[self.index] == 0.0)
 
     def _table(self, field):
@@ -548,7 +570,9 @@ class World:
                  static=False, color=(0.7, 0.7, 0.7), visual_mesh=None, friction=0.5, restitution=0.0,
                  collide=True):
         """Add a rigid body. Give `mass` (kg) or `density` (kg/m³), unless `static`.
-        Inertia is the exact tensor of the shape about its centre (shapes.py). Contacts
+        Inertia is the exact tensor of the shape about its centre (shapes.py; a model
+        file's own through Body.inertia). `visual_mesh`: a mesh file drawn instead of the
+        shape, or a tuple of physics.visual.VisualPart (each posed and coloured). Contacts
         (physics/contacts.py): Coulomb `friction` μ ≥ 0, `restitution` e in [0, 1]
         (the pair takes √(μa μb) and max(ea, eb)); `collide` False: touches nothing."""
         return self.add_bodies([name], shape, mass, density, position, orientation, velocity, angular_velocity,

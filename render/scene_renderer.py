@@ -3,7 +3,8 @@
 Bodies are instanced per distinct shape (one buffer write per shape batch per frame),
 lit by one directional light with a PCF shadow map, over a gradient background and a
 grid floor; debug overlays are lines. Shared by the window and offscreen rendering.
-Bodies naming a visual mesh file are drawn with it (visual_mesh.py); the snapshot's
+Bodies naming a visual mesh file are drawn with it (visual_mesh.py), bodies with visual
+parts (a URDF link's meshes and shapes, physics/visual.py) with each part; the snapshot's
 ropes, if any, are skinned tubes (rope_mesh.py) lit and shadowed like the bodies.
 """
 from pathlib import Path
@@ -11,6 +12,8 @@ from pathlib import Path
 import moderngl
 import numpy as np
 from pyrr import matrix44
+
+from physics.visual import is_parts
 
 from . import meshes, visual_mesh
 from .rope_mesh import RopeSet
@@ -45,11 +48,13 @@ def model_matrices(position, orientation):
 
 
 class _Batch:
-    """One shape's mesh and the instances (bodies) drawn with it."""
+    """One shape's mesh and the instances (bodies) drawn with it, in their colours or
+    all in `color` (a visual part's own)."""
 
-    def __init__(self, ctx, programs, mesh, bodies):
+    def __init__(self, ctx, programs, mesh, bodies, color=None):
         verts, idx = mesh
         self.bodies = np.asarray(bodies, np.int64)
+        self.color = None if color is None else np.asarray(color, np.float32)
         self.vbo = ctx.buffer(verts.tobytes())
         self.ibo = ctx.buffer(idx.tobytes())
         self.inst = ctx.buffer(reserve=len(bodies) * 19 * 4)
@@ -60,7 +65,8 @@ class _Batch:
                                                          (self.inst, "16f 12x/i", "in_model")], self.ibo)
 
     def upload(self, matrices, colors):
-        data = np.hstack([matrices[self.bodies], colors[self.bodies]]).astype(np.float32)
+        colors = colors[self.bodies] if self.color is None else np.broadcast_to(self.color, (len(self.bodies), 3))
+        data = np.hstack([matrices[self.bodies], colors]).astype(np.float32)
         self.inst.write(data.tobytes())
 
     def release(self):
@@ -96,14 +102,25 @@ class SceneRenderer:
         for i, shape in enumerate(shapes):
             if shape.kind == "plane":
                 continue
-            mesh = visual_mesh.mesh_for(visuals[i]) if visuals[i] else None
+            if is_parts(visuals[i]):            # several meshes and shapes, each posed and coloured
+                parts = [(p, visual_mesh.part_mesh(p)) for p in visuals[i]]
+                parts = [(p, m) for p, m in parts if m is not None]
+                for p, m in parts:
+                    groups.setdefault(("part", p), (m, [], p.color))[1].append(i)
+                if parts:
+                    self.radii[i] = max(visual_mesh.bounding_radius(m) for _, m in parts)
+                if parts or not visuals[i]:         # no parts at all: nothing to draw (a bare URDF link)
+                    continue
+                mesh = None
+            else:
+                mesh = visual_mesh.mesh_for(visuals[i]) if visuals[i] else None
             if mesh is not None:
-                groups.setdefault(("file", str(visuals[i])), (mesh, []))[1].append(i)
+                groups.setdefault(("file", str(visuals[i])), (mesh, [], None))[1].append(i)
                 self.radii[i] = visual_mesh.bounding_radius(mesh)
             else:
-                groups.setdefault(meshes.shape_key(shape), (meshes.for_shape(shape), []))[1].append(i)
+                groups.setdefault(meshes.shape_key(shape), (meshes.for_shape(shape), [], None))[1].append(i)
         progs = (self.mesh_prog, self.shadow_prog)
-        self.batches = [_Batch(self.ctx, progs, mesh, idx) for mesh, idx in groups.values()]
+        self.batches = [_Batch(self.ctx, progs, mesh, idx, color) for mesh, idx, color in groups.values()]
         self.ground = _Batch(self.ctx, progs, meshes.ground(), [0])
         self.base_colors = np.asarray(snap["colors"], np.float32)
         self.has_plane = any(s.kind == "plane" for s in shapes)

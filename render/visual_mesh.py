@@ -67,3 +67,29 @@ def mesh_for(path):
 def bounding_radius(mesh):
     """Largest distance of a vertex from the body origin (m)."""
     return float(np.linalg.norm(mesh[0][:, :3], axis=1).max(initial=0.0))
+
+
+_PARTS = {}                # VisualPart → (vertices, indices) in the body frame, or None
+
+
+def part_mesh(part):
+    """A physics.visual.VisualPart's mesh with its scale and pose baked into the
+    vertices (body frame), cached per part; None after one warning if unusable."""
+    if part in _PARTS:
+        return _PARTS[part]
+    from physics.quat import q_to_matrix
+    from . import meshes
+    mesh = mesh_for(part.mesh) if part.mesh is not None else meshes.for_shape(part.shape)
+    if mesh is None:
+        _PARTS[part] = None
+        return None
+    verts, idx = mesh
+    rot = q_to_matrix(np.asarray(part.orientation, float))
+    scale = np.asarray(part.scale, float)
+    pos = verts[:, :3].astype(float) * scale @ rot.T + np.asarray(part.position, float)
+    normals = (verts[:, 3:].astype(float) / scale) @ rot.T
+    normals /= np.maximum(np.linalg.norm(normals, axis=1, keepdims=True), 1e-12)
+    if np.prod(scale) < 0:            # a mirroring scale turns the triangles inside out
+        idx = idx.reshape(-1, 3)[:, ::-1].reshape(-1)
+    _PARTS[part] = (np.hstack([pos, normals]).astype(np.float32), np.ascontiguousarray(idx, np.uint32))
+    return _PARTS[part]

@@ -1,6 +1,7 @@
 """Command line (README.md, Headless use: the public contract); app.py is its thin entry point.
 
-    python app.py [SCENE]                                  the viewer (scenes/gallery.toml by default)
+    python app.py [SCENE]                                  the viewer (scenes/gallery.toml by default;
+                                                           a .urdf opens its robot in a default scene)
     python app.py SCENE --frames N --screenshot FILE.png   real window, N frames, save the last
     python app.py SCENE --headless --duration SECONDS [--solver penalty|impulse|lcp] [--dt SECONDS]
         [--set KEY=VALUE ...] [--record FILE.csv] [--screenshot FILE.png] [--record-video FILE.mp4]
@@ -19,7 +20,8 @@ exists, a file that can be created there (the probe leaves nothing behind), and 
 video at most MAX_FRAMES frames. ffmpeg's messages are shown with --verbose only.
 
 `--set` keys are those of physics/io/scene.py (world.dt, solver.KEY, body.NAME.KEY,
-joint.NAME.KEY, chain.NAME.KEY); `--solver` and `--dt` win over the scene and `--set`.
+joint.NAME.KEY, chain.NAME.KEY, robot.NAME.KEY, joint.ROBOT/JOINT.KEY); `--solver` and
+`--dt` win over the scene and `--set`.
 A headless run steps round(duration / dt) fixed steps, checks the joints' constraint
 error after every one, and prints a one-line summary on stdout (with the largest
 error); `--record` also writes one CSV row per step (physics/io/record.py).
@@ -56,7 +58,8 @@ class _Parser(argparse.ArgumentParser):
 def parse_args(argv):
     p = _Parser(prog="python app.py", description="Sharnir: a real-time 3D physics sandbox",
                 epilog="exit status: 0 ok, 2 bad input, 3 the simulation blew up, 1 internal error")
-    p.add_argument("scene", nargs="?", default=DEFAULT_SCENE, help="scene file (TOML); default scenes/gallery.toml")
+    p.add_argument("scene", nargs="?", default=DEFAULT_SCENE,
+                   help="scene file (TOML) or robot (URDF); default scenes/gallery.toml")
     p.add_argument("--headless", action="store_true", help="simulate without a window")
     p.add_argument("--duration", type=float, metavar="SECONDS", help="simulated seconds (headless)")
     p.add_argument("--solver", metavar="|".join(PLANNED_SOLVERS), help="the constraint solver")

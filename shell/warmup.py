@@ -188,12 +188,16 @@ def provides(step_label):
 
 def scene_needs(path, overrides=None):
     """(solver, has ropes) of a scene file after `overrides` ({"solver.kind": …}), read
-    with tomllib only (nothing compiled); DEFAULT_NEEDS' solver if the file names none,
+    with tomllib only (nothing compiled; a URDF opens under impulse, physics.io.scene's
+    urdf_scene); DEFAULT_NEEDS' solver if the file names none,
     None if it cannot be read (then the window waits for the whole warm-up)."""
     import tomllib
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
+        if str(path).lower().endswith(".urdf"):        # a robot on its own: physics.io.scene.urdf_scene
+            data = {"solver": {"kind": "impulse"}}
+        else:
+            with open(path, "rb") as f:
+                data = tomllib.load(f)
         solver = (overrides or {}).get("solver.kind") or (data.get("solver") or {}).get("kind") or "penalty"
         solver = str(solver).strip().strip("\"'")             # an override may be TOML: "\"penalty\""
         if solver not in SOLVERS:

@@ -38,13 +38,14 @@ def schema_param(world, family, setting):
 
 
 def scene_files(current=None):
-    """The .toml files next to the current scene (or the shipped scenes), sorted."""
+    """The scene (.toml) and robot (.urdf) files next to the current scene (or the shipped
+    scenes), sorted."""
     folders = []
     if current:
         folders.append(Path(current).resolve().parent)
     folders.append(DEFAULT_SCENES)
     for folder in folders:
-        files = sorted(folder.glob("*.toml"))
+        files = sorted(list(folder.glob("*.toml")) + list(folder.glob("*.urdf")))
         if files:
             return files
     return []

@@ -142,13 +142,37 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
     target = 0.5                   # rad/s, rad, m/s or m — or target_deg (exactly one)
     mode = "velocity"              # optional: also switch the mode
 
-Bodies are added in file order, then chains, then joints (so a joint may attach to a
-chain link), then loads, ropes and motor events. Limits need lo <= hi.
+    [[robots]]                     # a URDF robot (physics/io/urdf.py says what is read, and how)
+    name = "arm"                   # required, unique; its bodies are ARM/LINK, its joints ARM/JOINT
+                                   # (the URDF's names), like any others in --set, CSV and plots
+    urdf = "robots/kuka_iiwa/model.urdf"   # required: as visual_mesh (the scene's folder or assets/)
+    search_path = ["robots"]       # folders for package:// mesh paths, after the URDF's own (as urdf)
+    position = [0, 0, 0]           # the root link's frame
+    rotation_deg = [0, 0, 0]       # or orientation = [x, y, z, w]
+    fixed_base = true              # the root link (and what is welded to it) is static
+    servo = "position"             # "position": each movable joint a position servo holding its
+                                   # initial position, limited to the URDF's effort; "off": limp
+    servo_frequency = 30.0         # Hz (every servo of the robot)
+    servo_damping = 1.0            # damping ratio
+    [robots.joints.lbr_iiwa_joint_2]   # per joint, by its URDF name (all keys optional)
+    q_deg = 30                     # initial position, degrees — or q (rad, or m on a prismatic joint)
+    friction = 1.0                 # N·m or N: instead of the URDF's <dynamics friction>
+    damping = 0.5                  # instead of <dynamics damping> (kept, not applied yet)
+    max_force = 100.0              # N·m or N: the servo's limit instead of the URDF's effort
+    servo_frequency = 40.0         # this joint's servo
+    servo_damping = 0.7
+
+Bodies are added in file order, then chains, then robots, then joints (so a joint may
+attach to a chain link or a robot's link), then loads, ropes and motor events. Limits need lo <= hi.
+
+A URDF file given instead of a scene (`python app.py robot.urdf`) loads as a default
+scene: a floor, the robot on it with its base fixed, named after the URDF's <robot name>.
 
 Overrides (`--set KEY=VALUE`, or `load_scene(path, {"KEY": "VALUE"})`) edit the parsed
 file before it is checked; keys name things the way the CSV does:
 
     world.KEY   solver.KEY   view.KEY   body.NAME.KEY   joint.NAME.KEY   chain.NAME.KEY   rope.NAME.KEY
+    robot.NAME.KEY   joint.ROBOT/JOINT.KEY (a [robots.joints.JOINT] key: friction, q_deg, …)
 
 A value is parsed as a TOML value (`[0, 0, -1.62]`, `20`, `true`, `"x"`); when that
 fails it is taken as a plain string (`solver.penalty_preset=critical`). A non-string
@@ -173,7 +197,8 @@ from ..world import SOLVERS, World
 
 SHAPES = ("box", "sphere", "capsule", "cylinder", "plane")
 JOINT_TYPES = ("fixed", "spherical", "revolute", "universal", "prismatic")
-TABLES = ("world", "solver", "contacts", "view", "bodies", "chains", "joints", "loads", "ropes", "motor_events")
+TABLES = ("world", "solver", "contacts", "view", "bodies", "chains", "robots", "joints", "loads", "ropes",
+          "motor_events")
 NOT_YET = {}                # planned tables the engine lacks so far
 BODY_NOT_YET = {"contact_friction": "no contact_friction (a body's contact friction coefficient is `friction`)"}
 
@@ -193,6 +218,10 @@ LOAD_KEYS = ("body", "force", "torque", "point", "start", "end")
 ROPE_KEYS = ("name", "start", "end", "segments", "radius", "density", "E", "G", "damping", "friction", "ground",
              "color", "start_attach", "end_attach", "start_clamp", "end_clamp")
 EVENT_KEYS = ("joint", "time", "target", "target_deg", "mode")
+ROBOT_KEYS = ("name", "urdf", "search_path", "position", "rotation_deg", "orientation", "fixed_base", "servo",
+              "servo_frequency", "servo_damping", "joints")
+ROBOT_JOINT_KEYS = ("q", "q_deg", "friction", "damping", "max_force", "servo_frequency", "servo_damping")
+URDF_SUFFIXES = (".urdf",)
 MOTOR_JOINTS = ("revolute", "prismatic")
 
 # which shapes / joint types a key applies to
@@ -414,7 +443,7 @@ def _too_deep(value):
 
 
 # ---------------------------------------------------------------------------- overrides
-_ARRAYS = {"body": "bodies", "joint": "joints", "chain": "chains", "rope": "ropes"}
+_ARRAYS = {"body": "bodies", "joint": "joints", "chain": "chains", "rope": "ropes", "robot": "robots"}
 _TOO_DEEP = object()     # an override value nested too deep to parse
 
 
@@ -452,6 +481,19 @@ def _apply_overrides(path, data, overrides):
             array = _ARRAYS[head]
             entries = _array(path, data, array)
             found = [i for i, e in enumerate(entries) if e.get("name") == name]
+            robot, _, rjoint = name.partition("/")
+            robots = [i for i, e in enumerate(_array(path, data, "robots")) if e.get("name") == robot]
+            if not found and rjoint and robots and head == "joint":     # a robot's joint: its [robots.joints.J]
+                entry = data["robots"][robots[0]]
+                joints = entry.setdefault("joints", {})
+                if not isinstance(joints, dict) or not isinstance(joints.setdefault(rjoint, {}), dict):
+                    raise SceneError(path, where, f"robots[{robots[0]}].joints to be a table of tables", joints)
+                joints[rjoint][k] = value
+                provenance[f"robots[{robots[0]}].joints.{rjoint}.{k}"] = where
+                continue
+            if not found and rjoint and robots and head == "body":
+                raise SceneError(path, where, f"the name of a body in the scene (robot {show(robot)}'s links "
+                                              "come from its URDF)", name)
             if not found:
                 expected = f"the name of a {head} in the scene"
                 chains = [c.get("name") for c in _array(path, data, "chains")]
@@ -463,7 +505,7 @@ def _apply_overrides(path, data, overrides):
             provenance[f"{array}[{found[0]}].{k}"] = where
         else:
             raise SceneError(path, where, "world.KEY, solver.KEY, view.KEY, body.NAME.KEY, joint.NAME.KEY, "
-                             "chain.NAME.KEY or rope.NAME.KEY", key)
+                             "chain.NAME.KEY, rope.NAME.KEY or robot.NAME.KEY", key)
     return provenance
 
 
@@ -584,16 +626,23 @@ def _inside(path, folder):
 
 def _visual_mesh(t, scene_path):
     """The body's visual_mesh as an absolute path inside the scene file's folder or the
+    project's assets/ (_jailed_path), or None."""
+    return _jailed_path(t, "visual_mesh", scene_path, MESH_SUFFIXES, "a mesh file", "an OBJ or STL file")
+
+
+def _jailed_path(t, key, scene_path, suffixes, noun, kind):
+    """The file named by `key` as an absolute path inside the scene file's folder or the
     project's assets/ (symbolic links followed), or None. Relative paths are looked up
     in the scene's folder, then in assets/, then from the project root ("assets/…").
     The first of those that exists decides; if it lies outside both folders (through
     "..", an absolute path or a link) the path is refused before any reader sees it —
-    nothing is opened here. A missing file is the viewer's to report (it draws the shape)."""
-    raw = t.get("visual_mesh", "str")
+    nothing is opened here. A missing file is its reader's to report.
+    `suffixes=None` asks for a folder."""
+    raw = t.get(key, "str")
     if raw is None:
         return None
     if "\0" in raw:
-        raise t.error("visual_mesh", "a file path", raw)
+        raise t.error(key, "a file path", raw)
     scene_dir = os.path.realpath(os.path.dirname(os.path.abspath(str(scene_path))))
     allowed = (os.path.realpath(ASSETS),) if scene_dir == os.path.dirname(scene_dir) else \
         (scene_dir, os.path.realpath(ASSETS))           # a scene at the file-system root opens nothing but assets/
@@ -608,14 +657,14 @@ def _visual_mesh(t, scene_path):
             if not any(_inside(found, a) for a in allowed):
                 found = None          # it exists, but outside (through "..", an absolute path or a link)
             break
-    else:                             # none exists: the viewer will say so, if the path stays inside
+    else:                             # none exists: its reader will say so, if the path stays inside
         found = next((os.path.realpath(c) for c in candidates
                       if any(_inside(os.path.realpath(c), a) for a in allowed)), None)
     if found is None:
-        raise t.error("visual_mesh", "a mesh file inside the scene's folder or the project's assets/ "
-                                     "(paths may not leave them)", raw)
-    if os.path.splitext(raw)[1].lower() not in MESH_SUFFIXES:
-        raise t.error("visual_mesh", "the path of an OBJ or STL file (" + ", ".join(MESH_SUFFIXES) + ")", raw)
+        raise t.error(key, f"{noun} inside the scene's folder or the project's assets/ "
+                           "(paths may not leave them)", raw)
+    if suffixes is not None and os.path.splitext(raw)[1].lower() not in suffixes:
+        raise t.error(key, f"the path of {kind} (" + ", ".join(suffixes) + ")", raw)
     return found
 
 
@@ -644,6 +693,75 @@ def _chain(path, world, i, entry):
         raise t.error("name", f"a name whose links {name}_0 … {name}_{n - 1} (and joints {name}_j0 …) "
                               f"are new, but {show(clash)} exists", name)
     _builder_call(path, t.where, "a chain", make_chain, world, **kw)
+
+
+def _robot(path, world, i, entry):
+    from .urdf import MOVABLE, add_robot, read_urdf
+    t = _Table(path, f"robots[{i}]", entry, ROBOT_KEYS)
+    name = t.get("name", "str", required=True)
+    if "/" in name or name in getattr(world, "robots", {}) or world.has_body(name):
+        raise t.error("name", 'a unique robot name without "/"', name)
+    if not t.has("urdf"):
+        raise t.error("urdf", "the path of a URDF file; the key is missing")
+    urdf = _jailed_path(t, "urdf", path, URDF_SUFFIXES, "a URDF file", "a URDF file")
+    search = t.data.get("search_path", [])
+    t.used.add("search_path")
+    if not isinstance(search, list):
+        raise t.error("search_path", "a list of folders", search)
+    folders = []
+    for k, raw in enumerate(search):
+        sub = _Table(path, t.where, {f"search_path[{k}]": raw}, (f"search_path[{k}]",))
+        folders.append(_jailed_path(sub, f"search_path[{k}]", path, None, "a folder", "a folder"))
+    if t.has("rotation_deg") and t.has("orientation"):
+        raise t.error("orientation", "either rotation_deg or orientation, not both")
+    quat = t.get("orientation", 4, check=_nonzero, what="a quaternion [x, y, z, w], not all zero")
+    if quat is None:
+        quat = [float(c) for c in q_from_euler_deg(*t.get("rotation_deg", 3, [0.0, 0.0, 0.0]))]
+    kw = dict(position=t.get("position", 3, [0.0, 0.0, 0.0]), orientation=quat,
+              fixed_base=t.get("fixed_base", "bool", True),
+              servo={"mode": t.choice("servo", ("position", "off"), "position"),
+                     "frequency": t.get("servo_frequency", "number", 30.0, check=_positive, what=POSITIVE),
+                     "damping": t.get("servo_damping", "number", 1.0, check=_nonneg, what=NON_NEGATIVE)})
+    joints = t.data.get("joints", {})
+    t.used.add("joints")
+    if not isinstance(joints, dict):
+        raise t.error("joints", "a table of joint tables ([robots.joints.JOINT])", joints)
+    t.done()
+    model = read_urdf(urdf, folders)
+    movable = [j for j, spec in model.joints.items() if spec.kind in MOVABLE]
+    per = {"joint_positions": {}, "friction": {}, "damping": {}, "max_force": {}, "servo_joint": {}}
+    for jname, entry_j in joints.items():
+        jt = _Table(path, f"{t.where}.joints.{jname}", entry_j, ROBOT_JOINT_KEYS)
+        spec = model.joints.get(jname)
+        if spec is None or spec.kind not in MOVABLE:
+            raise t.error(f"joints.{jname}", f"the name of a movable joint of {show(model.name)} (one of "
+                                             f"{', '.join(movable)})", jname)
+        q, q_deg = jt.get("q", "number"), jt.get("q_deg", "number")
+        if q is not None and q_deg is not None:
+            raise jt.error("q_deg", "either q or q_deg, not both")
+        if q_deg is not None and spec.kind == "prismatic":
+            raise jt.error("q_deg", "q (m) on a prismatic joint")
+        if q_deg is not None:
+            q = math.radians(q_deg)
+        if q is not None:
+            if spec.lower is not None and not spec.lower - 1e-12 <= q <= spec.upper + 1e-12:
+                key, lo, hi = ("q", spec.lower, spec.upper) if q_deg is None else \
+                    ("q_deg", math.degrees(spec.lower), math.degrees(spec.upper))
+                raise jt.error(key, f"a position within the joint's limits [{lo:g}, {hi:g}]",
+                               q if q_deg is None else q_deg)
+            per["joint_positions"][jname] = q
+        for k, check, what in (("friction", _nonneg, NON_NEGATIVE), ("damping", _nonneg, NON_NEGATIVE),
+                               ("max_force", _nonneg, NON_NEGATIVE)):
+            v = jt.get(k, "number", check=check, what=what)
+            if v is not None:
+                per[k][jname] = v
+        gains = {k: jt.get(f"servo_{k}", "number", check=c, what=w)
+                 for k, c, w in (("frequency", _positive, POSITIVE), ("damping", _nonneg, NON_NEGATIVE))}
+        gains = {k: v for k, v in gains.items() if v is not None}
+        if gains:
+            per["servo_joint"][jname] = gains
+        jt.done()
+    _builder_call(path, t.where, "a robot", add_robot, world, model, name, search_path=tuple(folders), **kw, **per)
 
 
 def _joint(path, world, i, entry):
@@ -784,8 +902,8 @@ def build_world(path, data):
             raise SceneError(path, k, f"one of the tables {', '.join(TABLES)}", k)
     world = _world_and_solver(path, data)
     view = _view(path, data)
-    for array, add in (("bodies", _body), ("chains", _chain), ("joints", _joint), ("loads", _load),
-                       ("ropes", _rope), ("motor_events", _motor_event)):
+    for array, add in (("bodies", _body), ("chains", _chain), ("robots", _robot), ("joints", _joint),
+                       ("loads", _load), ("ropes", _rope), ("motor_events", _motor_event)):
         for i, entry in enumerate(_array(path, data, array)):
             add(path, world, i, entry)
     world.view = view
@@ -793,9 +911,31 @@ def build_world(path, data):
     return world
 
 
+def urdf_scene(path):
+    """The scene data of a URDF opened on its own: a floor, the robot (named after its
+    <robot name>, base fixed, servos holding its zero pose) and a view from the front
+    left; the impulse solver at Δt = 2 ms."""
+    from .urdf import read_urdf
+    name = read_urdf(path).name.replace("/", "_")
+    return {"world": {"dt": 0.002}, "solver": {"kind": "impulse"},
+            "view": {"eye": [1.6, -2.2, 1.3], "target": [0.0, 0.0, 0.5]},
+            "bodies": [{"name": "floor", "shape": "plane", "static": True}],
+            "robots": [{"name": name, "urdf": os.path.abspath(str(path))}]}
+
+
 def load_scene(path, overrides=None):
     """Read a scene file, apply `overrides` ({KEY: VALUE}, as `--set`), check it and
-    build the World. Raises SceneError (one line naming file and key) on any problem."""
+    build the World. Raises SceneError (one line naming file and key) on any problem.
+    A URDF file loads as a default scene (urdf_scene)."""
+    if str(path).lower().endswith(URDF_SUFFIXES):
+        data = urdf_scene(path)
+        provenance = _apply_overrides(path, data, overrides)
+        try:
+            return build_world(path, data)
+        except SceneError as e:
+            if e.key in provenance:
+                raise e.with_key(provenance[e.key]) from None
+            raise
     try:
         with open(path, "rb") as f:
             text = f.read()

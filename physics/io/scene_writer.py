@@ -3,7 +3,8 @@
     data = scene_dict(world, view={"eye": [...], "target": [...]})
     save_scene(world, "scenes/door_edited.toml")
 
-Writes the model as it is now (settings, solver parameters, bodies, joints with their
+Writes the model as it is now (settings, solver parameters, bodies, robots — their URDF,
+base, servos and what differs from the URDF per joint —, joints with their
 limits, friction and motors, loads, ropes, motor events) and the state the world had
 before its first step (what `reset()` returns to; a joint driven by motor events gets
 its motor as it was then, any other its motor as it is now), in the loader's schema, so that
@@ -76,10 +77,22 @@ def _mesh_path(mesh, folder):
     return mesh
 
 
+def _robot_parts(world):
+    """The names of the bodies and joints that robots built (written as [[robots]])."""
+    bodies, joints = set(), set()
+    for r in getattr(world, "robots", {}).values():
+        bodies.update(r.bodies.values())
+        joints.update(r.joints.values())
+    return bodies, joints
+
+
 def _bodies(world, state, folder=None):
     out = []
+    skip = _robot_parts(world)[0]
     for i in range(1, len(world.body_info)):
         info = world.body_info[i]
+        if info.name in skip:
+            continue
         b = {"name": info.name, **_shape_keys(info.shape)}
         static = world.model.bodies.inv_mass[i] == 0.0
         if static:
@@ -116,7 +129,10 @@ def _joints(world, state):
     out = []
     motors = state.get("motors")
     programmed = {e[1] for e in getattr(world, "_events", [])}
+    skip = _robot_parts(world)[1]
     for j, info in enumerate(world.joint_info):
+        if info.name in skip:
+            continue
         joint = world.joint(info.name)
         kind = info.kind
         d = {"name": info.name, "type": kind, "parent": info.parent, "child": info.child,
@@ -150,6 +166,41 @@ def _joints(world, state):
             if mode != "off":
                 d.update(motor=mode, motor_target=target, motor_max=m["max_force"],
                          motor_frequency=m["frequency"], motor_damping=m["damping"])
+        out.append(d)
+    return out
+
+
+def _robots(world, state, folder=None):
+    """[[robots]] entries: the URDF, base, servo settings and, per joint, what differs
+    from the URDF (initial position, friction, damping, servo limit and gains)."""
+    out = []
+    for name, r in getattr(world, "robots", {}).items():
+        d = {"name": name, "urdf": _mesh_path(r.model.path, folder)}
+        if r.search_path:
+            d["search_path"] = [_mesh_path(p, folder) for p in r.search_path]
+        d.update(position=_vec(r.position), orientation=_vec(r.orientation), fixed_base=r.fixed_base,
+                 servo=r.servo["mode"], servo_frequency=_f(r.servo["frequency"]),
+                 servo_damping=_f(r.servo["damping"]))
+        joints = {}
+        for j, jname in r.joints.items():
+            if j not in r.initial:
+                continue
+            spec, joint = r.model.joints[j], world.joint(jname)
+            e = {}
+            if r.initial[j] != 0.0:             # as asked (the state's readout differs by round-off)
+                e["q"] = _f(r.initial[j])
+            if joint.friction != spec.friction:
+                e["friction"] = joint.friction
+            if r.damping[j] != spec.damping:
+                e["damping"] = _f(r.damping[j])
+            if r.effort[j] != (spec.effort or 0.0):
+                e["max_force"] = _f(r.effort[j])
+            for k, v in r.servo_joint.get(j, {}).items():
+                e[f"servo_{k}"] = _f(v)
+            if e:
+                joints[j] = e
+        if joints:
+            d["joints"] = joints
         out.append(d)
     return out
 
@@ -209,7 +260,8 @@ def scene_dict(world, view=None, folder=None):
     `folder`: where the file will be (visual mesh paths are written relative to it)."""
     state = _initial(world)
     data = _world_tables(world, view)
-    for key, items in (("bodies", _bodies(world, state, folder)), ("joints", _joints(world, state)),
+    for key, items in (("bodies", _bodies(world, state, folder)), ("robots", _robots(world, state, folder)),
+                       ("joints", _joints(world, state)),
                        ("loads", _loads(world, state)), ("ropes", _ropes(world, state)),
                        ("motor_events", _motor_events(world))):
         if items:
