@@ -111,3 +111,16 @@ def test_a_write_that_fails_midway_is_exit_2_with_the_os_reason(flag, name, tmp_
     assert res.stderr == f"error: {flag} {tmp_path / name}: cannot write it: File too large\n"
     if flag != "--screenshot":               # the screenshot is written after the run's summary
         assert res.stdout == ""
+
+
+def test_ffmpeg_speaks_only_with_verbose(tmp_path):
+    """A video run prints its summary and nothing on stderr; --verbose lets ffmpeg talk."""
+    quiet = subprocess.run([sys.executable, str(ROOT / "app.py"), DOOR, "--headless", "--duration", "0.1",
+                            "--record-video", str(tmp_path / "q.mp4")], capture_output=True, text=True, cwd=ROOT,
+                           timeout=300)
+    assert quiet.returncode == 0 and quiet.stderr == "" and "video:" in quiet.stdout, quiet.stderr
+    loud = subprocess.run([sys.executable, str(ROOT / "app.py"), DOOR, "--headless", "--duration", "0.1",
+                           "--record-video", str(tmp_path / "v.mp4"), "--verbose"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+    assert loud.returncode == 0 and "libx264" in loud.stderr, loud.stderr
+    assert (tmp_path / "q.mp4").stat().st_size > 1000 and (tmp_path / "v.mp4").stat().st_size > 1000
