@@ -2,23 +2,25 @@
 line and `World.advance`), with the reason for each bound. Checked once, where the
 number comes in; the kernels then never see a value they cannot divide by.
 
-Masses (kg), of a body or of a rope's node:
+Masses (kg) of bodies (given, or a density times the shape's volume):
     MASS_MIN … MASS_MAX. The solvers divide by masses and inertias and multiply those
     inverses together (effective masses J M⁻¹ Jᵀ, a row's impulse on both bodies): at
     1e-300 kg an inertia underflows and 1/I overflows (ZeroDivisionError in a kernel).
     At the lower bound, the impulse solver's stopping threshold ε (1e-8 N·s by default)
     still gives a body's velocity to 1 cm/s.
-Mass ratio, between the heaviest and the lightest dynamic body (rope nodes included):
-    at most MASS_RATIO. A row between two bodies weighs their inverse masses together;
+Mass ratio, between the heaviest and the lightest dynamic body: at most MASS_RATIO. A row between two bodies weighs their inverse masses together;
     the solvers stop at relative tolerances of about 1e-8, so beyond this ratio the
     heavier body's share of a row is below what they resolve (it sees the light one
     through round-off only). Ratios that are accepted may still run away: the runaway
-    watch (physics/world.py RunawayWatch) reports it.
-Densities (kg/m³): DENSITY_MIN … DENSITY_MAX, from a thousandth of air's to about four
-    times osmium's: no material is outside it, and the mass that follows is checked too.
-Inertias (kg·m², principal moments): INERTIA_MIN … INERTIA_MAX. They follow from the
-    mass bounds and the shapes' sizes (1e-6 … 1e6 m, physics/shapes.py) and are checked
-    all the same, since the solvers divide by them.
+    watch (physics/runaway.py) reports it.
+Densities (kg/m³) of bodies and ropes: DENSITY_MIN … DENSITY_MAX, from a thousandth of
+    air's to about four times osmium's: no material is outside it. A body's mass that
+    follows is checked too; a rope's radius lies within the shapes' sizes, so its nodes'
+    masses stay far from underflow (1e-300 kg/m³ gave numpy overflow warnings).
+Inertias (kg·m², principal moments): INERTIA_MIN … INERTIA_MAX. A shape's follow from
+    the mass bounds and the shapes' sizes (1e-6 … 1e6 m, physics/shapes.py); they are
+    checked all the same, and so are a model file's own (Body.inertia: URDF), since the
+    solvers divide by them.
 Steps: one `World.advance` / `advance_steps` call, and one headless run, take at most
     MAX_STEPS steps (1e9: hours of compute for the smallest world) and a headless run
     at most MAX_DURATION simulated seconds (11.6 days).
@@ -58,14 +60,6 @@ def density_error(value):
     """None, or what is wrong with a density (kg/m³)."""
     if not in_range(value, DENSITY_MIN, DENSITY_MAX):
         return f"density must be between {DENSITY_MIN:g} and {DENSITY_MAX:g} kg/m³, got {_show(value)}"
-    return None
-
-
-def ratio_error(light, heavy):
-    """None, or what is wrong with dynamic masses `light` <= `heavy` (kg) in one world."""
-    if heavy > MASS_RATIO * light:
-        return (f"is {heavy / light:.3g} times lighter than the heaviest ({heavy:g} kg) in this world; "
-                f"the engine accepts a ratio up to {MASS_RATIO:g}")
     return None
 
 

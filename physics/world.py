@@ -10,6 +10,7 @@ every family keeps its settings, so switching keeps both and keeps the state.
 """
 import contextlib
 from dataclasses import dataclass, field
+import hashlib
 import math
 import signal
 import threading
@@ -638,11 +639,11 @@ class World:
                     rope.add_box(self.state.bodies.pos[b], shape.half_extents, self.state.bodies.quat[b])
         return [Body(self, b) for b in range(i, i + k)]
 
-    def _mass_extremes_with(self, mass, names, what="body {name!r}"):
-        """The lightest and heaviest (mass, who) of the world's dynamic bodies and rope nodes
-        with these new masses, or a ValueError when they are beyond bounds.MASS_RATIO apart
-        (what: how to name a new entry)."""
-        new = [(float(mass[j]), what.format(name=names[j])) for j in (int(np.argmin(mass)), int(np.argmax(mass)))]
+    def _mass_extremes_with(self, mass, names):
+        """The lightest and heaviest (mass, "body NAME") of the world's dynamic bodies with
+        these new ones, or a ValueError naming the new one when they are beyond
+        bounds.MASS_RATIO apart."""
+        new = [(float(mass[j]), f"body {names[j]!r}") for j in (int(np.argmin(mass)), int(np.argmax(mass)))]
         light, heavy = min(new + self._mass_extremes), max(new + self._mass_extremes)
         if heavy[0] > bounds.MASS_RATIO * light[0]:
             ratio = heavy[0] / light[0]
@@ -651,7 +652,7 @@ class World:
                                  f"({heavy[0]:g} kg); the engine accepts a ratio up to {bounds.MASS_RATIO:g}")
             raise ValueError(f"{heavy[1]}: mass {heavy[0]:g} kg is {ratio:.3g} times heavier than {light[1]} "
                              f"({light[0]:g} kg); the engine accepts a ratio up to {bounds.MASS_RATIO:g}")
-        return sorted({light, heavy})
+        return [light, heavy]
 
     def add_joint(self, name, kind, parent, child, anchor, axis=(1.0, 0.0, 0.0), axis2=None,
                   limits=None, limits2=None, swing=None, twist=None, friction=0.0):
@@ -1141,7 +1142,6 @@ class World:
         the ropes' names. A saved state restores only into a world of the same layout."""
         key = (self.model.version, tuple(self.ropes))
         if self._layout_key is None or self._layout_key[0] != key:
-            import hashlib
             h = hashlib.blake2b(digest_size=16)
             mb, mj = self.model.bodies, self.model.joints
             h.update(repr([(b.name, getattr(b.shape, "kind", None)) for b in self.model.body_info]).encode())
@@ -1153,10 +1153,11 @@ class World:
         return self._layout_key[1].copy()
 
     def _layout_text(self, counts=None):
+        """"N bodies, M joints, K ropes" (counts: saved (bodies + the world, joints, ropes))."""
         nb, nj, nr = counts if counts is not None else (self.model.bodies.count, self.model.joints.count,
                                                         len(self.ropes))
-        return ", ".join(f"{n} {what}{'' if n == 1 else 's'}" for n, what in ((nb - 1, "body"), (nj, "joint"),
-                                                                              (nr, "rope"))).replace("bodys", "bodies")
+        words = ((nb - 1, "body", "bodies"), (nj, "joint", "joints"), (nr, "rope", "ropes"))
+        return ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in words)
 
     def save_state(self):
         """A cheap copy of everything time changes (bodies, joints, row impulses, time,
