@@ -39,6 +39,13 @@ def _held(world):
     return held
 
 
+def _has_inputs(world):
+    """Whether anything can put work in: scripted loads, body forces, motors, the mouse."""
+    cb = world.control.bodies
+    return bool(world.control.loads.count or world._grab is not None or cb.force.any() or cb.torque.any()
+                or (world.control.joints.motor_mode != MOTOR_OFF).any() or world._events)
+
+
 def _rope_speed(world):
     """The fastest rope node's speed (m/s), 0 without ropes."""
     return max((float(np.linalg.norm(r.state.node_vel, axis=1).max()) for r in world.ropes.values()), default=0.0)
@@ -126,6 +133,7 @@ class RunawayWatch:
         self.gap_limit = max(self.GAP_MIN, self.GAP_FRACTION * size)
         self.work_in = 0.0
         self.rate = None                            # joints' largest |q̇| since the last check
+        self.inputs = _has_inputs(world)            # loads, forces, motors or the mouse: sample speeds
         # the largest share of each check's threshold seen (1: flagged); physics.bench.runaway
         self.margins = {"start": 0.0, "window": 0.0, "speed": 0.0, "gap": 0.0}
         self.samples = collections.deque()          # (time, E − W) of the checks in the last WINDOW
@@ -144,7 +152,7 @@ class RunawayWatch:
         self.pending += elapsed
         due = (self.pending >= self.PERIOD - 1e-12 or (force and self.pending > 0.0)
                or (self.first and sample))
-        if sample and not due:
+        if sample and not due and (self.inputs or world._grab is not None):  # no input: W is 0
             self._sample(world)
         if not due:
             return None
@@ -171,6 +179,7 @@ class RunawayWatch:
         kinetic += sum(r.kinetic_energy() for r in world.ropes.values())
         # the largest speeds sampled in the interval (and its ends), every load active in it
         self.work_in += self.power_bound(world, world.time - elapsed, self.speed, self.spin, self.rate) * elapsed
+        self.inputs = _has_inputs(world)
         self.speed, self.spin, self.rate = speed, spin, None
         self.kinetic_max = max(self.kinetic_max, kinetic)
         gap = world.max_constraint_error()
