@@ -59,9 +59,9 @@ class RunawayWatch:
     - energy: D = E − 2W, E the total energy (World.energy: kinetic, gravitational, ropes)
       and W an upper bound of the work put in by loads, body forces, motors and the mouse
       spring, W += P·Δt with P = Σ |F|·|v| + |τ|·|ω| over loads and forces, F_max·|q̇| over
-      motors, |F|·|v| of the spring, at the largest speeds sampled in the interval (at
-      the end of every advance: each step on the command line, each frame in the window,
-      each chunk of a long advance); W counts twice (WORK_MARGIN) since a motion between
+      motors, |F|·|v| of the spring, at the largest speeds sampled in the interval (while
+      something can put work in, at the end of every advance: each step on the command
+      line, each frame in the window); W counts twice (WORK_MARGIN) since a motion between
       two samples does work they do not show. No stable step raises D: a blow-up when it
       rose by more than START_FRACTION·S since the start, or by more than
       WINDOW_FRACTION·S over the last WINDOW seconds (a run whose W has grown large is
