@@ -666,7 +666,9 @@ class Contacts:
             return True
         return False
 
-    def _build(self, world, old):
+    def _build(self, world, old, room=None):
+        """The ContactData of the world's bodies; `old`: the data it replaces (its warm
+        start is kept, its buffers doubled); `room`: (pairs, contacts) buffer sizes to use."""
         mb, sb = world.model.bodies, world.state.bodies
         info = world.model.body_info
         index, kinds, sizes = [], [], []
@@ -696,6 +698,8 @@ class Contacts:
             count = old.buffers.count
             n_pairs = max(old.buffers.pairs.shape[0], 2 * len(old.buffers.pairs))
             n_contacts = max(2 * old.buffers.ci.shape[0], 2 * int(count[0] + count[1]))
+        if room is not None:
+            n_pairs, n_contacts = room
         i64 = np.int64
         table = np.zeros((k, BODY_WIDTH))
         table[:, 7:11] = shapes.size                        # collision.pack_bodies' layout
@@ -717,17 +721,27 @@ class Contacts:
         return ContactData(shapes, buf, _rows_table(n_rows, n_contacts), work)
 
     def save(self, world):
-        """The warm-start memory (part of the state: a replay from a saved state repeats),
-        in a layout that stays the same from step to step (the timeline packs states into
-        fixed rows): (model version, edits, count, keys, impulses) at the buffers' size."""
-        b = self.data(world).buffers
-        return (self._layout[0], self._layout[1], int(b.n[N_PREV]), b.prev_key.copy(), b.prev_impulse.copy())
+        """The warm-start memory (part of the state: a replay from a saved state repeats,
+        in this World or a fresh one), in a layout that stays the same from step to step
+        (the timeline packs states into fixed rows): (the colliding bodies, the buffers'
+        room for pairs, count, keys, impulses at the buffers' size)."""
+        d = self.data(world)
+        b = d.buffers
+        return (d.shapes.body.copy(), int(b.pairs.shape[0]), int(b.n[N_PREV]), b.prev_key.copy(),
+                b.prev_impulse.copy())
 
     def restore(self, world, saved):
-        b = self.data(world).buffers
-        if saved is None or tuple(saved[:2]) != self._layout or len(saved[3]) != len(b.prev_key):
-            b.n[N_PREV] = 0             # saved for another model or buffer size: start cold
+        """Back to saved warm-start memory, the buffers resized to the saved ones (a fresh
+        World's are smaller than those of one that has run: the warm start must fit); a
+        memory of other colliding bodies is dropped (the next step starts cold)."""
+        d = self.data(world)
+        if saved is None or not np.array_equal(saved[0], d.shapes.body):
+            d.buffers.n[N_PREV] = 0
             return
+        room = (int(saved[1]), len(saved[3]) // 2)
+        if room != (d.buffers.pairs.shape[0], d.buffers.ci.shape[0]):
+            self._data = d = self._build(world, None, room)
+        b = d.buffers
         b.prev_key[:] = saved[3]
         b.prev_impulse[:] = saved[4]
         b.n[N_PREV] = saved[2]

@@ -8,16 +8,23 @@ SETTINGS), and the step. Its arrays live in `world.model`, `world.state`,
 static world. The active solver family is one object of physics/solvers (FAMILIES);
 every family keeps its settings, so switching keeps both and keeps the state.
 """
+import contextlib
 from dataclasses import dataclass, field
+import hashlib
 import math
+import signal
+import threading
+import time
 
 import numpy as np
 
+from . import bounds
 from .joint_rows import MOTOR_MODES, MOTOR_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT, compute_joint_rates, compute_joint_rows
 from .joint_types import BY_CODE, JOINT_TYPES, SPHERICAL, UNIVERSAL
-from .integrate import body_energy, body_summary, gather_forces, integrate_velocities
+from .integrate import body_energy, gather_forces, integrate_velocities
 from .contacts import Contacts
 from .model import Control, Model, State, Work, bundles
+from .runaway import RunawayWatch
 from .quat import frame_from_axes, q_conj, q_from_matrix, q_mul, q_rotate, q_to_matrix, qmul, rotate
 from .settings import DT, GYROSCOPIC
 from .shapes import Plane, check_shape
@@ -91,12 +98,25 @@ def _vecs3(value, k, what, names=None):
 
 def _per_body(value, k, names, what):
     """One number for all k bodies, or k numbers: a (k,) float array."""
-    arr = np.asarray(value, dtype=float)
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or isinstance(value, (bool, str, bytes)):
+        raise ValueError(f"body {names[0]!r}: {what} must be a number, got {value!r}")
     if arr.ndim == 0:
         return np.full(k, float(arr))
     if arr.shape != (k,):
         raise ValueError(f"body {names[0]!r}: {what} must be one number or {k}, got {value!r}")
     return arr
+
+
+def _check_each(values, names, lo, hi, message):
+    """A ValueError naming the first of `names` whose value is outside lo … hi."""
+    bad = ~((values >= lo) & (values <= hi))
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise ValueError(f"body {names[j]!r}: {message(float(values[j]))}")
 
 
 def _unit_quats(value, k, names):
@@ -132,10 +152,16 @@ class Body:
     def inertia(self, value):
         """Replace the shape's moments by a model file's own (physics/io/urdf.py): three
         positive finite numbers about the body's axes, which must be the tensor's principal axes."""
-        arr = np.asarray(value, dtype=float).reshape(-1)
+        try:
+            arr = np.asarray(value, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            arr = np.zeros(0)
         if self.is_static or arr.shape != (3,) or not np.all(np.isfinite(arr) & (arr > 0.0)):
             raise ValueError(f"body {self.name!r}: inertia must be 3 positive finite principal moments (kg·m²) "
                              f"of a moving body, got {value!r}")
+        if not np.all((arr >= bounds.INERTIA_MIN) & (arr <= bounds.INERTIA_MAX)):
+            raise ValueError(f"body {self.name!r}: inertia moments must be between {bounds.INERTIA_MIN:g} and "
+                             f"{bounds.INERTIA_MAX:g} kg·m² (physics/bounds.py), got {value!r}")
         mb = self._w.model.bodies
         mb.inertia[self.index], mb.inv_inertia[self.index] = arr, 1.0 / arr
         self._w._model_changed()
@@ -162,6 +188,22 @@ class Body:
     @restitution.setter
     def restitution(self, value):
         self._w.model.bodies.restitution[self.index] = _contact_property(self.name, 0.0, value)[1]
+        self._w.contact_model.edits += 1
+
+    @property
+    def collide(self):
+        """Whether it touches other bodies and the ground (physics/contacts.py)."""
+        return bool(self._w.model.bodies.collide[self.index])
+
+    @collide.setter
+    def collide(self, value):
+        if isinstance(value, np.bool_):
+            value = bool(value)
+        if not isinstance(value, bool):
+            raise ValueError(f"body {self.name!r}: collide must be True or False, got {value!r}")
+        if self.index == 0:
+            raise ValueError("the world (body 0) never collides")
+        self._w.model.bodies.collide[self.index] = int(value)
         self._w.contact_model.edits += 1
 
     def _get(self, field):
@@ -317,90 +359,41 @@ class Joint:
             self.set_limit(*value)
 
 
-class RunawayWatch:
-    """Catches a simulation running away where NaN and speed bounds do not: total energy
-    growing far beyond what loads, body forces, motors and the mouse spring can have put
-    in, or a joint pulled apart far beyond any solver's tolerance.
+def _like(value, template, sizes=True):
+    """`value` has `template`'s structure: the same nesting of dicts (same keys), tuples
+    and lists (same lengths), arrays of the same dtype and dimensions (and shape, with
+    `sizes`), numbers where it has numbers (save_state's parts, checked before a restore)."""
+    if isinstance(template, np.ndarray):
+        return (isinstance(value, np.ndarray) and value.dtype == template.dtype and value.ndim == template.ndim
+                and (not sizes or value.shape == template.shape))
+    if isinstance(template, dict):
+        return (isinstance(value, dict) and set(value) == set(template)
+                and all(_like(value[k], template[k], sizes) for k in template))
+    if isinstance(template, (tuple, list)):
+        return (isinstance(value, (tuple, list)) and len(value) == len(template)
+                and all(_like(v, t, sizes) for v, t in zip(value, template)))
+    if isinstance(template, (bool, np.bool_)):
+        return isinstance(value, (bool, np.bool_))
+    if isinstance(template, (int, float, np.integer, np.floating)):
+        return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    return template is None and value is None
 
-    After each advance, once PERIOD of simulated time has passed since the last check
-    (a long advance is one kernel call, checked at its end): W += P·Δt with P an upper
-    bound of the power put in
-    now (Σ |F|·|v| + |τ|·|ω| over loads and body forces, F_max·|q̇| over motors, |F|·|v| of
-    the spring); a blow-up when E − E₀ > W + S, S = Σ m·|g|·L + |E_kin,0| + 1 J (L: the
-    size of the scene, ≥ 1 m) — energy a stable step cannot gain — or when a joint's
-    violation exceeds GAP_FRACTION·L (≥ GAP_MIN). Gravity is inside E (potential)."""
-    PERIOD = 0.5            # s of simulated time between checks
-    GAP_FRACTION = 0.1
-    GAP_MIN = 0.25          # m
 
-    def __init__(self, world):
-        mb, sb = world.model.bodies, world.state.bodies
-        self.speed, self.spin = np.zeros(mb.count), np.zeros(mb.count)
-        mass, kinetic, size = body_summary(sb.pos, sb.vel, sb.omega, mb.inv_mass, self.speed, self.spin)
-        for rope in world.ropes.values():
-            size = max(size, rope.total_length())
-            mass += rope.mass
-        size = max(size, 1.0)
-        self.energy0 = world.energy()
-        self.slack = mass * float(np.linalg.norm(world.model.gravity)) * size + kinetic + 1.0
-        self.gap_limit = max(self.GAP_MIN, self.GAP_FRACTION * size)
-        self.work_in = 0.0
-        self.pending = 0.0
-
-    def tick(self, world, elapsed):
-        """Count `elapsed` simulated seconds; every PERIOD, check (a reason string once the
-        world has run away, else None)."""
-        self.pending += elapsed
-        if self.pending < self.PERIOD:
-            return None
-        elapsed, self.pending = self.pending, 0.0
-        return self.check(world, elapsed)
-
-    def check(self, world, elapsed):
-        """A reason string once the world has run away, else None. `elapsed`: the
-        simulated time (s) since the last check."""
-        sb, mb = world.state.bodies, world.model.bodies
-        speed, spin = np.empty(mb.count), np.empty(mb.count)
-        body_summary(sb.pos, sb.vel, sb.omega, mb.inv_mass, speed, spin)
-        # the larger speeds of both ends and every load active during the interval
-        self.speed, self.spin = np.maximum(self.speed, speed), np.maximum(self.spin, spin)
-        self.work_in += self.power_bound(world, world.time - elapsed, self.speed, self.spin) * elapsed
-        self.speed, self.spin = speed, spin
-        gap = world.max_constraint_error()
-        if gap > self.gap_limit:
-            return f"a joint came apart by {gap:.3g} m (more than {self.gap_limit:.3g} m)"
-        energy = world.energy()
-        if not math.isfinite(energy) or energy - self.energy0 > self.work_in + self.slack:
-            return (f"energy grew from {self.energy0:.4g} J to {energy:.4g} J, more than the "
-                    f"{self.work_in:.3g} J that forces and motors can have put in")
-        return None
-
-    @staticmethod
-    def power_bound(world, since, speed, spin):
-        """An upper bound of the power (W) that loads (active since `since`, s), forces,
-        motors and the spring put in, given each body's largest speed and spin."""
-        cb, loads = world.control.bodies, world.control.loads
-        p = 0.0
-        if cb.force.any() or cb.torque.any():
-            p += float(np.sum(np.linalg.norm(cb.force, axis=1) * speed + np.linalg.norm(cb.torque, axis=1) * spin))
-        if loads.count:
-            on = (loads.window[:, 0] <= world.time) & (since < loads.window[:, 1])
-            i = loads.body[on]
-            arm = np.linalg.norm(loads.point[on], axis=1)
-            f = np.linalg.norm(loads.force[on], axis=1)
-            p += float(np.sum(f * (speed[i] + spin[i] * arm) + np.linalg.norm(loads.torque[on], axis=1) * spin[i]))
-        motors = world.control.joints.motor_mode != MOTOR_OFF
-        if motors.any():
-            p += float(np.sum(world.model.joints.motor_max[motors] * np.abs(world.state.joints.qd[motors, 0])))
-        grab = world._grab          # the spring's force is bounded (World.grab): use the bound
-        if grab is not None and "body" in grab:
-            i = grab["body"]
-            f_max = grab["max_accel"] / world.model.bodies.inv_mass[i]
-            p += float(f_max * (speed[i] + spin[i] * np.linalg.norm(grab["local"])))
-        elif grab is not None:
-            node_speed = np.linalg.norm(world.ropes[grab["rope"]].state.node_vel, axis=1).max()
-            p += float(grab["max_force"] * node_speed)
-        return p
+@contextlib.contextmanager
+def _interrupts_between_chunks(active):
+    """While a long advance runs (`active`, in the main thread, Python's own Ctrl-C
+    handler installed): SIGINT is noted and yields True from the check given, raised as
+    KeyboardInterrupt by the caller between two chunks, never in the middle of one."""
+    if not active or threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield lambda: False
+        return
+    hit = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: hit.append(signum))
+    try:
+        yield lambda: bool(hit)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class World:
@@ -435,15 +428,18 @@ class World:
         self._body_index, self._joint_index = {}, {}
         self._rows_indexed = False          # body_row_ptr/idx match the rows
         self.contact_model = Contacts()     # contact settings and the solvers' contact arrays
+        self._initial_state = None          # reset's state: before the first step
         self._add_body_arrays(["world"], Plane(), (0.5, 0.5, 0.5), None, np.zeros(3),
                               np.array([0.0, 0.0, 0.0, 1.0]), np.zeros(3), np.zeros(3), True, None)
         self.model.bodies.collide[0] = 0
-        self._initial_state = None
         self.ropes = {}                     # name → physics.rope.Rope, stepped with the bodies
         self._rope_color = {}
         self._grab = None                   # the mouse spring (see grab())
         self._events = []                   # (time, joint index, mode, target), sorted by time
         self._next_event = 0
+        self._mass_extremes = []            # [(kg, who)] the lightest and heaviest dynamic mass
+        self._layout_key = None             # (what it was computed for, layout signature)
+        self._pace = None                   # s of wall time per step, measured (None: not yet)
 
     # ------------------------------------------------------------------ settings
     @property
@@ -464,6 +460,7 @@ class World:
     @gravity.setter
     def gravity(self, value):
         self.model.gravity = _vec3(value, "gravity")
+        self._watch = None                  # the energy's potential part changed: a new reference
 
     @property
     def gyroscopic(self):
@@ -520,7 +517,7 @@ class World:
         self._watch = None
         self.model.version += 1
         self._rows_indexed = False
-        self._initial_state = None
+        self._extend_initial_state()
         for solver in self.solvers.values():
             solver.model_changed(self)
 
@@ -595,12 +592,20 @@ class World:
             if (mass is None) == (density is None):
                 raise ValueError(f"body {first!r}: give exactly one of mass and density")
             if mass is None:
-                mass = _per_body(density, k, names, "density") * shape.volume()
+                density = _per_body(density, k, names, "density")
+                _check_each(density, names, bounds.DENSITY_MIN, bounds.DENSITY_MAX, bounds.density_error)
+                mass = density * shape.volume()
             mass = _per_body(mass, k, names, "mass")
-            bad = ~(np.isfinite(mass) & (mass > 0.0))
-            if bad.any():
-                j = int(np.argmax(bad))
-                raise ValueError(f"body {names[j]!r}: mass must be positive and finite, got {float(mass[j])!r}")
+            _check_each(mass, names, bounds.MASS_MIN, bounds.MASS_MAX, bounds.mass_error)
+            inertia = np.array([shape.principal_inertia(float(m)) for m in (mass.min(), mass.max())])
+            if not np.all((inertia >= bounds.INERTIA_MIN) & (inertia <= bounds.INERTIA_MAX)):
+                raise ValueError(f"body {first!r}: its inertia {inertia.min():.3g} … {inertia.max():.3g} kg·m² is "
+                                 f"outside {bounds.INERTIA_MIN:g} … {bounds.INERTIA_MAX:g} (mass and shape)")
+            extremes = self._mass_extremes_with(mass, names)
+        if isinstance(collide, np.bool_):
+            collide = bool(collide)
+        if not isinstance(collide, bool):
+            raise ValueError(f"body {first!r}: collide must be true or false, got {collide!r}")
         quat = _unit_quats(orientation, k, names)
         pos = _vecs3(position, k, "position")
         vel = _vecs3(velocity, k, "velocity")
@@ -609,11 +614,28 @@ class World:
         i = self._add_body_arrays(names, shape, color, mass, pos, quat, vel, omega, static, visual_mesh)
         mb = self.model.bodies
         mb.friction[i:i + k], mb.restitution[i:i + k], mb.collide[i:i + k] = friction, restitution, 1 if collide else 0
+        if not static:
+            self._mass_extremes = extremes
         if static and getattr(shape, "kind", None) == "box":
             for b in range(i, i + k):
                 for rope in self.ropes.values():
                     rope.add_box(self.state.bodies.pos[b], shape.half_extents, self.state.bodies.quat[b])
         return [Body(self, b) for b in range(i, i + k)]
+
+    def _mass_extremes_with(self, mass, names):
+        """The lightest and heaviest (mass, "body NAME") of the world's dynamic bodies with
+        these new ones, or a ValueError naming the new one when they are beyond
+        bounds.MASS_RATIO apart."""
+        new = [(float(mass[j]), f"body {names[j]!r}") for j in (int(np.argmin(mass)), int(np.argmax(mass)))]
+        light, heavy = min(new + self._mass_extremes), max(new + self._mass_extremes)
+        if heavy[0] > bounds.MASS_RATIO * light[0]:
+            ratio = heavy[0] / light[0]
+            if light in new:
+                raise ValueError(f"{light[1]}: mass {light[0]:g} kg is {ratio:.3g} times lighter than {heavy[1]} "
+                                 f"({heavy[0]:g} kg); the engine accepts a ratio up to {bounds.MASS_RATIO:g}")
+            raise ValueError(f"{heavy[1]}: mass {heavy[0]:g} kg is {ratio:.3g} times heavier than {light[1]} "
+                             f"({light[0]:g} kg); the engine accepts a ratio up to {bounds.MASS_RATIO:g}")
+        return [light, heavy]
 
     def add_joint(self, name, kind, parent, child, anchor, axis=(1.0, 0.0, 0.0), axis2=None,
                   limits=None, limits2=None, swing=None, twist=None, friction=0.0):
@@ -844,7 +866,7 @@ class World:
         for i, info in enumerate(self.model.body_info):   # the rope lies on static boxes (seed 002 §contact)
             if i > 0 and self.model.bodies.inv_mass[i] == 0.0 and getattr(info.shape, "kind", None) == "box":
                 rope.add_box(self.state.bodies.pos[i], info.shape.half_extents, self.state.bodies.quat[i])
-        self._initial_state = None
+        self._extend_initial_state()
         return rope
 
     def attach_rope(self, name, node, body="world", point=None, clamp=False):
@@ -867,7 +889,8 @@ class World:
             local = q_rotate(q_conj(self.state.bodies.quat[i]), p - self.state.bodies.pos[i])
             handle = rope.attach_body(node, i, local_point=local, body_pos=self.state.bodies.pos, body_quat=self.state.bodies.quat,
                                       clamp=clamp)
-        self._initial_state = None
+        if self._initial_state is not None:     # reset keeps the rope where it was attached
+            self._initial_state["ropes"][name] = rope.save_state()
         return handle
 
     def rope_energy(self):
@@ -1096,11 +1119,39 @@ class World:
         if self._rows_stale:
             self._refresh_rows()
 
+    def layout(self):
+        """The layout signature (16 bytes as a uint8 array): a hash of the bodies' names and
+        shapes, which are static, the joints' names, types and bodies, the row count and
+        the ropes' names. A saved state restores only into a world of the same layout."""
+        key = (self.model.version, tuple(self.ropes))
+        if self._layout_key is None or self._layout_key[0] != key:
+            h = hashlib.blake2b(digest_size=16)
+            mb, mj = self.model.bodies, self.model.joints
+            h.update(repr([(b.name, getattr(b.shape, "kind", None)) for b in self.model.body_info]).encode())
+            h.update(np.ascontiguousarray(mb.inv_mass == 0.0).tobytes())
+            h.update(repr([j.name for j in self.model.joint_info]).encode())
+            h.update(np.ascontiguousarray(mj.type).tobytes() + np.ascontiguousarray(mj.body).tobytes())
+            h.update(repr((self.model.rows.count, tuple(self.ropes))).encode())
+            self._layout_key = (key, np.frombuffer(h.digest(), np.uint8).copy())
+        return self._layout_key[1].copy()
+
+    def _layout_text(self, counts=None):
+        """"N bodies, M joints, K ropes" (counts: saved (bodies + the world, joints, ropes))."""
+        nb, nj, nr = counts if counts is not None else (self.model.bodies.count, self.model.joints.count,
+                                                        len(self.ropes))
+        words = ((nb - 1, "body", "bodies"), (nj, "joint", "joints"), (nr, "rope", "ropes"))
+        return ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in words)
+
     def save_state(self):
         """A cheap copy of everything time changes (bodies, joints, row impulses, time,
-        ropes) and of the motor program's position."""
+        ropes), of the motor program's position and of what the solvers carry from step
+        to step (the contacts' warm start, the energy budget), with the world's layout:
+        restored into this World or a fresh one of the same layout, the run repeats bit
+        for bit."""
         self._ensure_rows()
         s = self.state.copy()
+        s["layout"] = self.layout()
+        s["counts"] = np.array([self.model.bodies.count, self.model.joints.count, len(self.ropes)], np.int64)
         s["dt"] = self.dt
         c = self.control.joints
         s["motors"] = (c.motor_mode.copy(), c.motor_target.copy())
@@ -1109,7 +1160,68 @@ class World:
         s["solvers"] = {name: sv.save_state(self) for name, sv in self.solvers.items()}
         return s
 
+    def _check_saved(self, s):
+        """A ValueError (one line) unless `s` is a state save_state() gave for this layout,
+        with finite numbers; checked before anything is changed."""
+        what = "restore_state: expected a state saved by World.save_state()"
+        if not isinstance(s, dict):
+            raise ValueError(f"{what}, got {type(s).__name__}")
+        missing = [k for k in ("layout", "bodies", "joints", "rows", "clock", "dt", "solvers") if k not in s]
+        if missing:
+            raise ValueError(f"{what}; this one has no {', '.join(missing)}")
+        layout = s["layout"]
+        if not (isinstance(layout, np.ndarray) and layout.shape == (16,) and np.array_equal(layout, self.layout())):
+            counts = s.get("counts")
+            saved = ""
+            if isinstance(counts, np.ndarray) and counts.shape == (3,):
+                saved = f" ({self._layout_text([int(c) for c in counts])})"
+            raise ValueError(f"restore_state: the state was saved from a world of another layout{saved}; this "
+                             f"world has {self._layout_text()} — bodies, joints or ropes were added since, or it "
+                             "is another scene")
+        unknown = [k for k in s["solvers"] if k not in self.solvers] if isinstance(s["solvers"], dict) else ["?"]
+        if unknown:
+            raise ValueError(f"restore_state: the state names solvers this world does not have: {unknown}")
+        try:
+            t, steps, epoch_time, epoch_step = s["clock"]
+            clock_ok = all(math.isfinite(float(x)) and float(x) >= 0.0 for x in (t, steps, epoch_time, epoch_step))
+            clock_ok = clock_ok and float(steps).is_integer() and float(epoch_step).is_integer()
+            arrays = [(name, s[table][name], getattr(getattr(self.state, table), name))
+                      for table, names in (("bodies", ("pos", "quat", "vel", "omega")), ("joints", ("q", "qd")),
+                                           ("rows", self.state.rows.names)) for name in names]
+            dt = float(s["dt"])
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
+            raise ValueError(f"{what}: {type(e).__name__}: {e}"[:300]) from None
+        if not clock_ok:
+            raise ValueError(f"restore_state: the clock must be finite numbers >= 0 and whole step counts, "
+                             f"got {s['clock']!r}"[:300])
+        if not (math.isfinite(dt) and dt > 0.0):
+            raise ValueError(f"restore_state: dt must be a positive number of seconds, got {s['dt']!r}")
+        for name, saved, now in arrays:
+            if not (isinstance(saved, np.ndarray) and saved.shape == now.shape):
+                raise ValueError(f"{what}: {name} has the wrong shape")
+            if not np.isfinite(saved).all():
+                raise ValueError(f"restore_state: the saved {name} is not finite (a state of a blown-up run?)")
+        c = self.control.joints
+        motors = s.get("motors")
+        if motors is not None and not (isinstance(motors, (tuple, list)) and len(motors) == 2
+                                       and all(_like(m, now) for m, now in zip(motors, (c.motor_mode, c.motor_target)))):
+            raise ValueError(f"{what}: its motors are not this world's")
+        ropes = s.get("ropes", {})
+        if not (isinstance(ropes, dict) and set(ropes) <= set(self.ropes)
+                and all(_like(r, self.ropes[name].save_state(), sizes=False) for name, r in ropes.items())):
+            raise ValueError(f"{what}: its ropes are not this world's")
+        contacts = s.get("contacts")
+        if contacts is not None and not _like(contacts, self.contact_model.save(self), sizes=False):
+            raise ValueError(f"{what}: its contacts are not this world's")
+        for name, saved in s["solvers"].items():
+            own = self.solvers[name].save_state(self) if hasattr(self.solvers[name], "save_state") else None
+            if saved is not None and not _like(saved, own, sizes=False):
+                raise ValueError(f"{what}: its {name} solver's state is not this world's")
+
     def restore_state(self, s):
+        """Back to a state save_state() gave (in this World or another of the same layout);
+        a ValueError, the world untouched, for anything else."""
+        self._check_saved(s)
         self.state.load(s)
         if s.get("dt") != self.dt:      # saved under another Δt: the clock goes on from here
             self.state.epoch_time, self.state.epoch_step = self.state.time, self.state.step_count
@@ -1134,9 +1246,27 @@ class World:
         self._refresh_rows()
 
     def reset(self):
-        """Back to the state the world had before its first step."""
+        """Back to t = 0: the state before the first step; bodies, joints and ropes added
+        since are kept, at the poses (and velocities) they were added with."""
         if self._initial_state is not None:
             self.restore_state(self._initial_state)
+
+    def _extend_initial_state(self):
+        """After something was added mid-run: the initial state (reset's) gets the new
+        bodies, joints and ropes as they are now, the others as they were at t = 0."""
+        old = self._initial_state
+        if old is None:
+            return
+        new = self.save_state()
+        for table in ("bodies", "joints", "rows"):
+            for name, arr in old[table].items():
+                new[table][name][:len(arr)] = arr
+        new["rows"]["impulse"][len(old["rows"]["impulse"]):] = 0.0
+        for k in range(2):
+            new["motors"][k][:len(old["motors"][k])] = old["motors"][k]
+        new["ropes"].update({name: r for name, r in old["ropes"].items() if name in new["ropes"]})
+        new["clock"], new["dt"], new["contacts"] = old["clock"], old["dt"], None
+        self._initial_state = new
 
     # ------------------------------------------------------------------ stepping
     def step(self):
@@ -1144,21 +1274,33 @@ class World:
         self.advance_steps(1)
 
     def advance(self, duration):
-        """Advance by `duration` simulated seconds (rounded to whole steps); returns steps."""
+        """Advance by `duration` simulated seconds (rounded to whole steps, at most
+        bounds.MAX_STEPS); returns steps. A ValueError for anything else."""
         if isinstance(duration, (str, bytes, bool)):
             raise ValueError(f"advance: duration must be a number of seconds, got {duration!r}")
-        duration = float(duration)
+        try:
+            duration = float(duration)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"advance: duration must be a number of seconds, got {duration!r}") from None
         if not (math.isfinite(duration) and duration >= 0.0):
             raise ValueError(f"advance: duration must be finite and >= 0 s, got {duration!r}")
-        n = int(round(duration / self.dt))
+        n = round(duration / self.dt)
+        if n > bounds.MAX_STEPS:
+            raise ValueError(f"advance: {duration:g} s at dt = {self.dt:g} s is {n:.3g} steps; one call takes at "
+                             f"most {bounds.MAX_STEPS:.0e}")
         self.advance_steps(n)
         return n
 
     def advance_steps(self, n):
-        """Advance n fixed steps. Raises SimulationBlowUp on a blow-up.
+        """Advance n fixed steps (a whole number, at most bounds.MAX_STEPS; else a
+        ValueError). Raises SimulationBlowUp on a blow-up.
 
-        Bodies and joints alone run in one kernel call (split at scheduled motor events);
-        with ropes or a mouse grab each step is a short sequence of kernel calls."""
+        Bodies and joints alone run in kernel calls of many steps, split at scheduled
+        motor events and in chunks of about CHUNK_SECONDS of wall time at the measured
+        pace: Ctrl-C stops a long advance between two chunks, the state whole (the
+        solver's stats then describe the last chunk). With ropes or a mouse grab each
+        step is a short sequence of kernel calls."""
+        n = bounds.whole_steps(n)
         if self.blown_up is not None:
             raise self.blown_up
         self._ensure_rows()
@@ -1166,19 +1308,46 @@ class World:
             self._initial_state = self.save_state()
         if self._watch is None:
             self._watch = RunawayWatch(self)
-        while n > 0:
-            self._fire_events()
-            chunk = n                       # one kernel call up to the next motor event
-            if self._next_event < len(self._events):
-                ahead = int(math.ceil((self._events[self._next_event][0] - self.time) / self.dt - 1e-9))
-                chunk = max(1, min(chunk, ahead))
-            if self.ropes or self._grab is not None:
-                for _ in range(chunk):
-                    self._coupled_step()
-            else:
-                self._run_solver(chunk)
-            n -= chunk
-            reason = self._watch.tick(self, chunk * self.dt)
+        with _interrupts_between_chunks(n > 1) as interrupted:
+            while n > 0:
+                self._fire_events()
+                # one kernel call: up to the next motor event and the next runaway check
+                # (both at given steps, so a run is checked alike whatever the chunks)
+                chunk = min(n, self._chunk_steps(), self._watch.steps_to_check(self.dt))
+                if self._next_event < len(self._events):
+                    ahead = int(math.ceil((self._events[self._next_event][0] - self.time) / self.dt - 1e-9))
+                    chunk = max(1, min(chunk, ahead))
+                started = time.perf_counter()
+                if self.ropes or self._grab is not None:
+                    for _ in range(chunk):
+                        self._coupled_step()
+                else:
+                    self._run_solver(chunk)
+                n -= chunk
+                self._pace = (time.perf_counter() - started) / chunk
+                reason = self._watch.tick(self, chunk * self.dt, sample=n == 0)
+                if reason:
+                    self.blown_up = SimulationBlowUp(self.time, reason)
+                    raise self.blown_up
+                if interrupted():
+                    raise KeyboardInterrupt
+
+    CHUNK_SECONDS = 0.1         # s of wall time per kernel call in a long advance (Ctrl-C's latency)
+
+    def _chunk_steps(self):
+        """Steps of about CHUNK_SECONDS of wall time: at the last call's pace, or before
+        any at a guess of a microsecond per body and row (a chain of 100 links: 0.7 ms)."""
+        pace = self._pace or 1e-6 * (10 + self.model.bodies.count + self.model.rows.count
+                                     + sum(len(r.positions) for r in self.ropes.values()))
+        return int(min(max(self.CHUNK_SECONDS / max(pace, 1e-9), 1), 1 << 24))
+
+    def check_runaway(self):
+        """Run the runaway watch now (after the last steps of a run that a periodic check
+        did not see); raises SimulationBlowUp when the world has run away."""
+        if self.blown_up is not None:
+            raise self.blown_up
+        if self._watch is not None:
+            reason = self._watch.tick(self, 0.0, force=True)
             if reason:
                 self.blown_up = SimulationBlowUp(self.time, reason)
                 raise self.blown_up
@@ -1224,9 +1393,22 @@ class World:
         if done < n:
             st.step_count += 1
             st.time = st.epoch_time + (st.step_count - st.epoch_step) * self.dt
-            self.blown_up = SimulationBlowUp(self.time, "a velocity became NaN or exceeded "
-                                             f"{self.model.max_speed:g} m/s / {self.model.max_spin:g} rad/s")
+            self.blown_up = SimulationBlowUp(self.time, self._runaway_body())
             raise self.blown_up
+
+    def _runaway_body(self):
+        """Why a kernel stopped: which body's velocity became NaN or passed the bounds."""
+        sb, model = self.state.bodies, self.model
+        speed = np.linalg.norm(sb.vel, axis=1)
+        spin = np.linalg.norm(sb.omega, axis=1)
+        bad = ~np.isfinite(speed) | ~np.isfinite(spin) | ~np.isfinite(sb.pos).all(axis=1)
+        for i in np.flatnonzero(bad | (speed > model.max_speed) | (spin > model.max_spin))[:1]:
+            name = model.body_info[i].name
+            if bad[i]:
+                return f"body {name!r}: its velocity or position became NaN"
+            return (f"body {name!r} moves at {speed[i]:.3g} m/s and spins at {spin[i]:.3g} rad/s, beyond "
+                    f"{model.max_speed:g} m/s / {model.max_spin:g} rad/s")
+        return f"a velocity became NaN or exceeded {model.max_speed:g} m/s / {model.max_spin:g} rad/s"
 
     # ------------------------------------------------------------------ for viewers
     def snapshot(self):

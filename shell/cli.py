@@ -7,9 +7,17 @@
         [--set KEY=VALUE ...] [--record FILE.csv] [--screenshot FILE.png] [--record-video FILE.mp4]
     python app.py SCENE --frames N --record-video FILE.mp4   the window's frames as an MP4 (shell/video.py)
 
-Exit status: 0 on success; 2 on bad input (one line on stderr, never a traceback);
-3 if the simulation blew up (with the simulated time it happened); 1 on an unexpected
-internal error (one line too); 130 when interrupted.
+Exit status: 0 on success; 2 on bad input (one line on stderr, never a traceback) or an
+output that cannot be written (with the operating system's reason); 3 if the simulation
+blew up (with the simulated time it happened and why); 1 on an unexpected internal error
+(one line too); 130 when interrupted (Ctrl-C), 143 on SIGTERM (shell/lifetime.py: the
+warm-up's processes end too).
+
+Outputs are checked before anything runs (check_output): a known extension that says
+the format written (`.csv` for --record, which also takes an existing device or pipe
+such as /dev/stdout; `.mp4` for --record-video; `.png` for --screenshot), a folder that
+exists, a file that can be created there (the probe leaves nothing behind), and for a
+video at most MAX_FRAMES frames. ffmpeg's messages are shown with --verbose only.
 
 `--set` keys are those of physics/io/scene.py (world.dt, solver.KEY, body.NAME.KEY,
 joint.NAME.KEY, chain.NAME.KEY, robot.NAME.KEY, joint.ROBOT/JOINT.KEY); `--solver` and
@@ -18,21 +26,23 @@ A headless run steps round(duration / dt) fixed steps, checks the joints' constr
 error after every one, and prints a one-line summary on stdout (with the largest
 error); `--record` also writes one CSV row per step (physics/io/record.py).
 
-Bounds: --duration 0 … 1e6 s (MAX_DURATION) and at most 1e9 steps (MAX_STEPS);
+Bounds: --duration 0 … 1e6 s (MAX_DURATION) and at most 1e9 steps (MAX_STEPS, the
+Python API's World.advance bound too: physics/bounds.py);
 --dt 1e-6 … 0.1 s (World.dt); --frames 1 … 1e6 (MAX_FRAMES); the scene's own numbers
 are bounded by physics/io/scene.py. Anything beyond is bad input (exit status 2).
 """
 import argparse
 import math
 import os
+import stat
 import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_SCENE = os.path.join(ROOT, "scenes", "gallery.toml")
-MAX_DURATION = 1e6     # s of simulated time in one headless run (11.6 days)
-MAX_STEPS = 10 ** 9    # fixed steps in one headless run
-MAX_FRAMES = 10 ** 6   # viewer frames with --frames (4.6 h at 60 frames/s)
+MAX_FRAMES = 10 ** 6   # viewer frames with --frames (4.6 h at 60 frames/s), video frames (9.3 h at 30)
+OUTPUTS = {"record": (".csv", "a CSV table"), "record_video": (".mp4", "an MP4 video"),
+           "screenshot": (".png", "a PNG image")}
 
 
 class UsageError(Exception):
@@ -61,12 +71,14 @@ def parse_args(argv):
     p.add_argument("--record-video", metavar="FILE.mp4",
                    help="write an MP4, one frame per 1/30 s of simulated time (with --frames N, or "
                         "--headless --duration SECONDS: the offscreen renderer, 1280x720)")
+    p.add_argument("--verbose", action="store_true", help="show ffmpeg's own messages while recording a video")
     args = p.parse_args(argv)
     if args.headless:
         if args.duration is None:
             raise UsageError("--headless needs --duration SECONDS")
         if not (math.isfinite(args.duration) and args.duration >= 0):
             raise UsageError(f"--duration must be a number of seconds >= 0, got {args.duration:g}")
+        from physics.bounds import MAX_DURATION
         if args.duration > MAX_DURATION:
             raise UsageError(f"--duration must be at most {MAX_DURATION:g} s, got {args.duration:g}")
         if args.frames is not None:
@@ -83,12 +95,51 @@ def parse_args(argv):
             raise UsageError(f"--solver must be one of {', '.join(FAMILIES)}, got {args.solver!r}")
     if args.dt is not None and not math.isfinite(args.dt):
         raise UsageError(f"--dt must be a finite number of seconds, got {args.dt!r}")
-    for flag, value in (("--screenshot", args.screenshot), ("--record-video", args.record_video)):
-        if value is not None:
-            folder = os.path.dirname(os.path.abspath(value))
-            if not os.path.isdir(folder):
-                raise UsageError(f"{flag} {value}: the folder {folder} does not exist")
+    for dest in OUTPUTS:
+        if getattr(args, dest) is not None:
+            check_output(dest, getattr(args, dest))
+    if args.record_video and args.headless:
+        from shell.video import DEFAULT_FPS, frame_count
+        frames = frame_count(args.duration, DEFAULT_FPS)
+        if frames > MAX_FRAMES:
+            raise UsageError(f"--record-video: --duration {args.duration:g} s is {frames:.3g} frames at "
+                             f"{DEFAULT_FPS} per simulated second; a video takes at most {MAX_FRAMES:.0e} "
+                             "(shorten --duration)")
     return args
+
+
+def flag_of(dest):
+    return "--" + dest.replace("_", "-")
+
+
+def check_output(dest, path):
+    """Refuse (UsageError) an output path that cannot take what is written there:
+    an empty name, an extension other than the format's, a missing folder, a file that
+    cannot be created or opened for writing (the operating system's reason). Creates
+    nothing: a probe file made to ask the OS is removed at once, an existing file is
+    opened without truncating it."""
+    flag, (ext, what) = flag_of(dest), OUTPUTS[dest]
+    if not path:
+        raise UsageError(f"{flag}: expected a file name ending in {ext}, got an empty one")
+    stream = False
+    try:
+        mode = os.stat(path).st_mode
+        stream = stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+    except (OSError, ValueError):
+        pass
+    if not (stream and dest == "record") and os.path.splitext(path)[1].lower() != ext:
+        raise UsageError(f"{flag} {path}: expected a file name ending in {ext} ({what} is written there)")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"{flag} {path}: the folder {folder} does not exist")
+    try:
+        if os.path.lexists(path):
+            os.close(os.open(path, os.O_WRONLY))
+        else:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            os.unlink(path)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"{flag} {path}: cannot write it: {getattr(e, 'strerror', None) or e}") from None
 
 
 def overrides_from(pairs):
@@ -127,14 +178,15 @@ def run_headless(args):
         from shell.warmup import announce
         announce(sys.stderr)
     world = load_world(args)
-    render_world_png = None
+    render_world = None
     if args.screenshot:
         try:
-            from render.offscreen import render_world_png
+            from render.offscreen import render_world
         except (ImportError, AttributeError) as e:
             raise UsageError(f"--screenshot with --headless needs the offscreen renderer "
-                             f"(render.offscreen.render_world_png), which is not available: {e}") from None
+                             f"(render.offscreen.render_world), which is not available: {e}") from None
     steps = int(round(args.duration / world.dt))
+    from physics.bounds import MAX_STEPS
     if steps > MAX_STEPS:
         raise UsageError(f"--duration {args.duration:g} s at dt = {world.dt:g} s is {steps:.3g} steps; "
                          f"a run takes at most {MAX_STEPS:.0e} (raise --dt or shorten --duration)")
@@ -160,11 +212,15 @@ def run_headless(args):
                 rec.row()
 
         if args.record_video:
-            from shell.video import record_headless
+            from shell.video import VideoWriteError, record_headless
             try:
                 video = record_headless(world, args.record_video, args.duration, on_step=after_step)
-            except SimulationBlowUp:
+            except (SimulationBlowUp, VideoWriteError):
                 raise
+            except OSError as e:
+                if e.filename not in (args.record_video, None) or not e.strerror:
+                    raise
+                raise VideoWriteError(e.errno, e.strerror, args.record_video) from None
             except Exception as e:       # no EGL, no ffmpeg: say so, no traceback
                 print(f"error: --record-video {args.record_video}: {type(e).__name__}: {e}", file=sys.stderr)
                 return 1
@@ -172,10 +228,16 @@ def run_headless(args):
             for _ in range(steps):
                 world.step()
                 after_step()
+        world.check_runaway()             # the steps since the last periodic check
     except SimulationBlowUp as e:
         print(f"{args.scene}: {e}", file=sys.stderr)
         status = 3
-    except OSError as e:          # writing the record: the disk is full, …
+    except OSError as e:          # writing the record or the video: the disk is full, …
+        from shell.video import VideoWriteError
+        if isinstance(e, VideoWriteError):
+            if record is not None:
+                record.close()
+            raise UsageError(f"--record-video {args.record_video}: cannot write it: {e.strerror}") from None
         write_error = e
     if record is not None:
         try:
@@ -198,14 +260,24 @@ def run_headless(args):
                 "restitution": "restitution: contacts do not bounce"}.get(feature, f"joint {feature}")
         print(f"note: the {world.solver} solver does not act on {what} ({shown}); "
               f"they are kept for the solvers that do")
-    if render_world_png is not None:
+    if render_world is not None:
         try:
-            render_world_png(world, args.screenshot, width=1280, height=720)
+            rgb, _ = render_world(world, width=1280, height=720)
         except Exception as e:  # no GL context on this machine, …: say so, no traceback
             print(f"error: --screenshot {args.screenshot}: the offscreen renderer failed: "
                   f"{type(e).__name__}: {e}", file=sys.stderr)
             return 1
+        write_screenshot(args.screenshot, rgb)
     return 0
+
+
+def write_screenshot(path, rgb):
+    """The PNG, or a UsageError with the operating system's reason it cannot be written."""
+    from render.frame import write_png
+    try:
+        write_png(path, rgb)
+    except OSError as e:
+        raise UsageError(f"--screenshot {path}: cannot write it: {e.strerror or e}") from None
 
 
 def _import_viewer():
@@ -230,6 +302,12 @@ def run_viewer(args):
     try:
         kwargs = {"record_video": args.record_video} if args.record_video else {}
         return _import_viewer()(args.scene, overrides, frames=args.frames, screenshot=args.screenshot, **kwargs)
+    except OSError as e:          # writing the screenshot or the video
+        for dest in ("screenshot", "record_video"):
+            path = getattr(args, dest)
+            if path and e.filename == path and e.strerror:
+                raise UsageError(f"{flag_of(dest)} {path}: cannot write it: {e.strerror}") from None
+        raise
     except Exception as e:
         if type(e).__name__ == "NoSuchDisplayException":      # pyglet's, without importing pyglet here
             raise UsageError(f"the 3D viewer needs a display ({e}); run under xvfb-run, "
@@ -239,8 +317,13 @@ def run_viewer(args):
 
 def main(argv=None):
     """Run the command line; returns the exit status."""
+    from shell.lifetime import exit_on_signals
+    exit_on_signals()
     try:
         args = parse_args(sys.argv[1:] if argv is None else argv)
+        if args.verbose:
+            import shell.video
+            shell.video.VERBOSE = True
         return run_headless(args) if args.headless else run_viewer(args)
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)

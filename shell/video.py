@@ -1,5 +1,7 @@
-"""Video: MP4 of the view at the simulation clock's rate (imageio + imageio-ffmpeg,
-whose wheel bundles an ffmpeg binary: no system ffmpeg is assumed).
+"""Video: MP4 of the view at the simulation clock's rate, written by the ffmpeg binary
+that imageio-ffmpeg's wheel bundles (no system ffmpeg is assumed), RGB frames piped in
+(FfmpegWriter): its messages are kept out of the terminal unless VERBOSE (the CLI's
+--verbose), and a failure raises VideoWriteError with the operating system's reason.
 
 Frame k shows simulated time t0 + k / fps (the first step at or after it): frames are
 spaced in simulated time, not wall time, so slow motion, a slow machine and replay
@@ -15,18 +17,98 @@ the replay as it is played.
 - The window's record button (ui/panel.py) and `--record-video` with `--frames N`
   record the window's frame: the 3D view, with or without the panel.
 """
+import errno
 import math
+import os
+import signal
+import subprocess
+import tempfile
 
 import numpy as np
 
 DEFAULT_FPS = 30
 CRF = 18              # x264 quality (lower is better; 18 is visually lossless)
+VERBOSE = False       # ffmpeg's own messages on stderr (the CLI's --verbose)
+
+
+class VideoWriteError(OSError):
+    """Writing the video failed: `strerror` is the operating system's reason ffmpeg gave
+    (`No space left on device`, `File too large`, …), `filename` the video's path."""
+
+
+def os_reason(text):
+    """The operating system's error message found in ffmpeg's output (the longest
+    strerror text it contains), or its last line; (errno or None, message)."""
+    found = [(code, os.strerror(code)) for code in errno.errorcode if os.strerror(code) in text]
+    if found:
+        return max(found, key=lambda f: len(f[1]))
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return None, (lines[-1][:200] if lines else "ffmpeg failed")
+
+
+class FfmpegWriter:
+    """An H.264 MP4 written by the ffmpeg binary imageio-ffmpeg bundles, RGB frames piped
+    in (started at the first frame, whose size it takes). ffmpeg's messages go to a
+    temporary file (to stderr with VERBOSE); a failure raises VideoWriteError."""
+
+    def __init__(self, path, fps):
+        self.path, self.fps = str(path), float(fps)
+        self.proc = self.log = None
+
+    def _start(self, w, h):
+        import imageio_ffmpeg
+        cmd = [imageio_ffmpeg.get_ffmpeg_exe(), "-y", "-f", "rawvideo", "-vcodec", "rawvideo", "-s", f"{w}x{h}",
+               "-pix_fmt", "rgb24", "-r", f"{self.fps:g}", "-i", "-", "-an", "-vcodec", "libx264",
+               "-pix_fmt", "yuv420p", "-crf", str(CRF), "-preset", "veryfast",
+               "-v", "info" if VERBOSE else "error", self.path]
+        self.log = None if VERBOSE else tempfile.TemporaryFile(mode="w+b")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                     stderr=None if VERBOSE else self.log, start_new_session=True)
+
+    def append_data(self, frame):
+        h, w = frame.shape[:2]
+        if self.proc is None:
+            self._start(w, h)
+        try:
+            self.proc.stdin.write(np.ascontiguousarray(frame, np.uint8).tobytes())
+        except OSError:                     # ffmpeg stopped (a full disk, …): its reason
+            self._fail()
+
+    def _fail(self):
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        self.proc.wait()
+        text = ""
+        if self.log is not None:
+            self.log.seek(0)
+            text = self.log.read().decode("utf-8", "replace")
+        code, reason = os_reason(text)
+        if self.proc.returncode == -signal.SIGXFSZ:    # past the file-size limit: EFBIG
+            code, reason = errno.EFBIG, os.strerror(errno.EFBIG)
+        elif self.proc.returncode < 0 and code is None:
+            reason = f"ffmpeg was stopped by {signal.Signals(-self.proc.returncode).name}"
+        self.proc = None
+        raise VideoWriteError(code, reason, self.path)
+
+    def close(self):
+        """Finish the file; VideoWriteError if ffmpeg could not."""
+        if self.proc is None:
+            return
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        if self.proc.wait() != 0:
+            self._fail()
+        self.proc = None
+        if self.log is not None:
+            self.log.close()
 
 
 def open_writer(path, fps):
-    import imageio.v2 as imageio
-    return imageio.get_writer(path, fps=fps, codec="libx264", macro_block_size=1, pixelformat="yuv420p",
-                              ffmpeg_params=["-crf", str(CRF), "-preset", "veryfast"], ffmpeg_log_level="error")
+    return FfmpegWriter(path, fps)
 
 
 class SimClockVideo:

@@ -290,8 +290,12 @@ def warm_up(out=None, scenes=SCENES, part=None, needs=None):
     return failed
 
 
-def main(part=None, needs=None):
-    """`python -m shell.warmup [impulse|penalty]`: exit status 1 if a step failed."""
+def main(part=None, needs=None, parent=None):
+    """`python -m shell.warmup [impulse|penalty]`: exit status 1 if a step failed.
+    `parent`: the pid of the app that started it, whose end ends this process too."""
+    if parent is not None:
+        from shell.lifetime import die_with_parent
+        die_with_parent(parent)
     return 1 if warm_up(part=part, needs=needs) else 0
 
 
@@ -334,7 +338,7 @@ class Progress:
 def command(part=None, needs=None):
     """The command line of a warm-up subprocess (of one part, or all; ordered for `needs`)."""
     return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
-                                  f"from shell.warmup import main; sys.exit(main({part!r}, {needs!r}))"]
+                                  f"from shell.warmup import main; sys.exit(main({part!r}, {needs!r}, {os.getpid()}))"]
 
 
 class _Proc:

@@ -32,6 +32,12 @@ import pyglet
 from render.frame import RenderTarget, Upscaler, initial_camera, write_png
 from render.quality import FULL, LIGHT, default_quality
 
+try:                               # X11 (Linux): to see the window destroyed under the app
+    from pyglet.libs.x11 import xlib as _xlib
+    from pyglet.window.xlib import XlibEventHandler as _XlibEventHandler
+except ImportError:                # pragma: no cover - other platforms
+    _xlib = _XlibEventHandler = None
+
 PANEL_MIN_WINDOW = 800          # narrower windows start with the panel hidden (Tab shows it)
 PANEL_BG = (0.1, 0.1, 0.11)
 LOADING_BG = (0.16, 0.19, 0.24)
@@ -478,7 +484,8 @@ class ViewerWindow(pyglet.window.Window):
         try:
             v.close()
         except Exception as e:
-            self.panel.notices.add(f"Video not saved: {v.path}: {e}", "error")
+            self.video_error = e
+            self.panel.notices.add(f"Video not saved: {v.path}: {getattr(e, 'strerror', None) or e}", "error")
             return None
         self.last_video = v.path
         self.panel.notices.add(f"Saved {v.path} ({v.frames} frames, {v.frames / v.fps:.2f} s)", "info")
@@ -503,7 +510,8 @@ class ViewerWindow(pyglet.window.Window):
         try:
             v.add(rgb, self.world.time)
         except Exception as e:
-            self.panel.notices.add(f"Video stopped: {e}", "error")
+            self.video_error = e
+            self.panel.notices.add(f"Video stopped: {v.path}: {getattr(e, 'strerror', None) or e}", "error")
             self.video = None
             self.driver.limit = None
 
@@ -701,13 +709,22 @@ class ViewerWindow(pyglet.window.Window):
         self.closed = True
         super().on_close()
 
+    if _XlibEventHandler is not None:
+        @_XlibEventHandler(_xlib.DestroyNotify)
+        def _event_destroynotify(self, ev):
+            """The X window was destroyed under the app (`xdotool windowclose`, a window
+            manager's kill): the app ends as on a close, without touching the window."""
+            if ev.xdestroywindow.window == self._window:
+                self.destroyed = True
+                self.dispatch_event("on_close")
+
     def close(self):
         if getattr(self, "video", None) is not None:
             self.stop_video()
-        if getattr(self, "gui", None) is not None:
+        if getattr(self, "gui", None) is not None and not getattr(self, "destroyed", False):
             self.switch_to()
             self.gui.shutdown()
-            self.gui = None
+        self.gui = None
         self.closed = True
         super().close()
 
@@ -791,14 +808,17 @@ def run_viewer(scene_path, overrides=None, frames=None, screenshot=None, warmup=
             if win.start_video(record_video) is None:
                 raise OSError(win.panel.notices.last().text)
         try:
-            return _run_frames(win, frames, screenshot, scene_path, on_frame)
+            status = _run_frames(win, frames, screenshot, scene_path, on_frame)
         finally:
             if record_video and not win.closed:
                 win.stop_video()
+        if record_video and getattr(win, "video_error", None) is not None:
+            raise win.video_error              # the CLI says why (exit status 2)
+        return status
     finally:
         if job is not None:
             job.kill()
-        if not win.closed:
+        if not win.closed or getattr(win, "destroyed", False):
             win.close()
 
 

@@ -1,9 +1,11 @@
 """Fuzzed input through the real command line, in-process (shell.cli.main): the shipped
 scenes mutated (keys deleted, types changed, huge / negative / NaN numbers, deep nesting,
 unknown keys and tables), fuzzed `--set` values and options, and every input issue 14
-names. Each run is headless and short; the exit status must be 0 (ran), 2 (bad input,
-with exactly one line on stderr) or 3 (the simulation blew up) — never 1 (an internal
-error) nor an exception out of main().
+names, then issue 27's: output paths (--record, --record-video, --screenshot), tiny and
+huge masses and densities, and abusive calls of the Python API. Each run is headless and
+short; the exit status must be 0 (ran), 2 (bad input, with exactly one line on stderr)
+or 3 (the simulation blew up) — never 1 (an internal error), a warning nor an exception
+out of main(); an API call either works or raises one ValueError, the world usable.
 
 The cases are drawn from a fixed seed, so a failure names a case that reproduces:
 `pytest tests/test_fuzz.py -k chain-017`.
@@ -12,12 +14,15 @@ import contextlib
 import copy
 import io
 import math
+import os
 import random
 import sys
 import tomllib
 import types
+import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 import tomli_w
 
@@ -193,10 +198,13 @@ def no_viewer(monkeypatch):
 
 
 def _run(argv):
-    """main(argv) in-process: (status, stdout, stderr); any exception out of main fails."""
+    """main(argv) in-process: (status, stdout, stderr); any exception out of main fails,
+    and so does a warning (numpy's overflow warnings are stray output)."""
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main([str(a) for a in argv])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main([str(a) for a in argv])
     return status, out.getvalue(), err.getvalue()
 
 
@@ -360,3 +368,135 @@ def test_rope_node_out_of_range_is_a_value_error(node, words):
         with pytest.raises(ValueError, match=words):
             attach()
     assert rope.node_index(-1) == 4 and list(rope.node_position(0)) == [0.0, 0.0, 1.0]
+
+
+# ---------------------------------------------------------------------------- issue 27: outputs, masses, the API
+OUTPUT_CASES = 36
+MASS_CASES = 40
+API_CASES = 60
+OUTPUT_FLAGS = {"--record": ".csv", "--record-video": ".mp4", "--screenshot": ".png"}
+BAD_PATHS = ["", "/", "/dev/full", "/dev/null", "/sys/x{ext}", "/proc/version", "/proc/x{ext}", "{tmp}",
+             "{tmp}/d{ext}", "{tmp}/" + "n" * 300 + "{ext}", "{tmp}/missing/x{ext}", "{tmp}/x", "{tmp}/x.txt",
+             "{tmp}/x{ext}.bak", "{tmp}/X{EXT}", "{tmp}/ok{ext}", "{tmp}/" + "é" * 40 + "{ext}", "{tmp}/a b{ext}",
+             "{tmp}/x\n{ext}"]
+MASS_VALUES = ["1e-300", "1e-200", "1e-100", "1e-7", "1e-6", "1e12", "1e13", "5e-324", "1e15", "0.001",
+               "1e6", "-1e-300"]
+
+
+def _output_cases():
+    rng = random.Random(SEED + 3)
+    cases = []
+    for k in range(OUTPUT_CASES):
+        flag = rng.choice(list(OUTPUT_FLAGS))
+        path = rng.choice(BAD_PATHS)
+        mode = rng.choice(["headless", "headless", "viewer"])
+        if flag == "--record":
+            mode = "headless"
+        cases.append(pytest.param(flag, path, mode, id=f"output-{k:03d}-{flag[2:]}-{mode}"))
+    return cases
+
+
+@pytest.mark.parametrize("flag, path, mode", _output_cases())
+def test_fuzzed_output_path(flag, path, mode, tmp_path):
+    ext = OUTPUT_FLAGS[flag]
+    (tmp_path / f"d{ext}").mkdir()
+    path = path.replace("{tmp}", str(tmp_path)).replace("{ext}", ext).replace("{EXT}", ext.upper())
+    before = sorted(p.name for p in tmp_path.iterdir())
+    run = ["--headless", "--duration", "0.02"] if mode == "headless" else ["--frames", "2"]
+    argv = [GALLERY, *run, f"{flag}={path}"]
+    status, out, err = _run(argv)
+    _check(status, err, argv)
+    after = sorted(p.name for p in tmp_path.iterdir())
+    if status == 2:
+        assert out == "" and flag in err, err
+        assert after == before                          # a refused output creates nothing
+    else:
+        assert os.path.splitext(path)[1].lower() == ext or os.path.exists(path) and not os.path.isfile(path)
+
+
+def _mass_cases():
+    rng = random.Random(SEED + 4)
+    keys = [(CHAIN, "chain.pendulum.mass"), (GALLERY, "body.bob.mass"), (str(ROOT / "scenes" / "door.toml"),
+                                                                        "body.door.mass"),
+            (str(ROOT / "scenes" / "stack.toml"), "body.steel_ball.mass"),
+            (str(ROOT / "scenes" / "rope_swing.toml"), "rope.rope.density"),
+            (str(ROOT / "scenes" / "rope_swing.toml"), "rope.rope.radius"),
+            (str(ROOT / "scenes" / "stack.toml"), "body.rubber_ball.mass")]
+    cases = []
+    for k in range(MASS_CASES):
+        scene, key = rng.choice(keys)
+        value = rng.choice(MASS_VALUES)
+        cases.append(pytest.param(scene, f"{key}={value}", id=f"mass-{k:03d}-{key}={value}"))
+    return cases
+
+
+@pytest.mark.parametrize("scene, pair", _mass_cases())
+def test_fuzzed_mass(scene, pair):
+    argv = [scene, "--headless", "--duration", "0.05", "--set", pair]
+    status, _, err = _run(argv)
+    _check(status, err, argv)
+    value = float(pair.split("=")[1])
+    if "mass" in pair and not (1e-6 <= value <= 1e12):
+        assert status == 2 and "expected a mass between 1e-06 and 1e+12 kg" in err, err
+
+
+JUNK = [None, "3", b"x", True, math.nan, math.inf, -1, 1.5, 2 ** 63, 1e300, -0.0, [1], {"a": 1}, object(),
+        10 ** 9 + 1, np.float64(2.0), np.int32(3), "", (), 1e-300]
+
+
+def _api_cases():
+    rng = random.Random(SEED + 5)
+    calls = ["advance", "advance_steps", "restore_state", "add_body_mass", "add_body_collide", "collide",
+             "add_body_density", "restore_mangled"]
+    return [pytest.param(rng.choice(calls), rng.randrange(len(JUNK)), rng.randrange(1 << 30),
+                         id=f"api-{k:03d}") for k in range(API_CASES)]
+
+
+@pytest.mark.parametrize("call, j, seed", _api_cases())
+def test_fuzzed_api_call(call, j, seed):
+    """A junk argument: the call works or raises one ValueError; the world steps on."""
+    junk = JUNK[j]
+    w = physics.World(dt=0.01, solver=random.Random(seed).choice(["penalty", "impulse", "lcp"]))
+    w.add_body("ground", physics.Plane(), static=True)
+    w.add_body("bob", Sphere(0.1), mass=1.0, position=(0, 0, 0.5))
+    w.advance(0.05)
+    saved = w.save_state()
+    actions = {
+        "advance": lambda: w.advance(junk),
+        "advance_steps": lambda: w.advance_steps(junk),
+        "restore_state": lambda: w.restore_state(junk),
+        "add_body_mass": lambda: w.add_body("x", Sphere(0.1), mass=junk, position=(2, 0, 1)),
+        "add_body_density": lambda: w.add_body("x", Sphere(0.1), density=junk, position=(2, 0, 1)),
+        "add_body_collide": lambda: w.add_body("x", Sphere(0.1), mass=1.0, collide=junk, position=(2, 0, 1)),
+        "collide": lambda: setattr(w.body("bob"), "collide", junk),
+        "restore_mangled": lambda: w.restore_state(_mangled(saved, junk, random.Random(seed))),
+    }
+    if call in ("advance", "advance_steps") and isinstance(junk, (int, float)) and not isinstance(junk, bool) \
+            and math.isfinite(junk) and 0 <= junk <= 200:
+        junk = min(junk, 20)                   # a real advance, kept short
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        try:
+            actions[call]()
+        except ValueError as e:
+            assert "\n" not in str(e) and len(str(e)) < 400, e
+        except physics.SimulationBlowUp:
+            pass
+        if w.has_body("x"):                    # added: the saved state is of another layout now
+            w.reset()
+            w.advance(0.1)
+        else:
+            w.restore_state(saved)
+            w.advance(0.05)
+    assert np.isfinite(w.state.bodies.pos).all() and w.time == pytest.approx(0.1)
+
+
+def _mangled(saved, junk, rng):
+    """A saved state with one entry replaced by junk (or a key dropped)."""
+    s = dict(saved)
+    key = rng.choice(sorted(s))
+    if rng.random() < 0.2:
+        del s[key]
+    else:
+        s[key] = junk
+    return s

@@ -92,7 +92,6 @@ def test_violation_tint_turns_bodies_green_when_joints_hold():
 
 
 def test_real_window_renders_the_scene_and_keys_toggle_overlays(tmp_path):
-    pytest.importorskip("pyglet")
     from pyglet.window import key
     from shell.window import ViewerWindow
     world = physics.load_scene("scenes/gallery.toml")
@@ -160,7 +159,6 @@ def _offscreen_around_a_window(folder):
 
 
 def test_offscreen_rendering_around_a_window_draws_its_own_image(tmp_path):
-    pytest.importorskip("pyglet")
     _offscreen_around_a_window(tmp_path)
 
 
@@ -168,7 +166,6 @@ def test_offscreen_rendering_around_a_window_when_egl_came_first(tmp_path):
     """The order that broke test_visual_mesh after this module: the EGL context made before
     pyglet is imported (else it was made while pyglet's shadow context was current, and
     silently drew there). A fresh interpreter, as the order in this process is not ours."""
-    pytest.importorskip("pyglet")
     import os
     import subprocess
     import sys

@@ -1,11 +1,21 @@
-"""Blow-up detection beyond NaN and speed bounds: energy that grows far past what forces
-and motors put in, or joints that come apart, pause the simulation (SimulationBlowUp)."""
+"""Blow-up detection beyond NaN and speed bounds (physics/runaway.py): energy that grows
+past what forces and motors put in (since the start or within a sliding window), a free
+body moving faster than anything in the scene could drive it, or joints that come apart,
+pause the simulation (SimulationBlowUp) naming the body; the CLI exits 3. Issue 27's
+runaways are caught, and no shipped scene is flagged."""
+import contextlib
+import io
+import tomllib
+from pathlib import Path
+
 import numpy as np
 import pytest
+import tomli_w
 
-from physics import Box, SimulationBlowUp, Sphere, World
+from physics import Box, Plane, SimulationBlowUp, Sphere, World, load_scene
 from physics.builders import make_chain
 from physics.world import RunawayWatch
+from shell.cli import main
 
 
 def test_energy_runaway_without_any_input_counts_as_a_blow_up():
@@ -68,3 +78,111 @@ def test_the_critical_penalty_chain_that_runs_away_is_stopped_and_reported():
             w.advance(0.5)
     assert "energy grew" in str(err.value) or "came apart" in str(err.value)
     assert err.value.time <= 10.0
+
+
+# ---------------------------------------------------------------------------- issue 27's runaways
+SCENES = Path(__file__).resolve().parent.parent / "scenes"
+STACK = SCENES / "stack.toml"
+
+
+def _cli(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main([str(a) for a in argv])
+    return status, out.getvalue(), err.getvalue()
+
+
+def _blew_up(argv, *words):
+    status, out, err = _cli(argv)
+    assert status == 3 and out == "", (status, out, err)
+    lines = err.splitlines()
+    assert len(lines) == 1 and "simulation blew up at t = " in lines[0] and "Traceback" not in err, err
+    for w in words:
+        assert w in lines[0], err
+    return lines[0]
+
+
+def test_a_box_placed_inside_the_tower_under_penalty_is_flagged_naming_it():
+    """Issue 27: the overlap's springs shoot it out at 20 m/s (energy 166 → 338 J): exit 0 before."""
+    line = _blew_up([STACK, "--headless", "--duration", "0.1", "--solver", "penalty", "--set",
+                     "body.tower_1.position=[-0.9,-1.0,0.2]"], "body 'tower_1' moves at 20",
+                    "faster than anything in the scene could drive it")
+    assert float(line.split("t = ")[1].split()[0]) <= 0.05
+
+
+def test_a_light_sphere_inside_a_heavy_box_under_penalty_is_flagged_naming_it(tmp_path):
+    path = tmp_path / "sphere_in_box.toml"
+    path.write_text('[solver]\nkind = "penalty"\n'
+                    '[[bodies]]\nname = "ground"\nshape = "plane"\nstatic = true\n'
+                    '[[bodies]]\nname = "crate"\nshape = "box"\nsize = [1, 1, 1]\nmass = 1000.0\n'
+                    'position = [0, 0, 0.5]\n'
+                    '[[bodies]]\nname = "pebble"\nshape = "sphere"\nradius = 0.05\nmass = 0.01\n'
+                    'position = [0, 0, 0.6]\n')
+    _blew_up([path, "--headless", "--duration", "3"], "body 'pebble' moves at", "faster than anything")
+
+
+def _bouncy_stack(tmp_path, threshold=None):
+    """The stack with restitution 1 and friction 0 on every body (and a restitution
+    threshold, if given): e = 1 keeps the energy at best; the impulse step adds some."""
+    data = tomllib.loads(STACK.read_text())
+    for body in data["bodies"]:
+        if not body.get("static"):
+            body["restitution"], body["friction"] = 1.0, 0.0
+    if threshold is not None:
+        data["contacts"] = {"restitution_threshold": threshold}
+    path = tmp_path / "bouncy_stack.toml"
+    path.write_text(tomli_w.dumps(data))
+    return path
+
+
+def test_the_stack_gaining_energy_with_restitution_1_is_flagged_within_60_s(tmp_path):
+    """Issue 27: 170.7 → 202.8 J in 60 s under impulse, exit 0 before."""
+    line = _blew_up([_bouncy_stack(tmp_path), "--headless", "--duration", "60"], "energy grew from 170.7 J",
+                    "the fastest, body '")
+    assert float(line.split("t = ")[1].split()[0]) < 60.0
+
+
+def test_the_stack_with_restitution_1_and_no_bounce_threshold_is_flagged(tmp_path):
+    """Issue 27: +90 % in 120 s, exit 0 before."""
+    _blew_up([_bouncy_stack(tmp_path, threshold=0.0), "--headless", "--duration", "120"], "energy grew from 170.7 J")
+
+
+@pytest.mark.parametrize("family", ["penalty", "impulse", "lcp"])
+def test_no_shipped_scene_is_flagged_in_10_s_under_any_family(family):
+    """The watch's tolerances (RunawayWatch) leave every shipped scene alone: a flag there
+    would be a false alarm (measured margins: the class docstring)."""
+    for path in sorted(SCENES.glob("*.toml")):
+        w = load_scene(path)
+        w.solver = family
+        w.advance(10.0)
+        w.check_runaway()
+        assert w.blown_up is None, (path.stem, w.blown_up)
+
+
+def test_a_body_falling_with_no_floor_for_5_s_is_not_flagged():
+    w = World(dt=0.01, solver="impulse")
+    w.add_body("stone", Sphere(0.1), mass=1.0, position=(0, 0, 2))
+    w.add_body("pebble", Sphere(0.05), mass=0.1, position=(3, 0, 0), velocity=(0, 0, 4))
+    w.advance(5.0)
+    w.check_runaway()
+    assert w.body("stone").velocity[2] < -45.0
+
+
+def test_a_free_body_kicked_behind_the_solvers_back_is_flagged_naming_it():
+    w = World(dt=0.01, solver="impulse")
+    w.add_body("ground", Plane(), static=True)
+    w.add_body("box", Box((0.1, 0.1, 0.1)), mass=1.0, position=(0, 0, 0.1))
+    w.add_body("ball", Sphere(0.1), mass=1.0, position=(1, 0, 0.5))
+    w.advance(0.5)
+    w.state.bodies.vel[3] = (0.0, 60.0, 0.0)                 # not through Body: the watch's reference stays
+    with pytest.raises(SimulationBlowUp, match=r"body 'ball' moves at [5-6]\d(\.\d)? m/s, faster than anything"):
+        w.advance(0.5)
+
+
+def test_a_kernel_stopping_names_the_body_that_ran_away():
+    w = World(dt=0.01, solver="impulse", max_speed=50.0)
+    w.add_body("ground", Plane(), static=True)
+    w.add_body("rocket", Sphere(0.1), mass=1.0, position=(0, 0, 1))
+    w.add_load("rocket", force=(0, 0, 1e5))
+    with pytest.raises(SimulationBlowUp, match="body 'rocket' moves at .* m/s .* beyond 50 m/s"):
+        w.advance(1.0)

@@ -10,7 +10,7 @@ import physics
 
 from window_helpers import window
 
-imageio = pytest.importorskip("imageio.v2")
+import imageio.v2 as imageio            # a dependency (pyproject.toml): never skipped
 SCENES = Path(__file__).resolve().parent.parent / "scenes"
 
 

@@ -14,7 +14,8 @@ Per scene and solver: ms per step — the process CPU time of `--steps` steps (o
 `advance_steps` call: detection, contact rows, the solve, integration), the smallest of
 `--repeat` runs (the figure to compare on a shared machine); the wall clock of the same
 runs (median); the contacts and touching pairs after the run, the highest box (m) and the
-fastest box speed (m/s): a settled heap stays put. Kernels are compiled beforehand.
+fastest box speed (m/s): a settled heap stays put. Kernels are compiled beforehand. A
+run that blows up is a row too (when, why, its wall time), and the others go on.
 `--stages`: also the CPU ms of one detection (collision) and one writing of the contact rows
 (with the warm start's look-up) at the final poses, each the smallest of `--repeat` runs of
 `--steps` calls; the rest of a step is the solve (prepare, sweeps, integration).
@@ -31,7 +32,7 @@ from ..contacts import find_contacts, write_contact_rows
 from ..quat import q_from_euler_deg
 from ..shapes import Box, Plane
 from ..solvers import FAMILIES
-from ..world import World
+from ..world import SimulationBlowUp, World
 from . import print_records
 
 HALF = 0.1
@@ -95,7 +96,17 @@ def stage_ms(world, steps, repeat):
 
 
 def run(scene, solver, n, settle, steps, repeat, stages=False):
+    """One row: the timings, or where the run blew up (a row too: the others go on)."""
     world = heap_world(solver, n) if scene == "heap" else resting_world(solver, n)
+    t0 = time.perf_counter()
+    try:
+        return _run(world, scene, solver, n, settle, steps, repeat, stages)
+    except SimulationBlowUp as e:
+        return {"scene": scene, "solver": solver, "bodies": n, "dt": world.dt, "blew_up_at_s": e.time,
+                "reason": e.reason, "wall_s": time.perf_counter() - t0}
+
+
+def _run(world, scene, solver, n, settle, steps, repeat, stages):
     world.step()                                    # compile / load the kernels
     world.advance_steps(max(0, int(round((settle if scene == "heap" else 0.3) / world.dt)) - 1))
     cpu_ms, wall_ms = time_steps(world, steps, repeat)
@@ -126,7 +137,9 @@ def main(argv=None):
     print_records(records, args.json,
                   f"{'scene':8} {'solver':8} {'bodies':>6} {'cpu ms/step':>11} {'wall ms/step':>12} "
                   f"{'contacts':>8} {'pairs':>6} {'top m':>6} {'max speed':>9}",
-                  lambda r: (f"{r['scene']:8} {r['solver']:8} {r['bodies']:6d} {r['cpu_ms_per_step']:11.3f} "
+                  lambda r: (f"{r['scene']:8} {r['solver']:8} {r['bodies']:6d} blew up at t = {r['blew_up_at_s']:.3f} s "
+                             f"(after {r['wall_s']:.1f} s of wall time): {r['reason']}") if "blew_up_at_s" in r else
+                            (f"{r['scene']:8} {r['solver']:8} {r['bodies']:6d} {r['cpu_ms_per_step']:11.3f} "
                              f"{r['wall_ms_per_step']:12.3f} {r['contacts']:8d} {r['pairs']:6d} {r['top_m']:6.3f} "
                              f"{r['max_speed']:9.2e}"
                              + (f"  detect {r['detect_ms']:.3f} ms, rows {r['rows_ms']:.3f} ms" if "detect_ms" in r

@@ -43,7 +43,9 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
     size = [0.9, 0.04, 2.0]        # box (required): FULL extents
     radius = 0.1                   # sphere, capsule, cylinder (required)
     length = 0.5                   # capsule: cylindrical part (>= 0); cylinder: height (required)
-    mass = 10.0                    # or density = 1000.0 (kg/m³): exactly one, unless static
+    mass = 10.0                    # or density = 1000.0 (kg/m³): exactly one, unless static; masses
+                                   # 1e-6 … 1e12 kg, densities 1e-3 … 1e5 kg/m³, the heaviest dynamic
+                                   # body at most 1e8 times the lightest (physics/bounds.py says why)
     static = false                 # a plane must be static; mass/density are ignored when static
     position = [0, 0, 1]
     rotation_deg = [0, 0, 90]      # about world x, then y, then z — or orientation = [x, y, z, w]
@@ -169,6 +171,7 @@ import tomllib
 
 import numpy as np
 
+from .. import bounds
 from ..builders import make_chain
 from ..contacts import CONTACT_SETTINGS
 from ..quat import q_from_euler_deg
@@ -378,6 +381,18 @@ def _positive(v):
     return v > 0
 
 
+MASS = f"a mass between {bounds.MASS_MIN:g} and {bounds.MASS_MAX:g} kg (physics/bounds.py)"
+DENSITY = f"a density between {bounds.DENSITY_MIN:g} and {bounds.DENSITY_MAX:g} kg/m³ (physics/bounds.py)"
+
+
+def _mass(v):
+    return bounds.in_range(v, bounds.MASS_MIN, bounds.MASS_MAX)
+
+
+def _density(v):
+    return bounds.in_range(v, bounds.DENSITY_MIN, bounds.DENSITY_MAX)
+
+
 def _nonneg(v):
     return v >= 0
 
@@ -566,8 +581,8 @@ def _body(path, world, i, entry):
         raise t.error("name", 'a unique body name (not "world")', name)
     shape, inapplicable = _shape(t)
     static = t.get("static", "bool", False)
-    mass = t.get("mass", "number", check=_positive, what=POSITIVE)
-    density = t.get("density", "number", check=_positive, what=POSITIVE)
+    mass = t.get("mass", "number", check=_mass, what=MASS)
+    density = t.get("density", "number", check=_density, what=DENSITY)
     if shape.kind == "plane" and not static:
         raise t.error("static", "true for a plane (planes cannot move)", static if t.has("static") else None)
     if not static and (mass is None) == (density is None):
@@ -653,7 +668,7 @@ def _chain(path, world, i, entry):
                                 what=_dimension(MIN_SIZE, 2 * MAX_SIZE)[1]),
               radius=t.get("radius", "number", 0.02, check=_dimension(MIN_SIZE, MAX_SIZE)[0],
                            what=_dimension(MIN_SIZE, MAX_SIZE)[1]),
-              mass=t.get("mass", "number", 0.1, check=_positive, what=POSITIVE),
+              mass=t.get("mass", "number", 0.1, check=_mass, what=MASS),
               origin=t.get("origin", 3, [0.0, 0.0, 0.0]),
               direction=t.get("direction", 3, [1.0, 0.0, 0.0], check=_nonzero, what="a non-zero vector"),
               axis=t.get("axis", 3, [0.0, 1.0, 0.0], check=_nonzero, what="a non-zero vector"),
@@ -822,8 +837,9 @@ def _rope(path, world, i, entry):
     if np.linalg.norm(np.subtract(end, start)) < 1e-6:
         raise t.error("end", "a point away from start", t.data["end"])
     kw = dict(segments=t.get("segments", "int", 28, check=lambda v: 1 <= v <= 5000, what="an integer 1-5000"),
-              radius=t.get("radius", "number", 0.015, check=_positive, what=POSITIVE),
-              density=t.get("density", "number", 1200.0, check=_positive, what=POSITIVE),
+              radius=t.get("radius", "number", 0.015, check=_dimension(MIN_SIZE, MAX_SIZE)[0],
+                           what=_dimension(MIN_SIZE, MAX_SIZE)[1]),
+              density=t.get("density", "number", 1200.0, check=_density, what=DENSITY),
               E=t.get("E", "number", 0.05e6, check=_nonneg, what="a modulus >= 0 (Pa)"),
               G=t.get("G", "number", 0.1e6, check=_nonneg, what="a modulus >= 0 (Pa)"),
               damping=t.get("damping", "number", 0.0, check=_nonneg, what="a time >= 0 (s)"),

@@ -42,8 +42,10 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import bounds
 from . import kernels as K
 from ..quat import q_conj, q_from_matrix, q_mul, q_rotate
+from ..shapes import MAX_SIZE, MIN_SIZE
 
 RopeSnapshot = namedtuple("RopeSnapshot", ["positions", "frames"])
 _EMPTY_BODIES = (np.zeros((0, 3)), np.zeros((0, 4)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0),
@@ -181,8 +183,8 @@ class Rope:
             raise ValueError(f"rest_shape must be 'straight' or 'initial', got {rest_shape!r}")
         self.prm = np.zeros(K.N_PARAMS)
         self._radius = self._density = self._E = self._G = 0.0
-        self._radius = self._positive(radius, "radius")
-        self._density = self._positive(density, "density")
+        self._radius = self._radius_checked(radius)
+        self._density = self._density_checked(density)
         self._E = self._nonneg(E, "E")
         self._G = self._nonneg(G, "G")
         self._rest_shape = rest_shape
@@ -230,6 +232,22 @@ class Rope:
         if not (math.isfinite(v) and v > 0.0):
             raise ValueError(f"{what} must be finite and > 0, got {v!r}")
         return v
+
+    @staticmethod
+    def _radius_checked(v):
+        """A radius within the shapes' sizes, MIN_SIZE … MAX_SIZE (m): a rope's node masses
+        and inertias follow from it (physics/bounds.py)."""
+        if not bounds.in_range(v, MIN_SIZE, MAX_SIZE):
+            raise ValueError(f"radius must be between {MIN_SIZE:g} and {MAX_SIZE:g} m, got {v!r}")
+        return float(v)
+
+    @staticmethod
+    def _density_checked(v):
+        """A density within physics/bounds.py's DENSITY_MIN … DENSITY_MAX (kg/m³)."""
+        error = bounds.density_error(v)
+        if error:
+            raise ValueError(error)
+        return float(v)
 
     @staticmethod
     def _nonneg(v, what):
@@ -437,10 +455,10 @@ class Rope:
         self.prm[K.P_H_PREV] = h_prev
 
     # ------------------------------------------------------------------ live parameters
-    radius = property(lambda s: s._radius, lambda s, v: s._set_material("_radius", s._positive(v, "radius")),
+    radius = property(lambda s: s._radius, lambda s, v: s._set_material("_radius", s._radius_checked(v)),
                       doc="Rope radius r (m): mass, inertia, stiffness and contact.")
     density = property(lambda s: s._density,
-                       lambda s, v: s._set_material("_density", s._positive(v, "density")),
+                       lambda s, v: s._set_material("_density", s._density_checked(v)),
                        doc="Density ρ (kg/m³).")
     E = property(lambda s: s._E, lambda s, v: s._set_material("_E", s._nonneg(v, "E")),
                  doc="Young's modulus (Pa): bending stiffness K11 = K22 = Eπr⁴/4.")
