@@ -50,6 +50,7 @@ from ..joint_types import N_FREE, N_LIMIT, PRISMATIC
 from ..settings import Setting, checked, defaults
 from . import projection
 from .row_ops import copy2d, fill2d, scatter_row, world_inverse_inertia
+from .base import SolverBase
 from .stats import SolverStats
 from .tree import (FAST as _FAST, invert_tree_inertia, arm, articulated_factor, articulated_lambda, articulated_solve, augmented_inertia,
                          build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum, zero_tree)
@@ -1328,7 +1329,7 @@ def uses_direct_solve(plan, iterations, time_cap_ms=0.0, substeps=1, method=0):
 
 
 
-class ImpulseSolver:
+class ImpulseSolver(SolverBase):
     """The `impulse` family: settings (SETTINGS), step, stats, and its caches — the tree
     plan and direct-path arrays of the joint graph, rebuilt on `model_changed`."""
     name = "impulse"

@@ -86,6 +86,7 @@ from .dense import (LEMKE_OK, LemkeWork, blcp_residual, blcp_residual_csr, lemke
                         solve_blcp_lemke, sparsity)
 from .projection import Violation, project_step, projection_for
 from .row_ops import world_inverse_inertia
+from .base import SolverBase
 from .stats import SolverStats
 from .tree import (invert_tree_inertia, articulated_factor, articulated_lambda, articulated_solve, articulated_targets,
                          augmented_inertia, build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum,
@@ -1116,7 +1117,7 @@ def make_work(n_bodies, rows, loops, contact_rows, lemke_rows, proj):
                    lemke_work(lemke_rows), proj)
 
 
-class LcpSolver:
+class LcpSolver(SolverBase):
     """The `lcp` family: settings (SETTINGS), step, stats, and its caches — the tree plan
     of the joint graph and the dense work arrays, rebuilt on `model_changed` and grown on
     demand."""

@@ -24,13 +24,11 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ...joint_rows import row_velocity
+from ...joint_rows import FREE_OFF, row_velocity
 from ...joint_types import N_EQ, N_FREE, PRISMATIC
 from ...quat import rotated_diagonal
 from ..row_ops import fill2d, row_dot
 from .block_ldl import elimination_plan
-
-DRIVE_NONE, DRIVE_FRICTION, DRIVE_POSITION, DRIVE_VELOCITY = 0, 1, 2, 3   # Plan.drive_kind
 
 Plan = namedtuple("Plan", "body_node node_body up_ptr up_node pair_ptr pair_lo pair_hi pair_target joint_slot "
                           "joint_b_late diag0 offd0 rhs0 diag offd rhs inertia_world inv_inertia_world row_w row_g "
@@ -47,9 +45,9 @@ diag0, offd0, rhs0 the step's matrix and right side before the bounded rows, dia
 rhs those of one solve (blocks 6×6 row-major, lower triangle of the diagonal blocks);
 inertia_world, inv_inertia_world (n,9); row_w, row_g (r,) each implicit row's weight and
 right side, c_lin (r,) its linearized value at the end of the step, engaged (r,) the
-side of a limit row binding at some iterate of this step; per joint: drive_kind,
-drive_max (N·m or N), drive_clamped, drive_dir (m,3) the unit direction of a clamped force
-over the free rows; pos0, quat0, vel0, omega0 the step's start and vel_k, omega_k the
+side of a limit row binding at some iterate of this step; per joint: drive_kind (its free
+rows' FREE_* code, joint_rows), drive_max (N·m or N), drive_clamped, drive_dir (m,3) the
+unit direction of a clamped force over the free rows; pos0, quat0, vel0, omega0 the step's start and vel_k, omega_k the
 velocities of the last Newton iterate (stiff_step)."""
 
 def build_plan(world):
@@ -525,7 +523,7 @@ def store_impulses(h, stiff, bodies, joints, rows, plan):
                 c_lin[r] += h * v
         kind, clamped = drive_kind[j], drive_clamped[j]
         for r in range(f0, end):
-            if kind == DRIVE_NONE:
+            if kind == FREE_OFF:
                 row_impulse[r] = 0.0
             elif clamped:
                 row_impulse[r] = h * drive_max[j] * drive_dir[j, r - f0]

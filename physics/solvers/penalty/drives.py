@@ -25,11 +25,10 @@ and the joint springs pass them on.
 import numpy as np
 from numba import njit
 
-from ...joint_rows import MOTOR_OFF, MOTOR_POSITION, row_velocity
+from ...joint_rows import FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOTOR_POSITION, row_velocity, write_drive_rows
 from ...joint_types import N_FREE
 from ..row_ops import copy2d, fill2d
-from .assemble import (DRIVE_FRICTION, DRIVE_NONE, DRIVE_POSITION, DRIVE_VELOCITY, add_angular_row, add_force, add_row,
-                       row_inv_mass)
+from .assemble import add_angular_row, add_force, add_row, row_inv_mass
 from .block_ldl import factor, solve
 
 STICK = 1.0e6           # friction and velocity-motor dampers: c = S·m/Δt (v_ε = F_max Δt/(S m))
@@ -58,11 +57,12 @@ def servo_masses(h, joints, drives, rows, plan):
     pair_ptr, pair_lo, pair_hi, pair_target = plan.pair_ptr, plan.pair_lo, plan.pair_hi, plan.pair_target
     diag0, offd0, diag, offd, x = plan.diag0, plan.offd0, plan.diag, plan.offd, plan.rhs
     row_w, row_g, drive_kind, vel_k, omega_k = plan.row_w, plan.row_g, plan.drive_kind, plan.vel_k, plan.omega_k
+    motor_mode = drives.motor_mode
     copy2d(diag, diag0)
     copy2d(offd, offd0)
     factor(diag, offd, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target)
     for j in range(joint_type.shape[0]):
-        if drive_kind[j] != DRIVE_POSITION:
+        if drive_kind[j] != FREE_MOTOR or motor_mode[j] != MOTOR_POSITION:
             continue
         r = joint_row_start[j] + joint_row_count[j] - 1
         a = joint_body[j, 0]
@@ -89,16 +89,19 @@ def servo_masses(h, joints, drives, rows, plan):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def setup_drives(h, bodies, joints, drives, rows, plan):
-    """Per joint: its drive this step (friction, position or velocity motor, none), each
-    free row's w, g (the damper or servo, linearized as in stiff_rows), the bound, and
-    where the active set starts: clamped when the last step's force was on the bound
-    (and, for friction, the joint is moving: the clamped force opposes its motion now).
-    Returns the number of drives."""
+    """Per joint: its drive this step as the row table says (joint_rows.write_drive_rows:
+    its free rows FREE_FRICTION, FREE_MOTOR — a position servo or a velocity motor by the
+    joint's motor mode — or FREE_OFF, with the bound hi = F_max·h), each free row's w, g
+    (the damper or servo, linearized as in stiff_rows), the bound F_max, and where the
+    active set starts: clamped when the last step's force was on the bound (and, for
+    friction, the joint is moving: the clamped force opposes its motion now). Returns the
+    number of drives."""
+    write_drive_rows(joints, drives, rows, h)
     joint_type, joint_row_start, joint_row_count, joint_q = joints.type, joints.row_start, joints.row_count, joints.q
     joint_body = joints.body
-    friction, motor_mode, motor_target = drives.friction, drives.motor_mode, drives.motor_target
-    motor_max, motor_freq, motor_damping = drives.motor_max, drives.motor_freq, drives.motor_damping
-    row_J, row_impulse, row_rot = rows.J, rows.impulse, rows.rot
+    motor_mode, motor_target, motor_freq, motor_damping = (drives.motor_mode, drives.motor_target, drives.motor_freq,
+                                                           drives.motor_damping)
+    row_J, row_impulse, row_rot, row_active, row_hi = rows.J, rows.impulse, rows.rot, rows.active, rows.hi
     body_vel, body_omega, body_inv_mass = bodies.vel, bodies.omega, bodies.inv_mass
     inv_inertia_world, row_w, row_g = plan.inv_inertia_world, plan.row_w, plan.row_g
     vel_k, omega_k = plan.vel_k, plan.omega_k
@@ -113,29 +116,24 @@ def setup_drives(h, bodies, joints, drives, rows, plan):
         for r in range(f0, end):
             row_w[r] = 0.0
             row_g[r] = 0.0
-        kind = DRIVE_NONE
-        fmax = 0.0
-        if nf == 1 and motor_mode[j] != MOTOR_OFF:
-            if motor_max[j] > 0.0:
-                kind = DRIVE_POSITION if motor_mode[j] == MOTOR_POSITION else DRIVE_VELOCITY
-                fmax = motor_max[j]
-        elif nf > 0 and friction[j] > 0.0:
-            kind = DRIVE_FRICTION
-            fmax = friction[j]
+        kind = row_active[f0] if nf > 0 else FREE_OFF
+        fmax = row_hi[f0] / h if nf > 0 else 0.0
+        if fmax <= 0.0:
+            kind = FREE_OFF
         drive_kind[j] = kind
         drive_max[j] = fmax
         drive_clamped[j] = 0
-        if kind == DRIVE_NONE:
+        if kind == FREE_OFF:
             for r in range(f0, end):
                 row_impulse[r] = 0.0
             continue
         count += 1
-        if kind == DRIVE_FRICTION:
+        if kind == FREE_FRICTION:
             ksum = 0.0
             for r in range(f0, end):
                 ksum += row_inv_mass(row_J, r, a, b, body_inv_mass, inv_inertia_world, row_rot[r])
             if ksum <= 0.0:
-                drive_kind[j] = DRIVE_NONE
+                drive_kind[j] = FREE_OFF
                 continue
             w = STICK * nf / ksum                    # c Δt, c = S m_b/Δt, m_b = nf / Σ J M⁻¹ Jᵀ
             pn = vn = 0.0
@@ -152,10 +150,10 @@ def setup_drives(h, bodies, joints, drives, rows, plan):
             continue
         kk = row_inv_mass(row_J, f0, a, b, body_inv_mass, inv_inertia_world, row_rot[f0])
         if kk <= 0.0:
-            drive_kind[j] = DRIVE_NONE
+            drive_kind[j] = FREE_OFF
             continue
         m = 1.0 / kk
-        if kind == DRIVE_POSITION:
+        if motor_mode[j] == MOTOR_POSITION:
             err = joint_q[j, 0] - motor_target[j] - h * row_velocity(row_J, f0, a, b, vel_k, omega_k)
             row_w[f0], row_g[f0] = servo_row(h, m, motor_freq[j], motor_damping[j], err)
         else:
@@ -180,7 +178,7 @@ def add_drives(h, joints, rows, plan):
     diag, offd, rhs, row_w, row_g = plan.diag, plan.offd, plan.rhs, plan.row_w, plan.row_g
     drive_kind, drive_max, drive_clamped, drive_dir = plan.drive_kind, plan.drive_max, plan.drive_clamped, plan.drive_dir
     for j in range(joint_type.shape[0]):
-        if drive_kind[j] == DRIVE_NONE:
+        if drive_kind[j] == FREE_OFF:
             continue
         end = joint_row_start[j] + joint_row_count[j]
         f0 = end - N_FREE[joint_type[j]]
@@ -209,7 +207,7 @@ def check_drives(h, bodies, joints, rows, plan):
     changed = False
     for j in range(joint_type.shape[0]):
         kind = drive_kind[j]
-        if kind == DRIVE_NONE:
+        if kind == FREE_OFF:
             continue
         end = joint_row_start[j] + joint_row_count[j]
         f0 = end - N_FREE[joint_type[j]]
@@ -220,7 +218,7 @@ def check_drives(h, bodies, joints, rows, plan):
             v = row_velocity(row_J, r, a, b, body_vel, body_omega)
             f = (row_g[r] - row_w[r] * v) / h
             fn += f * f
-            along += drive_dir[j, r - f0] * (v if kind == DRIVE_FRICTION else f)
+            along += drive_dir[j, r - f0] * (v if kind == FREE_FRICTION else f)
         fn = np.sqrt(fn)
         if drive_clamped[j] == 0:
             if fn > drive_max[j] * (1.0 + 1e-9):
@@ -229,7 +227,7 @@ def check_drives(h, bodies, joints, rows, plan):
                     v = row_velocity(row_J, r, a, b, body_vel, body_omega)
                     drive_dir[j, r - f0] = (row_g[r] - row_w[r] * v) / h / fn
                 changed = True
-        elif kind == DRIVE_FRICTION:
+        elif kind == FREE_FRICTION:
             if along > 0.0:
                 drive_clamped[j] = 0
                 changed = True
@@ -240,14 +238,10 @@ def check_drives(h, bodies, joints, rows, plan):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def any_drive(joints, drives):
-    """Whether some joint has friction or a motor on (its free rows in use)."""
-    joint_type, motor_mode, friction, motor_max = joints.type, drives.motor_mode, drives.friction, drives.motor_max
-    for j in range(joint_type.shape[0]):
-        nf = N_FREE[joint_type[j]]
-        if nf == 1 and motor_mode[j] != MOTOR_OFF:
-            if motor_max[j] > 0.0:
-                return True
-        elif nf > 0 and friction[j] > 0.0:
+def any_drive(joints):
+    """Whether some joint's free rows are in use (joints.free_used: joint_rows.free_rows_in_use)."""
+    free_used = joints.free_used
+    for j in range(free_used.shape[0]):
+        if free_used[j]:
             return True
     return False

@@ -279,7 +279,7 @@ def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows
     force_acc, torque_acc = work.force_acc, work.torque_acc
     gravity, gyroscopic, max_speed, max_spin = env.gravity, env.gyroscopic, env.max_speed, env.max_spin
     stiff = params.preset == STIFF
-    drives_on = any_drive(joints, drives)
+    drives_on = any_drive(joints)
     implicit = stiff or drives_on
     n_project = params.projection
     contact_n = contacts.buffers.n
