@@ -170,25 +170,19 @@ class Body:
     def _table(self, field):
         return self._w.control.bodies if field in ("force", "torque") else self._w.state.bodies
 
-    @property
-    def friction(self):
-        """Coulomb friction coefficient μ of its contacts (a pair takes √(μa μb))."""
-        return float(self._w.model.bodies.friction[self.index])
+    def _contact(self, field):
+        return float(getattr(self._w.model.bodies, field)[self.index])
 
-    @friction.setter
-    def friction(self, value):
-        self._w.model.bodies.friction[self.index] = _contact_property(self.name, value, 0.0)[0]
+    def _set_contact(self, field, value):
+        """Set friction or restitution, checked as add_body checks them."""
+        mu, e = _contact_property(self.name, *((value, 0.0) if field == "friction" else (0.0, value)))
+        getattr(self._w.model.bodies, field)[self.index] = mu if field == "friction" else e
         self._w.contact_model.edits += 1
 
-    @property
-    def restitution(self):
-        """Restitution e of its contacts (a pair takes max(ea, eb))."""
-        return float(self._w.model.bodies.restitution[self.index])
-
-    @restitution.setter
-    def restitution(self, value):
-        self._w.model.bodies.restitution[self.index] = _contact_property(self.name, 0.0, value)[1]
-        self._w.contact_model.edits += 1
+    friction = property(lambda s: s._contact("friction"), lambda s, v: s._set_contact("friction", v),
+                        doc="Coulomb friction coefficient μ of its contacts (a pair takes √(μa μb)).")
+    restitution = property(lambda s: s._contact("restitution"), lambda s, v: s._set_contact("restitution", v),
+                           doc="Restitution e of its contacts (a pair takes max(ea, eb)).")
 
     @property
     def collide(self):
