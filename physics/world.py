@@ -429,6 +429,7 @@ class World:
         self.ropes = {}                     # name → physics.rope.Rope, stepped with the bodies
         self._rope_color = {}
         self._grab = None                   # the mouse spring (see grab())
+        self._advance_stats = None          # the solver's stats of the advance so far
         self._events = []                   # (time, joint index, mode, target), sorted by time
         self._next_event = 0
         self._mass_extremes = []            # [(kg, who)] the lightest and heaviest dynamic mass
@@ -1292,8 +1293,8 @@ class World:
         Bodies and joints alone run in kernel calls of many steps, split at scheduled
         motor events and in chunks of about CHUNK_SECONDS of wall time at the measured
         pace: Ctrl-C stops a long advance between two chunks, the state whole (the
-        solver's stats then describe the last chunk). With ropes or a mouse grab each
-        step is a short sequence of kernel calls."""
+        solver's stats cover the whole advance: SolverStats.absorb). With ropes or a mouse
+        grab each step is a short sequence of kernel calls."""
         n = bounds.whole_steps(n)
         if self.blown_up is not None:
             raise self.blown_up
@@ -1302,6 +1303,7 @@ class World:
             self._initial_state = self.save_state()
         if self._watch is None:
             self._watch = RunawayWatch(self)
+        self._advance_stats = None
         with _interrupts_between_chunks(n > 1) as interrupted:
             while n > 0:
                 self._fire_events()
@@ -1380,7 +1382,11 @@ class World:
     def _run_solver(self, n, coupled=False):
         """n steps of the active solver; `coupled`: velocities already hold this step's
         gravity and forces (see _coupled_step)."""
-        done = self.active_solver.step(self, n, coupled)
+        solver = self.active_solver
+        done = solver.step(self, n, coupled)
+        if self._advance_stats is not None:         # the advance's earlier calls: one advance's stats
+            solver.stats = self._advance_stats.absorb(solver.stats)
+        self._advance_stats = solver.stats
         st = self.state
         st.step_count += done
         st.time = st.epoch_time + (st.step_count - st.epoch_step) * self.dt
