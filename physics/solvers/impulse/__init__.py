@@ -31,12 +31,11 @@ rows and active limit rows — are solved exactly in O(N) by tree elimination (B
 geometric stiffness of the joint forces in the inertia so that long hanging chains stay
 stable at large steps. Motors, friction (eq. 15-16 unchanged), limits that let go and
 joints closing loops iterate as sequential impulses around it; the split-impulse pass
-uses the same factor and, with nothing to iterate, is solved in the same sweeps. See
-"direct path" below.
+uses the same factor and, with nothing to iterate, is solved in the same sweeps (direct.py).
 
 The package, by stage of the step (step.py has the step's order):
 
-    settings.py        the settings, the params vector (P_*) and stats vector (S_*)
+    settings.py        the settings, the Params the kernels read, their stats vector (S_*)
     rows.py            prepare rows (M⁻¹Jᵀ, effective masses), warm start
     sweeps.py          one sweep of the joints' blocks: constraint rows, motor or friction
                        (eq. 15-16); the split-impulse sweep
@@ -45,13 +44,11 @@ The package, by stage of the step (step.py has the step's order):
     direct.py          the direct path: the tree's rows solved exactly around the sweeps
     direct_sets.py     its active sets: limits that let go, friction that sticks or slips
     step.py            the kernel: contacts, forces, the solve, positions, projections
-    solver.py          ImpulseSolver: settings, the kernel call, stats
+    solver.py          ImpulseSolver (SolverBase): Params per call, the kernel call, stats,
+                       the panel's rows and readouts
 """
-from .contact_sweeps import CB_D, CB_FF, CB_NN, CB_W, MAX_PATCH
-from .direct import DIRECT_SOLVE, uses_direct_solve
-from .settings import METHODS, SETTINGS, STABILIZATIONS
+from .direct import uses_direct_solve
+from .settings import METHODS, SETTINGS, STABILIZATIONS, Params, make_params
 from .solver import ImpulseSolver
-from .sweeps import ball_metric_clamp
 
-__all__ = ["ImpulseSolver", "SETTINGS", "METHODS", "STABILIZATIONS", "DIRECT_SOLVE", "uses_direct_solve",
-           "ball_metric_clamp", "CB_NN", "CB_FF", "CB_W", "CB_D", "MAX_PATCH"]
+__all__ = ["ImpulseSolver", "SETTINGS", "METHODS", "STABILIZATIONS", "Params", "make_params", "uses_direct_solve"]

@@ -13,9 +13,7 @@ from .contact_sweeps import contact_sweep, prepare_contact_blocks
 from .direct_sets import lock_sticking_friction, release_pulling_limits, release_slipping_friction
 from .iterative import record_solve
 from .rows import block_iterates, prepare_rows, warm_start
-from .settings import (BAUMGARTE, METHODS, NO_STABILIZATION, P_EPSILON, P_ERP, P_ITERATIONS, P_POSITION_ITERATIONS,
-                       P_PROJECTION, P_PROJECTION_ABOVE, P_STABILIZATION, P_SUBSTEPS, P_TICKS_PER_MS, P_TIME_CAP_MS,
-                       P_WARM_START, SHAKE, SPLIT)
+from .settings import BAUMGARTE, METHODS, NO_STABILIZATION, SHAKE, SPLIT
 from .sweeps import sweep_positions, sweep_velocities
 
 # ---------------------------------------------------------------------------- direct path
@@ -213,13 +211,13 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
     joint_rows, joint_mdir, body_v0 = tree.joint_rows, tree.joint_mdir, tree.body_v0
     body_w0, body_I = tree.body_w0, tree.body_I
     body_z, body_z2 = tree.body_z, tree.body_z2
-    max_it = int(params[P_ITERATIONS])
-    eps = params[P_EPSILON]
-    stabilization = params[P_STABILIZATION]
+    max_it = params.iterations
+    eps = params.epsilon
+    stabilization = params.stabilization
     use_k = stabilization != NO_STABILIZATION
-    rate = params[P_ERP] / h if stabilization == BAUMGARTE else 0.0
+    rate = params.erp / h if stabilization == BAUMGARTE else 0.0
     targets = stabilization != NO_STABILIZATION
-    cap = params[P_TIME_CAP_MS] / params[P_SUBSTEPS] * params[P_TICKS_PER_MS]
+    cap = params.time_cap_ms / params.substeps * params.ticks_per_ms
     t_start = ticks()
     # the rows of the direct solve: equality rows of the tree, active limits (with no
     # limit, motor or friction anywhere they are the equality rows, chosen once per run)
@@ -230,7 +228,7 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
                 # a speculative limit (joint_rows.speculative_limits: in force, C = 0) iterates
                 row_direct[r] = -1 if (row_active[r] != 0 and row_C[r] == 0.0 and row_kind[r] == ROW_LIMIT) else 0
         select_rows(tree, joint_type, joint_row_start, row_active, True, row_direct)
-    if params[P_WARM_START] == 0.0:
+    if not params.warm_start:
         # the impulses of the direct rows only seed the geometric stiffness: cold, from 0
         for t in range(order.shape[0]):
             k = order[t]
@@ -239,9 +237,9 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
     # not with loop joints (their rows, swept around the direct solve, would pull against it)
     # nor with post_projection on every step (it takes the drift; a smaller one only hands its
     # Newton steps a chord step's precision: 6e-5 m instead of 1e-5 on a whipping 30-link chain)
-    every_step = params[P_PROJECTION] > 0.0 and params[P_PROJECTION_ABOVE] == 0.0
+    every_step = params.projection > 0 and params.projection_above == 0.0
     predict = stabilization == SPLIT and tree.loop_joints.shape[0] == 0 and not every_step
-    predict_drift(h, params[P_ERP] if predict else 0.0, tree, joint_type, joint_body, row_J, row_C, body_inv_mass,
+    predict_drift(h, params.erp if predict else 0.0, tree, joint_type, joint_body, row_J, row_C, body_inv_mass,
                   body_omega)
     copy2d(body_v0, body_vel)
     copy2d(body_w0, body_omega)
@@ -264,11 +262,11 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
             if n_iter > 0 and crows.block_start.shape[0] > 0:
                 cblock = cblocks[:prepare_contact_blocks(crows, cwork, cblocks)]
             if it == 0 and not rows_done and n_iter > 0:
-                warm_start(params[P_WARM_START] != 0.0, rows, work, body_vel, body_omega, row_direct, False)
-                warm_start(params[P_WARM_START] != 0.0, crows, cwork, body_vel, body_omega, cdirect, True)
+                warm_start(params.warm_start, rows, work, body_vel, body_omega, row_direct, False)
+                warm_start(params.warm_start, crows, cwork, body_vel, body_omega, cdirect, True)
             factor = False
         positions = n_iter == 0 and (stabilization == SPLIT or stabilization == SHAKE) and \
-            params[P_POSITION_ITERATIONS] > 0
+            params.position_iterations > 0
         # rows of the direct solve, given the others' impulses: momenta M̃ V⁻ + Jᵀλ in, V out
         tree_momentum(order, roots, joint_child, body_inv_mass, body_I, body_v0, body_w0, body_z)
         if n_iter > 0:
@@ -278,7 +276,7 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
             fill2d(body_pvel, 0.0)
             fill2d(body_pomega, 0.0)
             zero_tree(order, roots, joint_child, body_z2)
-        articulated_solve(tree, joint_body, rate, body_z, body_vel, body_omega, positions, params[P_ERP] / h, body_z2, body_pvel, body_pomega)
+        articulated_solve(tree, joint_body, rate, body_z, body_vel, body_omega, positions, params.erp / h, body_z2, body_pvel, body_pomega)
         change = articulated_lambda(tree, row_J, body_z, body_vel, body_omega, row_lambda)
         released = release_pulling_limits(tree, joint_type, joint_row_start, row_active, row_direct, row_lambda)
         if last and locked:
@@ -296,12 +294,12 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
         residual = change
         if n_iter > 0:
             # limits, motors, friction (eq. 15-16), loop joints: sequential impulses, one sweep
-            residual = max(residual, sweep_velocities(stabilization == BAUMGARTE, params[P_ERP] / h, rows, work, body_vel, body_omega, row_direct))
-            residual = max(residual, contact_sweep(stabilization == BAUMGARTE, params[P_ERP] / h, eps, crows, cwork,
+            residual = max(residual, sweep_velocities(stabilization == BAUMGARTE, params.erp / h, rows, work, body_vel, body_omega, row_direct))
+            residual = max(residual, contact_sweep(stabilization == BAUMGARTE, params.erp / h, eps, crows, cwork,
                                                    bodies, cdirect, cblock, swept))
         it += 1
         done = False
-        if n_iter == 0 and (not use_k or params[P_WARM_START] != 0.0):
+        if n_iter == 0 and (not use_k or params.warm_start):
             # one exact solve, nothing left to iterate: the geometric stiffness comes from
             # the last substep's impulses (the warm start), as with any iteration budget
             residual = 0.0
@@ -346,10 +344,10 @@ def direct_positions(params, h, joints, rows, work, tree, crows, cwork, cdirect)
     pomega[:, :] = 0.0
     row_lambda_pos[:] = 0.0
     cwork.impulse_pos[:] = 0.0
-    n_pos = int(params[P_POSITION_ITERATIONS])
+    n_pos = params.position_iterations
     if n_pos == 0:
         return
-    rate = params[P_ERP] / h
+    rate = params.erp / h
     for it in range(n_pos + 1):
         zero_tree(order, roots, joint_child, body_z)
         add_iterative_impulses(rows, work, row_lambda_pos, row_direct, body_z)

@@ -5,9 +5,8 @@ from numba import njit
 
 from ...clock import ticks
 from .contact_sweeps import contact_sweep
-from .settings import (BAUMGARTE, P_EPSILON, P_ERP, P_ITERATIONS, P_POSITION_ITERATIONS, P_STABILIZATION, P_SUBSTEPS,
-                       P_TICKS_PER_MS, P_TIME_CAP_MS, S_CAPPED, S_CAPPED_STEPS, S_ITERATIONS, S_RESIDUAL,
-                       S_SOLVE_TICKS, S_TOTAL_ITERATIONS)
+from .settings import (BAUMGARTE, S_CAPPED, S_CAPPED_STEPS, S_ITERATIONS, S_RESIDUAL, S_SOLVE_TICKS,
+                       S_TOTAL_ITERATIONS)
 from .sweeps import sweep_positions, sweep_velocities
 
 
@@ -30,11 +29,11 @@ def solve_velocities(params, h, rows, work, bodies, stats, row_direct, crows, cw
     sweep the joints' rows, then the contacts' (crows, cwork, cdirect: contact_views; cblock:
     prepare_contact_blocks)."""
     vel, omega = bodies.vel, bodies.omega
-    max_it = int(params[P_ITERATIONS])
-    eps = params[P_EPSILON]
-    baumgarte = params[P_STABILIZATION] == BAUMGARTE
-    erp_rate = params[P_ERP] / h
-    cap = params[P_TIME_CAP_MS] / params[P_SUBSTEPS] * params[P_TICKS_PER_MS]
+    max_it = params.iterations
+    eps = params.epsilon
+    baumgarte = params.stabilization == BAUMGARTE
+    erp_rate = params.erp / h
+    cap = params.time_cap_ms / params.substeps * params.ticks_per_ms
     t_start = ticks()
     it = 0
     residual = 0.0
@@ -61,7 +60,7 @@ def solve_positions(params, h, rows, work, pvel, pomega, row_direct, crows, cwor
     pomega[:, :] = 0.0
     row_lambda_pos[:] = 0.0
     cwork.impulse_pos[:] = 0.0
-    for it in range(int(params[P_POSITION_ITERATIONS])):
-        sweep_positions(params[P_ERP] / h, rows, work, pvel, pomega, row_direct)
+    for it in range(params.position_iterations):
+        sweep_positions(params.erp / h, rows, work, pvel, pomega, row_direct)
         if crows.block_start.shape[0] > 0:
-            sweep_positions(params[P_ERP] / h, crows, cwork, pvel, pomega, cdirect)
+            sweep_positions(params.erp / h, crows, cwork, pvel, pomega, cdirect)

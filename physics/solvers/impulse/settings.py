@@ -1,13 +1,10 @@
 """The impulse family's settings: the schema the panel, scene files and World check
-against, the params vector its kernels read them from (P_*) and the stats vector they
+against, the named tuple its kernels read them from (Params) and the stats vector they
 write (S_*)."""
+from collections import namedtuple
+
 from ...settings import Setting
 
-# the kernel's params vector (ImpulseSolver._pack)
-P_ITERATIONS, P_EPSILON, P_TIME_CAP_MS, P_WARM_START, P_STABILIZATION, P_ERP, P_SUBSTEPS, \
-    P_TICKS_PER_MS, P_POSITION_ITERATIONS, P_METHOD, P_DIRECT, P_MAY_ITERATE, P_PROJECTION, \
-    P_PROJECTION_ABOVE, P_KEEP_ENERGY = range(15)
-N_PARAMS = 15
 SPLIT, BAUMGARTE, NO_STABILIZATION, SHAKE = 0, 1, 2, 3
 STABILIZATIONS = {"split": SPLIT, "baumgarte": BAUMGARTE, "none": NO_STABILIZATION, "shake": SHAKE}
 # SHAKE's quasi-Newton iterations stop once every joint's drift is below this (m or rad):
@@ -20,7 +17,7 @@ METHODS = {"auto": 0, "direct": 1, "iterative": 2}
 # a limit binds speculatively when its joint could reach it within this many substeps at its
 # rate after the external impulses (joint_rows.speculative_limits): the solve may speed it up
 LIMIT_REACH = 4.0
-# impulse_stats layout (last step, plus counts over the run)
+# the kernel's stats vector (last step, plus counts over the call)
 S_ITERATIONS, S_RESIDUAL, S_SOLVE_TICKS, S_CAPPED, S_CAPPED_STEPS, S_TOTAL_ITERATIONS, S_VIOLATION = range(7)
 N_STATS = S_VIOLATION + 4          # the last post-projection's Violation (4 numbers) from S_VIOLATION on
 
@@ -70,3 +67,23 @@ SETTINGS = (
                  "what a step cannot take back at once is owed and taken back over the next steps."),
 )
 
+
+Params = namedtuple("Params", "iterations epsilon time_cap_ms warm_start stabilization erp substeps "
+                              "position_iterations ticks_per_ms direct may_iterate projection projection_above "
+                              "keep_energy")
+"""What the kernels read: the settings of those names (stabilization as SPLIT, BAUMGARTE,
+NO_STABILIZATION or SHAKE), and per step call — ticks_per_ms: the clock's ticks per ms;
+direct: the tree's rows are solved directly (direct.uses_direct_solve); may_iterate: some
+joint has a limit or a free row in use (friction or a motor), so rows may iterate around
+the direct solve; projection: Newton iterations of seed 004's position projection after
+a step (0: off); projection_above: it runs only on steps whose joints drifted beyond
+this (m or rad; 0: every step); keep_energy: the energy projection after each step."""
+
+
+def make_params(s, ticks_per_ms, direct, may_iterate, projection, projection_above, keep_energy):
+    """Params of a settings dict and of what the step call knows (every field of one
+    type, so the kernels compile once)."""
+    return Params(int(s["iterations"]), float(s["epsilon"]), float(s["time_cap_ms"]), bool(s["warm_start"]),
+                  STABILIZATIONS[s["stabilization"]], float(s["erp"]), int(s["substeps"]),
+                  int(s["position_iterations"]), float(ticks_per_ms), bool(direct), bool(may_iterate),
+                  int(projection), float(projection_above), bool(keep_energy))

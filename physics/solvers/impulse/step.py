@@ -12,21 +12,20 @@ from .contact_sweeps import prepare_contact_blocks
 from .direct import direct_positions, direct_velocities
 from .iterative import solve_positions, solve_velocities
 from .rows import prepare_rows, warm_start
-from .settings import (LIMIT_REACH, P_DIRECT, P_KEEP_ENERGY, P_MAY_ITERATE, P_POSITION_ITERATIONS, P_PROJECTION,
-                       P_PROJECTION_ABOVE, P_STABILIZATION, P_SUBSTEPS, P_WARM_START, S_CAPPED_STEPS,
-                       S_SOLVE_TICKS, S_TOTAL_ITERATIONS, S_VIOLATION, SHAKE, SHAKE_ITERATIONS, SHAKE_TOLERANCE,
-                       SPLIT)
+from .settings import (LIMIT_REACH, S_CAPPED_STEPS, S_SOLVE_TICKS, S_TOTAL_ITERATIONS, S_VIOLATION, SHAKE,
+                       SHAKE_ITERATIONS, SHAKE_TOLERANCE, SPLIT)
 
 
 @njit(cache=True)
 def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drives, rows, work, tree, contacts, proj):
     """Advance n_steps steps of dt, each in `substeps` substeps. Rows must hold the current
-    poses on entry and hold the final ones on return. params[P_DIRECT]: the equality rows
-    of the tree (order, …: tree.TreePlan) are solved directly; params[P_MAY_ITERATE]:
-    some joint has a limit, friction or a motor. Contacts (physics/contacts.py ContactData)
-    are found at the start of each substep and their rows swept after the joints'. proj
-    (projection.Projection): the SHAKE correction's factor (stabilization "shake"). Returns
-    the steps done before a blow-up (n_steps when none)."""
+    poses on entry and hold the final ones on return. params (settings.Params): with
+    params.direct the equality rows of the tree (order, …: tree.TreePlan) are solved
+    directly; params.may_iterate: some joint has a limit or a free row in use. Contacts
+    (physics/contacts.py ContactData) are found at the start of each substep and their rows
+    swept after the joints'. proj (projection.Projection): the SHAKE correction's factor
+    (stabilization "shake"), the energy projection's groups and budget. Returns the steps
+    done before a blow-up (n_steps when none)."""
     body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega
     body_inv_inertia = bodies.inv_inertia
     joint_type = joints.type
@@ -36,17 +35,17 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
     body_inv_inertia_world = work.inv_inertia_world
     row_direct = tree.row_direct
     gravity, gyroscopic, max_speed, max_spin = env.gravity, env.gyroscopic, env.max_speed, env.max_spin
-    substeps = int(params[P_SUBSTEPS])
+    substeps = params.substeps
     h = dt / substeps
-    warm = params[P_WARM_START] != 0.0
-    shake = params[P_STABILIZATION] == SHAKE
-    split = params[P_STABILIZATION] == SPLIT or shake
-    direct = params[P_DIRECT] != 0.0
-    may_iterate = params[P_MAY_ITERATE] != 0.0
-    n_project = int(params[P_PROJECTION])
+    warm = params.warm_start
+    shake = params.stabilization == SHAKE
+    split = params.stabilization == SPLIT or shake
+    direct = params.direct
+    may_iterate = params.may_iterate
+    n_project = params.projection
     # the energy projection: only with ideal joints (a limit's impact, friction and motors
     # dissipate or drive) and the loads' work known (not with ropes or the mouse spring)
-    keep_energy = params[P_KEEP_ENERGY] != 0.0 and not may_iterate
+    keep_energy = params.keep_energy and not may_iterate
     grounded, energy = proj.grounded, proj.energy
     stats[S_CAPPED_STEPS] = 0.0
     stats[S_TOTAL_ITERATIONS] = 0.0
@@ -100,7 +99,7 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
                 n_iter = direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work, tree, crows, cwork,
                                            cdirect, contacts.work.block, contacts.work.swept)
                 solve_ticks += stats[S_SOLVE_TICKS]
-                if split and (n_iter > 0 or params[P_POSITION_ITERATIONS] == 0):
+                if split and (n_iter > 0 or params.position_iterations == 0):
                     direct_positions(params, h, joints, rows, work, tree, crows, cwork, cdirect)
             else:
                 world_inverse_inertia(body_quat, body_inv_inertia, body_inv_inertia_world)
@@ -139,7 +138,7 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
                 if sub < substeps - 1:
                     energy[:, 1] += energy[:, 2]
         if n_project > 0:                   # post-stabilization: seed 004 eqs. 15-16
-            projection.project_positions_step(h, n_project, params[P_PROJECTION_ABOVE], bodies, joints, rows, proj,
+            projection.project_positions_step(h, n_project, params.projection_above, bodies, joints, rows, proj,
                                               stats[S_VIOLATION:S_VIOLATION + 4], step == n_steps - 1)
             proj.fresh[0] = 0
         if keep_energy:                     # back to E_n + the loads' work (Dinev, Liu & Kavan 2018)
