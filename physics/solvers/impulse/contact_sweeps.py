@@ -10,7 +10,7 @@ from ...quat import rotate_inv
 from .rows import add12, coupling, free_rows, jv12, load12, normal_sum, store12
 from .sweeps import PATCH_PASSES, ball_metric_clamp, sweep_velocities
 
-# ---------------------------------------------------------------------------- contact blocks
+# ---------------------------------------------------------------------------- the blocks' couplings
 # A contact block (contacts.py: ≤ 4 normal rows, then 2-3 friction rows at the patch centre)
 # is swept with its couplings K = J M⁻¹ Jᵀ computed once per substep (prepare_contact_blocks):
 # the rows' speeds J·V are read once per sweep, the normal rows' projected Gauss–Seidel runs
@@ -56,6 +56,7 @@ def prepare_contact_blocks(rows, work, block):
     return nb
 
 
+# ---------------------------------------------------------------------------- the blocks' sweep
 @njit(cache=True, _nrt=False)
 def sweep_contacts(baumgarte, erp_rate, tol, rows, work, vel, omega, block):
     """One sweep of sequential impulses over the contact blocks on their couplings (block,
@@ -178,7 +179,7 @@ def sweep_contacts(baumgarte, erp_rate, tol, rows, work, vel, omega, block):
     return residual
 
 
-
+# ---------------------------------------------------------------------------- one sweep of the contacts
 @njit(cache=True)
 def contact_sweep(baumgarte, erp_rate, eps, crows, cwork, bodies, cdirect, cblock, swept):
     """One sweep of the contact rows: by blocks on their couplings (sweep_contacts) when
@@ -187,7 +188,7 @@ def contact_sweep(baumgarte, erp_rate, eps, crows, cwork, bodies, cdirect, cbloc
     over the sweep: how far the contacts still move the bodies. (Not the rows' own |Δλ|:
     the normal impulses of a statically indeterminate pile — a box on four corners, a
     box on four others — are not unique, and Gauss–Seidel keeps shifting them among the
-    supports, ~1e-7 N·s a sweep in a settled 100-box heap, without moving anything.)"""
+    supports sweep after sweep in a settled heap without moving anything.)"""
     n = crows.block_start.shape[0]
     if n == 0:
         return 0.0

@@ -1,6 +1,42 @@
-"""The direct path: the rows of the joints' spanning tree solved exactly around the
-sequential impulses of the rest (see the block comment below); when it runs
-(uses_direct_solve)."""
+"""The direct path (impulse_kernel on a joint tree deeper than the iteration budget
+converges on: uses_direct_solve), per substep: the velocity solve (direct_velocities), then
+split impulses (direct_positions).
+
+The rows of the spanning tree — every tree joint's equality rows and its active limit
+rows — are solved exactly in O(N) by the tree elimination of Baraff ("Linear-time
+dynamics using Lagrange multipliers", SIGGRAPH 96) in its articulated form
+(solvers/tree), from the bodies' momenta M̃ V⁻ plus the impulses of every other row.
+Those other rows — motors, friction (eq. 15-16, unchanged), limits outside the direct
+set, joints closing loops — stay sequential impulses around it (block Gauss–Seidel):
+one iteration = the direct solve given the others' impulses, then one sweep of the
+others; after the last sweep the direct solve runs once more, so its rows hold
+exactly on exit. A limit in the direct set whose impulse comes out pulling (the joint
+leaves its stop) is handed back to the one-sided sweeps for the rest of the substep
+and the direct solve is redone (release_pulling_limits). A joint whose friction
+impulse ends the sweeps inside its Coulomb ball (it sticks) is locked in that closing
+solve — its free rows join the direct set — so it is held exactly, not to ε
+(lock_sticking_friction); should the locked impulse come out beyond the ball, the
+joint slides: unlocked, its impulse on the ball, solved once more
+(release_slipping_friction).
+
+Geometric stiffness. With exact joint rows a long hanging chain still goes unstable at
+large steps: its tension T turns the rows' directions, a stiffness ~T/L that
+semi-implicit Euler treats explicitly. The step therefore uses the inertia
+    Ĩ_i = I_i + h² K̃_i,   K_i = Σ_joints (f·r) E − ½ (f rᵀ + r fᵀ)
+(f: the force of a joint's point rows on body i, r: its lever arm): the rotational
+geometric stiffness of constraint forces (Tournier et al., "Stable Constrained
+Dynamics", SIGGRAPH 2015), here bounded by its positive diagonal K̃ (Gershgorin row
+sums) so that Ĩ stays positive definite where K is not (Andrews, Teichmann & Kry,
+"Geometric Stiffness for Real-time Constrained Multibody Dynamics", Eurographics 2017,
+discuss that indefiniteness and the damping it costs). f comes from the impulses
+being solved for: the first iteration uses the warm start (last substep's); when other
+rows iterate around the direct solve, each further iteration uses the newest (a
+fixed-point iteration, stopping on ‖Δp‖ < ε as in eq. 17, the iteration limit or the
+cap). A tree with nothing else to iterate takes one exact solve per substep (with warm
+starting off, the fixed point is iterated so that K is not zero). Stabilization "none"
+leaves the inertia alone. It matters only for modes with h·ω ≳ 1, which it damps
+instead of amplifying.
+"""
 from numba import njit
 
 from ...clock import ticks
@@ -16,51 +52,13 @@ from .rows import block_iterates, prepare_rows, warm_start
 from .settings import BAUMGARTE, METHODS, NO_STABILIZATION, SHAKE, SPLIT
 from .sweeps import sweep_positions, sweep_velocities
 
-# ---------------------------------------------------------------------------- direct path
-# The rows of the spanning tree — every tree joint's equality rows and its active limit
-# rows — are solved exactly in O(N) by the tree elimination of Baraff ("Linear-time
-# dynamics using Lagrange multipliers", SIGGRAPH 96) in its articulated form
-# (solvers/tree), from the bodies' momenta M̃ V⁻ plus the impulses of every other row.
-# Those other rows — motors, friction (eq. 15-16, unchanged), limits outside the direct
-# set, joints closing loops — stay sequential impulses around it (block Gauss–Seidel):
-# one iteration = the direct solve given the others' impulses, then one sweep of the
-# others; after the last sweep the direct solve runs once more, so its rows hold
-# exactly on exit. A limit in the direct set whose impulse comes out pulling (the joint
-# leaves its stop) is handed back to the one-sided sweeps for the rest of the substep
-# and the direct solve is redone (release_pulling_limits). A joint whose friction
-# impulse ends the sweeps inside its Coulomb ball (it sticks) is locked in that closing
-# solve — its free rows join the direct set — so it is held exactly, not to ε
-# (lock_sticking_friction); should the locked impulse come out beyond the ball, the
-# joint slides: unlocked, its impulse on the ball, solved once more
-# (release_slipping_friction).
-#
-# Geometric stiffness. With exact joint rows a long hanging chain still goes unstable at
-# large steps: its tension T turns the rows' directions, a stiffness ~T/L that
-# semi-implicit Euler treats explicitly. The step therefore uses the inertia
-#     Ĩ_i = I_i + h² K̃_i,   K_i = Σ_joints (f·r) E − ½ (f rᵀ + r fᵀ)
-# (f: the force of a joint's point rows on body i, r: its lever arm): the rotational
-# geometric stiffness of constraint forces (Tournier et al., "Stable Constrained
-# Dynamics", SIGGRAPH 2015), here bounded by its positive diagonal K̃ (Gershgorin row
-# sums) so that Ĩ stays positive definite where K is not (Andrews, Teichmann & Kry,
-# "Geometric Stiffness for Real-time Constrained Multibody Dynamics", Eurographics 2017,
-# discuss that indefiniteness and the damping it costs). f comes from the impulses
-# being solved for: the first iteration uses the warm start (last substep's); when other
-# rows iterate around the direct solve, each further iteration uses the newest (a
-# fixed-point iteration, stopping on ‖Δp‖ < ε as in eq. 17, the iteration limit or the
-# cap). A tree with nothing else to iterate takes one exact solve per substep (with warm
-# starting off, the fixed point is iterated so that K is not zero). Stabilization "none"
-# leaves the inertia alone. It matters only for modes with h·ω ≳ 1, which it damps
-# instead of amplifying.
 
-
-
+# ---------------------------------------------------------------------------- when it runs
 # False: seed 001's iterative solver on every joint graph (comparisons, benchmarks).
 DIRECT_SOLVE = True
 # A bound on the time of one direct solve (factor, solve, impulses) per joint of the
-# tree, µs: measured 0.17–0.25 µs on a 2.6 GHz Xeon core (1000-link chain); kept wide so
-# slower machines stay inside it.
+# tree, µs: kept wide so that slower machines stay inside it.
 DIRECT_US_PER_JOINT = 0.5
-
 
 
 def uses_direct_solve(plan, iterations, time_cap_ms=0.0, substeps=1, method=0):
@@ -83,8 +81,7 @@ def uses_direct_solve(plan, iterations, time_cap_ms=0.0, substeps=1, method=0):
     return cap <= 0.0 or DIRECT_US_PER_JOINT * 1e-3 * len(plan.order) <= cap
 
 
-
-
+# ---------------------------------------------------------------------------- the split pass's targets
 @njit(cache=True, fastmath=_FAST, _nrt=False)
 def predict_drift(h, erp, tree, joint_type, joint_body, row_J, row_C, body_inv_mass, body_omega):
     """tree.row_target = the rows' values C the direct solve's targets come from: with
@@ -128,6 +125,7 @@ def predict_drift(h, erp, tree, joint_type, joint_body, row_J, row_C, body_inv_m
 
 
 
+# ---------------------------------------------------------------------------- the rows around the direct solve
 @njit(cache=True)
 def add_iterative_impulses(rows, work, lam, row_direct, body_z):
     """body_z += Jᵀ λ over every row solved by sequential impulses (all rows but those in
@@ -158,6 +156,7 @@ def count_iterative_blocks(rows, row_direct, loop_joints):
     return n
 
 
+# ---------------------------------------------------------------------------- the factor
 @njit(cache=True, _nrt=False)
 def refactor(h, use_k, targets, n_iter_known, may_iterate, rows_done, bodies, joints, rows, work, tree, crows, cwork,
              cdirect):
@@ -191,15 +190,15 @@ def refactor(h, use_k, targets, n_iter_known, may_iterate, rows_done, bodies, jo
     return n_iter
 
 
+# ---------------------------------------------------------------------------- velocities
 @njit(cache=True, _nrt=False)
 def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work, tree, crows, cwork, cdirect, cblocks,
                       swept):
-    """The velocity solve of one substep on the direct path (see the block comment above).
+    """The velocity solve of one substep on the direct path (see the module docstring).
     With nothing to iterate (no limit outside the direct solve, motor, friction, loop or
     contact) and split impulses, the pseudo-velocities (J V* = −ERP·C/h) are solved in the
     same sweeps. Contact rows (crows, cwork, cdirect; cblocks: ContactWork.block) iterate
-    like loop joints. Returns
-    the number of blocks with rows that iterate."""
+    like loop joints. Returns the number of blocks with rows that iterate."""
     body_vel, body_omega = bodies.vel, bodies.omega
     body_inv_mass = bodies.inv_mass
     joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
@@ -236,7 +235,7 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
                 row_lambda[joint_rows[k, i]] = 0.0
     # not with loop joints (their rows, swept around the direct solve, would pull against it)
     # nor with post_projection on every step (it takes the drift; a smaller one only hands its
-    # Newton steps a chord step's precision: 6e-5 m instead of 1e-5 on a whipping 30-link chain)
+    # Newton steps a chord step's precision, which they reach less closely)
     every_step = params.projection > 0 and params.projection_above == 0.0
     predict = stabilization == SPLIT and tree.loop_joints.shape[0] == 0 and not every_step
     predict_drift(h, params.erp if predict else 0.0, tree, joint_type, joint_body, row_J, row_C, body_inv_mass,
@@ -328,6 +327,7 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
     return n_iter
 
 
+# ---------------------------------------------------------------------------- positions (split impulses)
 @njit(cache=True)
 def direct_positions(params, h, joints, rows, work, tree, crows, cwork, cdirect):
     """Split impulses on the direct path when some rows iterate (else direct_velocities

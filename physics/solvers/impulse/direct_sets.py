@@ -8,11 +8,11 @@ from ...joint_rows import FREE_FRICTION
 from ...joint_types import N_FREE, N_LIMIT
 
 
+# ---------------------------------------------------------------------------- limits
 @njit(cache=True, inline="always")
 def n_limit_rows(t):
     """Limit rows of joint type t (joint_types.py)."""
     return N_LIMIT[t]
-
 
 
 @njit(cache=True)
@@ -34,7 +34,7 @@ def release_pulling_limits(tree, joint_type, joint_row_start, row_active, row_di
     return changed
 
 
-
+# ---------------------------------------------------------------------------- friction
 @njit(cache=True, inline="always")
 def impulse_norm(row_lambda, start, end):
     """|λ| over the rows start…end−1 (a joint's free rows: its friction impulse)."""

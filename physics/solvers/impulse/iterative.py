@@ -10,6 +10,7 @@ from .settings import (BAUMGARTE, S_CAPPED, S_CAPPED_STEPS, S_ITERATIONS, S_RESI
 from .sweeps import sweep_positions, sweep_velocities
 
 
+# ---------------------------------------------------------------------------- a solve's stats
 @njit(cache=True, inline="always")
 def record_solve(stats, iterations, residual, solve_ticks, capped):
     """Write one solve's iterations, final residual, time (ticks) and cap into stats."""
@@ -22,7 +23,7 @@ def record_solve(stats, iterations, residual, solve_ticks, capped):
     stats[S_TOTAL_ITERATIONS] += iterations
 
 
-
+# ---------------------------------------------------------------------------- velocities
 @njit(cache=True)
 def solve_velocities(params, h, rows, work, bodies, stats, row_direct, crows, cwork, cdirect, cblock, swept):
     """Sequential impulses until every |Δp| < ε, the iteration limit or the time cap; each
@@ -51,6 +52,7 @@ def solve_velocities(params, h, rows, work, bodies, stats, row_direct, crows, cw
     record_solve(stats, it, residual, ticks() - t_start, capped)
 
 
+# ---------------------------------------------------------------------------- positions (split impulses)
 @njit(cache=True)
 def solve_positions(params, h, rows, work, pvel, pomega, row_direct, crows, cwork, cdirect):
     """Split impulses: `position_iterations` sweeps of sweep_positions from V* = 0, the

@@ -5,7 +5,7 @@ from collections import namedtuple
 
 from ...settings import Setting
 
-SPLIT, BAUMGARTE, NO_STABILIZATION, SHAKE = 0, 1, 2, 3
+SPLIT, BAUMGARTE, NO_STABILIZATION, SHAKE = 0, 1, 2, 3    # as the kernels see them (Params.stabilization)
 STABILIZATIONS = {"split": SPLIT, "baumgarte": BAUMGARTE, "none": NO_STABILIZATION, "shake": SHAKE}
 # SHAKE's quasi-Newton iterations stop once every joint's drift is below this (m or rad):
 # far below any visible gap (the split impulses take what is left next substep). Each
@@ -13,7 +13,7 @@ STABILIZATIONS = {"split": SPLIT, "baumgarte": BAUMGARTE, "none": NO_STABILIZATI
 # Newton steps (projection.shake_correction), so 20 take a centimetre below it at ωh = ½
 SHAKE_TOLERANCE = 1e-9
 SHAKE_ITERATIONS = 20
-METHODS = {"auto": 0, "direct": 1, "iterative": 2}
+METHODS = {"auto": 0, "direct": 1, "iterative": 2}     # direct.uses_direct_solve's method
 # a limit binds speculatively when its joint could reach it within this many substeps at its
 # rate after the external impulses (joint_rows.speculative_limits): the solve may speed it up
 LIMIT_REACH = 4.0
@@ -67,7 +67,6 @@ SETTINGS = (
                  "what a step cannot take back at once is owed and taken back over the next steps."),
 )
 
-
 Params = namedtuple("Params", "iterations epsilon time_cap_ms warm_start stabilization erp substeps "
                               "position_iterations ticks_per_ms direct may_iterate projection projection_above "
                               "keep_energy")
@@ -77,7 +76,8 @@ direct: the tree's rows are solved directly (direct.uses_direct_solve); may_iter
 joint has a limit or a free row in use (friction or a motor), so rows may iterate around
 the direct solve; projection: Newton iterations of seed 004's position projection after
 a step (0: off); projection_above: it runs only on steps whose joints drifted beyond
-this (m or rad; 0: every step); keep_energy: the energy projection after each step."""
+this (m or rad; 0: every step); keep_energy: the energy projection after each step
+(not coupled to ropes or the mouse spring; the kernel adds: with ideal joints only)."""
 
 
 def make_params(s, ticks_per_ms, direct, may_iterate, projection, projection_above, keep_energy):

@@ -1,4 +1,18 @@
-"""The impulse family's kernel (impulse_kernel): steps of Δt, each in substeps."""
+"""The impulse family's step (impulse_kernel), per substep h = Δt/substeps, by stage:
+
+1. drive rows: bounds, motor targets and friction radii (joint_rows.write_drive_rows;
+   with no limit or free row in use, once per call)
+2. contacts at the substep's start (broad and narrow phase, contact rows: contacts.py)
+3. forces: the loads gathered, velocities integrated (external impulses, eq. 10);
+   speculative limits (the limits the joint may reach)
+4. the solve: the direct path (direct.py) or the iterative one (rows.py prepare_rows and
+   warm_start, iterative.py's sweeps until ε), then split impulses
+5. positions with V + V* (eq. 11), the rows at the new poses (the SHAKE correction with
+   stabilization "shake"); the contacts' impulses kept for the next warm start
+
+then, after a step's substeps: seed 004's position projection, the energy projection
+(keep_energy), the blow-up check.
+"""
 from numba import njit
 
 from ...contacts import (N_BLOCKS, N_PREV, N_ROWS, broad_contacts, contact_views, detection_overflowed,
@@ -73,7 +87,7 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
                 write_drive_rows(joints, drives, rows, h)
             # contacts at the poses of the substep's start, ġ⁻ from its velocities
             # contacts.prepare_contacts written out: no call that counts references to the
-            # contact bundles (~1 µs) when nothing is near or nothing was found
+            # contact bundles when nothing is near or nothing was found
             n_pairs = broad_contacts(contacts, bodies)
             m = narrow_contacts(contacts, n_pairs) if n_pairs > 0 else 0
             if m > 0:
@@ -130,7 +144,7 @@ def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, d
                 projection.shake_correction(h, SHAKE_TOLERANCE, SHAKE_ITERATIONS, bodies, joints, rows, proj, readout)
             if n_contacts > 0:
                 keep_contact_impulses(contacts, n_contacts)
-            else:                           # nothing touched: no warm start (its call alone costs ~1 µs)
+            else:                           # nothing touched: no warm start (and no call for it)
                 contacts.buffers.n[N_PREV] = 0
             if keep_energy:
                 energy[:, 2] = 0.0

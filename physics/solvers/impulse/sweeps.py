@@ -99,7 +99,7 @@ def sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct):
     row) or its friction rows (eq. 15 and the ball clamp of eq. 16). Rows in the direct
     solve (row_direct = 1: equality rows of tree joints, active limits) are skipped.
     `_nrt=False` (both sweeps: they allocate nothing): no reference counting of the arrays
-    the helpers inlined per block take (~12 % of a sweep over a heap's contacts)."""
+    the helpers inlined per block take, a share of every sweep over a heap's contacts."""
     block_start, block_count, row_body, row_kind = rows.block_start, rows.block_count, rows.body, rows.kind
     row_J, row_C, row_active, row_lambda = rows.J, rows.C, rows.active, rows.impulse
     row_lo, row_hi, row_bias, row_joint = rows.lo, rows.hi, rows.bias, rows.joint
