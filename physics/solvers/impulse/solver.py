@@ -111,6 +111,19 @@ class ImpulseSolver(SolverBase):
         if saved is not None and saved.shape == energy[:, projection.E_OWED:].shape:
             energy[:, projection.E_OWED:] = saved
 
+    # ------------------------------------------------------------------ benchmarks
+    def shorthand(self, text):
+        """ITERATIONSxSUBSTEPS (benchmarks: impulse:8x2, impulse:50): exactly that many
+        iterations per substep (ε = 0)."""
+        iterations, x, substeps = text.partition("x")
+        if iterations.isdigit() and (substeps.isdigit() or not x):
+            return {"iterations": int(iterations), "substeps": int(substeps or 1), "epsilon": 0.0}
+        return super().shorthand(text)
+
+    def describe(self, world):
+        """Which path runs: the direct solve of the joint tree, or seed 001's iterations."""
+        return {"path": "direct" if self.uses_direct(world) else "iterative"}
+
     # ------------------------------------------------------------------ the panel
     def readouts(self, stats, capped=(0, 0)):
         k, n = capped
