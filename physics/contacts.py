@@ -88,7 +88,7 @@ blocks written, spare."""
 ContactWork = namedtuple("ContactWork", "minv_jt mass bound impulse_pos direct block swept")
 """Per contact row: M⁻¹Jᵀ (R,12), effective mass (R,), penalty bound (R,), split impulse (R,),
 direct (R,) zeros (contact rows are never in the direct tree solve); per block (M, BLOCK_NUMBERS):
-the impulse solver's couplings J M⁻¹ Jᵀ of its rows and a scratch (solvers/impulse.py CB_*);
+the impulse solver's couplings J M⁻¹ Jᵀ of its rows and a scratch (solvers/impulse/contact_sweeps.py CB_*);
 swept (N,6): every World body's velocity and angular velocity before a contact sweep (the
 impulse solver's convergence test, impulse.contact_sweep)."""
 ContactData = namedtuple("ContactData", "shapes buffers rows work")
