@@ -196,7 +196,7 @@ def test_sparse_system_holds_the_same_matrix_as_the_dense_build():
     nonzeros (sparse_system) instead of densely: on the stack scene's boxes both builds give
     the same A to 1e-12 of its largest entry (the dense build's symmetrization only moves
     round-off)."""
-    from physics.solvers.lcp import build_system
+    from physics.solvers.lcp.system import build_system
     w = load_scene(str(ROOT / "scenes" / "stack.toml"))
     w.solver = "lcp"
     w.advance_steps(30)
