@@ -1,12 +1,9 @@
 """The lcp family's settings: the schema the panel, scene files and World check against,
-the numbers its kernel reads (P_*) and the constants of its methods."""
+the named tuple its kernel reads them from (Params) and the constants of its methods."""
+from collections import namedtuple
+
 from ...settings import Setting
 
-
-# the kernel's params vector (LcpSolver._pack)
-P_METHOD, P_LEMKE_MAX, P_PGS_ITERATIONS, P_PGS_TOLERANCE, P_TIME_CAP_MS, P_STABILIZATION, P_ERP, P_IMPACT, \
-    P_TICKS_PER_MS, P_MAY_ITERATE, P_GEOMETRIC, P_PROJECTION = range(12)
-N_PARAMS = 12
 # a limit binds speculatively when its joint could reach it within this many steps at its rate
 # at the step's start (joint_rows.speculative_limits; gravity and motors may speed it up)
 LIMIT_REACH = 4.0
@@ -14,8 +11,9 @@ AUTO, LEMKE, PGS = 0, 1, 2
 METHODS = {"auto": AUTO, "lemke": LEMKE, "pgs": PGS}
 SPLIT, BAUMGARTE, NO_STABILIZATION = 0, 1, 2
 STABILIZATIONS = {"split": SPLIT, "baumgarte": BAUMGARTE, "none": NO_STABILIZATION}
-# predicted Lemke cost, ns per n³ with n = 2 × rows (about its LCP variables); kept wide
-LEMKE_NS_PER_N3 = 2.0        # measured ≈ 1 ns per (2·rows)³ on this machine
+# Lemke's predicted cost, ns per n³ with n = 2 × rows (about its LCP variables), on the high
+# side: Lemke cannot be stopped midway, so under a time cap it runs only when this fits
+LEMKE_NS_PER_N3 = 2.0
 PGS_POSITION_SWEEPS = 50    # the split pass's PGS (a drift correction needs no exact solve)
 LEMKE_RESIDUAL = 1e-8       # Lemke's λ is taken when its BLCP residual is below this × max(1, |b|)
 LOOP_RANK_TOL = 1e-10       # loop rows whose pivot is below this × the largest are dependent
@@ -51,3 +49,22 @@ SETTINGS = (
     Setting("projection_iterations", "int", 2, 1, 10, label="projection iter.",
             help="Newton iterations of the position projection."),
 )
+
+Params = namedtuple("Params", "method lemke_max pgs_iterations pgs_tolerance time_cap_ms stabilization erp impact "
+                              "geometric projection ticks_per_ms may_iterate")
+"""What the kernel reads: method (AUTO, LEMKE, PGS), lemke_max (most U rows Lemke takes),
+pgs_iterations, pgs_tolerance (N·s), time_cap_ms (0: none), stabilization (SPLIT,
+BAUMGARTE, NO_STABILIZATION), erp, impact (the impact LCP on), geometric (the geometric
+stiffness on), projection (Newton iterations of seed 004's projection after each step; 0:
+off); of the call: ticks_per_ms (the clock's; 0: no counter, the cap is not enforced) and
+may_iterate (a limit on or a free row in use: the drive rows are written every step and
+limits bind speculatively)."""
+
+
+def make_params(s, ticks_per_ms, may_iterate):
+    """Params of a settings dict and the call's values (every field of one type, so the
+    kernel compiles once)."""
+    return Params(METHODS[s["lcp_method"]], int(s["lemke_max_rows"]), int(s["pgs_iterations"]),
+                  float(s["pgs_tolerance"]), float(s["lcp_time_cap_ms"]), STABILIZATIONS[s["lcp_stabilization"]],
+                  float(s["lcp_erp"]), bool(s["impact_lcp"]), bool(s["geometric_stiffness"]),
+                  int(s["projection_iterations"]) if s["projection"] else 0, float(ticks_per_ms), bool(may_iterate))

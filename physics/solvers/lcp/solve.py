@@ -10,8 +10,7 @@ from ...clock import ticks
 from ..dense import LEMKE_OK, blcp_residual, blcp_residual_csr, pgs, pivoted_solve, solve_blcp_lemke, sparsity
 from ..tree import articulated_solve, zero_tree
 from .rows import POS_BOUNDED, POS_FREE_ROW
-from .settings import (LEMKE, LEMKE_NS_PER_N3, LEMKE_RESIDUAL, P_LEMKE_MAX, P_METHOD, P_PGS_ITERATIONS,
-                       P_PGS_TOLERANCE, P_TICKS_PER_MS, P_TIME_CAP_MS, PGS, PGS_POSITION_SWEEPS)
+from .settings import LEMKE, LEMKE_NS_PER_N3, LEMKE_RESIDUAL, PGS, PGS_POSITION_SWEEPS
 from .system import row_speed
 from .velocities import apply_free_bodies, gather_impulses
 from .work import S_CAPPED, S_CAPPED_STEPS, S_FALLBACKS, S_METHOD, S_PIVOTS, S_RESIDUAL, S_ROWS, S_SIZE, \
@@ -25,8 +24,8 @@ def solve_lcp(params, stats, nu, sparse, lw):
     and fallback rule of the package docstring; x holds λ. Returns the method used.
     `sparse`: A is held as build_system's CSR rows, and PGS solves it."""
     A, b, x, lo, hi, mu, g0, g1 = lw.A, lw.b, lw.x, lw.u_lo, lw.u_hi, lw.u_mu, lw.u_g0, lw.u_g1
-    method = int(params[P_METHOD])
-    cap = params[P_TIME_CAP_MS] * params[P_TICKS_PER_MS]
+    method = params.method
+    cap = params.time_cap_ms * params.ticks_per_ms
     t0 = ticks()
     stats[S_ROWS] = nu
     stats[S_PIVOTS] = 0
@@ -39,10 +38,10 @@ def solve_lcp(params, stats, nu, sparse, lw):
         stats[S_RESIDUAL] = 0.0
         stats[S_SOLVE_TICKS] = 0.0
         return 0
-    if not sparse and method != PGS and nu <= min(int(params[P_LEMKE_MAX]), lw.lemke.slack.shape[0] // 3):
+    if not sparse and method != PGS and nu <= min(params.lemke_max, lw.lemke.slack.shape[0] // 3):
         n_est = 2.0 * nu                        # LCP variables, about (friction rows take three)
         predicted_ms = LEMKE_NS_PER_N3 * n_est ** 3 * 1e-6
-        if method == LEMKE or params[P_TIME_CAP_MS] <= 0.0 or predicted_ms <= params[P_TIME_CAP_MS]:
+        if method == LEMKE or params.time_cap_ms <= 0.0 or predicted_ms <= params.time_cap_ms:
             for i in range(nu):
                 lw.xp[i] = x[i]             # the warm start, for PGS if Lemke fails
             status, pivots, size = solve_blcp_lemke(A, b, lo, hi, mu, g0, g1, nu, x, lw.lemke)
@@ -63,7 +62,7 @@ def solve_lcp(params, stats, nu, sparse, lw):
             sparsity(A, nu, lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag)
         spent = ticks() - t0
         sweeps, change, capped = pgs(lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag, b, lo, hi, mu, g0, g1, nu, x,
-                                     int(params[P_PGS_ITERATIONS]), params[P_PGS_TOLERANCE],
+                                     params.pgs_iterations, params.pgs_tolerance,
                                      max(cap - spent, 1.0) if cap > 0.0 else 0.0)
         stats[S_SWEEPS] = sweeps
         if capped:
@@ -90,7 +89,7 @@ def position_pass(params, nu, nl, rank, rate, sparse, bodies, joint_body, tree, 
         lw.u_mu, lw.u_g0, lw.u_g1, lw.u_pos
     B, l_J, l_body, l_C, G, l_perm, lam_l, tmp_l, work_l = lw.B, lw.l_J, lw.l_body, lw.l_C, lw.G, lw.l_perm, \
         lw.lam_l, lw.tmp_l, lw.work_l
-    P, in_tree, zc = lw.P, lw.in_tree, lw.zc
+    P, zc = lw.P, lw.zc
     any_row = False
     for u in range(nu):
         role = u_pos[u]
@@ -125,7 +124,7 @@ def position_pass(params, nu, nl, rank, rate, sparse, bodies, joint_body, tree, 
         if not sparse:
             sparsity(A, nu, lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag)
         pgs(lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag, bp, plo, phi, np.zeros(nu), u_g0, u_g1, nu, xp,
-            PGS_POSITION_SWEEPS, params[P_PGS_TOLERANCE], 0.0)
+            PGS_POSITION_SWEEPS, params.pgs_tolerance, 0.0)
     gather_impulses(nu, nl, xp, lw)
     # V^p again with these impulses: momenta P, targets −rate·C
     order, roots, joint_child = tree.order, tree.roots, tree.joint_child

@@ -1,25 +1,20 @@
-"""LcpSolver: the lcp family's settings, its kernel call, its stats (LcpStats); mhat_dense
-for tests and tools."""
+"""LcpSolver: the lcp family's settings, its kernel call and its stats (LcpStats);
+mhat_dense for tests and tools."""
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ...clock import ticks_per_ms
-from ...joint_rows import MOTOR_OFF
-from ...settings import checked, defaults
-from ..base import SolverBase
+from ..base import Readout, SolverBase
 from ..projection import Violation, projection_for
 from ..stats import SolverStats
 from ..tree import articulated_factor, build_tree_plan, make_tree, select_rows, static_bodies
-from .settings import (LEMKE, METHODS, N_PARAMS, P_ERP, P_GEOMETRIC, P_IMPACT, P_LEMKE_MAX, P_MAY_ITERATE,
-                       P_METHOD, P_PGS_ITERATIONS, P_PGS_TOLERANCE, P_PROJECTION, P_STABILIZATION, P_TICKS_PER_MS,
-                       P_TIME_CAP_MS, PGS, SETTINGS, STABILIZATIONS)
+from .settings import LEMKE, PGS, SETTINGS, make_params
 from .step import lcp_kernel
 from .system import clear_column, mark_tree, mhat_column
 from .work import (IMPACT_CAPACITY, IMPACT_COLUMNS, N_STATS, S_CAPPED, S_CAPPED_STEPS, S_FALLBACKS, S_IMPACTS,
                    S_LOOP_RANK, S_LOOP_ROWS, S_METHOD, S_NEED_LOOPS, S_NEED_ROWS, S_PIVOTS, S_RESIDUAL, S_ROWS,
                    S_SIZE, S_SOLVE_TICKS, S_SWEEPS, S_VIOLATION, make_work)
-
 
 
 @dataclass
@@ -42,45 +37,31 @@ class LcpStats(SolverStats):
     impacts: np.ndarray = field(default_factory=lambda: np.zeros((0, IMPACT_COLUMNS)))
 
 
+
 class LcpSolver(SolverBase):
-    """The `lcp` family: settings (SETTINGS), step, stats, and its caches — the tree plan
-    of the joint graph and the dense work arrays, rebuilt on `model_changed` and grown on
-    demand."""
+    """The `lcp` family. Beyond the World's state it keeps its work arrays (LcpWork: made
+    for the world's bodies, contact rows and projection, grown when a step needs more U or
+    loop rows) and the kernel's stats vector (S_*). The joint tree it factors is the
+    world's projection's (tree)."""
     name = "lcp"
     description = "One mixed LCP per step (seeds 003, 004): trees eliminated in O(N), Lemke or PGS, impacts."
     HONOURS = frozenset({"limits", "friction", "motors", "contacts", "restitution"})
     SETTINGS = SETTINGS
+    PANEL = (("lcp_method", "lemke_max_rows"), ("pgs_iterations", "pgs_tolerance"), ("lcp_time_cap_ms", "lcp_erp"),
+             ("lcp_stabilization",), ("impact_lcp", "projection"), ("geometric_stiffness", "projection_iterations"))
+    WHEN = {"projection_iterations": ("projection", (True,))}
 
     def __init__(self):
-        self.settings = defaults(SETTINGS)
-        self.params = np.zeros(N_PARAMS)
-        self.kernel_stats = np.zeros(N_STATS)
+        super().__init__()
         self.stats = LcpStats()
+        self.kernel_stats = np.zeros(N_STATS)   # S_* (the last projection's numbers carry over calls)
         self._work = None
-        self._room = (16, 8)                # U rows, loop rows the work was last sized for
-        self._pack()
+        self._room = (16, 8)                    # U rows, loop rows the work is sized for
 
-    def configure(self, **values):
-        """Check every value against the schema first, then apply them all."""
-        self.settings.update(checked(SETTINGS, values, "solver"))
-        self._pack()
-
-    def _pack(self):
-        s, p = self.settings, self.params
-        p[P_METHOD] = METHODS[s["lcp_method"]]
-        p[P_LEMKE_MAX] = s["lemke_max_rows"]
-        p[P_PGS_ITERATIONS], p[P_PGS_TOLERANCE] = s["pgs_iterations"], s["pgs_tolerance"]
-        p[P_TIME_CAP_MS] = s["lcp_time_cap_ms"]
-        p[P_STABILIZATION] = STABILIZATIONS[s["lcp_stabilization"]]
-        p[P_ERP] = s["lcp_erp"]
-        p[P_IMPACT] = 1.0 if s["impact_lcp"] else 0.0
-        p[P_GEOMETRIC] = 1.0 if s["geometric_stiffness"] else 0.0
-        if self._work is not None and self._work.lemke.slack.shape[0] < 3 * s["lemke_max_rows"]:
+    def settings_changed(self):
+        """Lemke's work is sized for lemke_max_rows: made anew when that grew."""
+        if self._work is not None and self._work.lemke.slack.shape[0] < 3 * self.settings["lemke_max_rows"]:
             self._work = None
-
-    def model_changed(self, world):
-        """The joint graph or the bodies changed: drop the work arrays."""
-        self._work = None
 
     def tree(self, world):
         """The Tree bundle (tree) the kernel factors the joint tree on: the world's
@@ -88,13 +69,9 @@ class LcpSolver(SolverBase):
         step's end is the next step's."""
         return projection_for(world).tree
 
-    def free_rows_used(self, world):
-        """Per joint, 1 if its free rows are in use (friction or a motor)."""
-        m, c = world.model.joints, world.control.joints
-        return ((m.friction > 0.0) | (c.motor_mode != MOTOR_OFF)).astype(np.int64)
-
     def _work_for(self, world, contacts):
-        """The work arrays, (re)made when missing or too small for the contact rows."""
+        """The work arrays, made anew when missing, too small for the contact rows, or made
+        for another layout (a new layout has a new Projection)."""
         w = self._work
         rc = contacts.rows.J.shape[0]
         nb = world.model.bodies.count
@@ -104,52 +81,64 @@ class LcpSolver(SolverBase):
             self._work = make_work(nb, rows, loops, rc, self.settings["lemke_max_rows"], proj)
         return self._work
 
-    def step(self, world, n, coupled=False):
-        """n steps of Δt (lcp_kernel; with `projection` on, seed 004's projection after
-        each step inside it); returns the steps done before a blow-up."""
-        tree = self.tree(world)
-        m, c = world.model.joints, world.control.joints
-        self.params[P_MAY_ITERATE] = 1.0 if (m.limit_on.any() or (m.friction > 0.0).any()
-                                             or (c.motor_mode != MOTOR_OFF).any()) else 0.0
-        self.params[P_TICKS_PER_MS] = ticks_per_ms()
-        self.params[P_PROJECTION] = self.settings["projection_iterations"] if self.settings["projection"] else 0
-        env, bodies, loads, joints, drives, rows, work = world.kernel_bundles(self.free_rows_used(world), coupled)
+    # ------------------------------------------------------------------ the step (SolverBase.step)
+    def params(self, world, coupled):
+        """Params of the settings; may_iterate: a limit on, or a free row in use."""
+        may_iterate = bool(world.model.joints.limit_on.any()) or bool(self.free_rows_used(world).any())
+        return make_params(self.settings, ticks_per_ms(), may_iterate)
+
+    def begin(self, world, coupled):
+        call = super().begin(world, coupled)
+        call.update(tree=self.tree(world), fallbacks=0, capped=0, impacts=[])
+        return call
+
+    def run(self, world, call, n, t0):
+        """One lcp_kernel call (with `projection` on, seed 004's projection after each step
+        inside it)."""
+        env, bodies, loads, joints, drives, rows, work = call["bundles"]
+        contacts = world.contact_data()
+        lw = call["lw"] = self._work_for(world, contacts)
+        return lcp_kernel(n, world.dt, t0, call["params"], self.kernel_stats, env, bodies, loads, joints, drives, rows,
+                          work, call["tree"], contacts, lw)
+
+    def after_run(self, world, call, k):
+        """Add up the call's fallbacks, capped steps and impacts; a step that needed more U
+        or loop rows than the work has: twice that room, and the kernel is called again."""
         st = self.kernel_stats
-        done, fallbacks, capped, impacts, violation = 0, 0, 0, [], None
-        while done < n:
-            chunk = n - done
-            contacts = world.contact_data()
-            lw = self._work_for(world, contacts)
-            k = lcp_kernel(chunk, world.dt, world.time + done * world.dt, self.params, st, env, bodies, loads,
-                           joints, drives, rows, work, tree, contacts, lw)
-            grew = world.contacts_stepped()
-            done += k
-            fallbacks += int(st[S_FALLBACKS])
-            capped += int(st[S_CAPPED_STEPS])
-            n_imp = int(st[S_IMPACTS])
-            if n_imp:
-                impacts.append(lw.impacts[:min(n_imp, IMPACT_CAPACITY)].copy())
-            if st[S_NEED_ROWS] > 0 or st[S_NEED_LOOPS] > 0:
-                rows_room, loops_room = self._room
-                self._room = (max(rows_room, 2 * int(st[S_NEED_ROWS])), max(loops_room, 2 * int(st[S_NEED_LOOPS])))
-                self._work = None
-                continue
-            if k < chunk and not grew:
-                break                       # blew up
-            if k < chunk:
-                continue                    # the contact buffers grew: the rest of the chunk
-        if self.params[P_PROJECTION] > 0 and done > 0:
-            violation = Violation(*(float(v) for v in st[S_VIOLATION:S_VIOLATION + 4]))
-        tpm = self.params[P_TICKS_PER_MS]
-        self.stats = LcpStats(
+        call["fallbacks"] += int(st[S_FALLBACKS])
+        call["capped"] += int(st[S_CAPPED_STEPS])
+        n_imp = int(st[S_IMPACTS])
+        if n_imp:
+            call["impacts"].append(call["lw"].impacts[:min(n_imp, IMPACT_CAPACITY)].copy())
+        if st[S_NEED_ROWS] > 0 or st[S_NEED_LOOPS] > 0:
+            rows, loops = self._room
+            self._room = (max(rows, 2 * int(st[S_NEED_ROWS])), max(loops, 2 * int(st[S_NEED_LOOPS])))
+            self._work = None
+            return True
+        return False
+
+    def finish(self, world, call, done):
+        st, params = self.kernel_stats, call["params"]
+        tpm = params.ticks_per_ms
+        stats = LcpStats(
             iterations=int(st[S_PIVOTS] if st[S_METHOD] == LEMKE else st[S_SWEEPS]), residual=float(st[S_RESIDUAL]),
             solve_ms=float(st[S_SOLVE_TICKS] / tpm) if tpm > 0 else 0.0, time_capped=bool(st[S_CAPPED]),
-            capped_steps=capped, steps=done, method={0: "none", LEMKE: "lemke", PGS: "pgs"}[int(st[S_METHOD])],
+            capped_steps=call["capped"], steps=done, method={0: "none", LEMKE: "lemke", PGS: "pgs"}[int(st[S_METHOD])],
             rows=int(st[S_ROWS]), lcp_size=int(st[S_SIZE]), pivots=int(st[S_PIVOTS]), sweeps=int(st[S_SWEEPS]),
-            loop_rows=int(st[S_LOOP_ROWS]), loop_rank=int(st[S_LOOP_RANK]), fallbacks=fallbacks,
-            impacts=np.vstack(impacts) if impacts else np.zeros((0, IMPACT_COLUMNS)))
-        self.stats.record_projection(violation)
-        return done
+            loop_rows=int(st[S_LOOP_ROWS]), loop_rank=int(st[S_LOOP_RANK]), fallbacks=call["fallbacks"],
+            impacts=np.vstack(call["impacts"]) if call["impacts"] else np.zeros((0, IMPACT_COLUMNS)))
+        if params.projection > 0 and done > 0:
+            stats.record_projection(Violation(*(float(v) for v in st[S_VIOLATION:S_VIOLATION + 4])))
+        return stats
+
+    # ------------------------------------------------------------------ the panel
+    def readouts(self, stats, capped=(0, 0)):
+        """The last step's LCP and the advance's fallbacks, then the solve time."""
+        work = f"{stats.pivots} pivots" if stats.method == "lemke" else f"{stats.sweeps} sweeps"
+        return [Readout("LCP", f"{stats.method}, {stats.rows} rows, {work}",
+                        "The last step's LCP: method, one-sided and bounded rows, Lemke pivots or PGS sweeps.", False),
+                Readout("fallbacks", f"{stats.fallbacks}", "Steps of the last advance where Lemke failed and PGS ran.",
+                        stats.fallbacks > 0)] + super().readouts(stats, capped)
 
 
 def mhat_dense(world):

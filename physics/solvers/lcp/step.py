@@ -9,8 +9,7 @@ from ..row_ops import world_inverse_inertia
 from ..tree import articulated_factor, articulated_targets, augmented_inertia, invert_tree_inertia, select_rows
 from .impacts import classify_contacts, kinetic_energy, record_impact
 from .rows import IMPACT_PHASE, VELOCITY_PHASE, align_friction, collect_loops, collect_rows, count_rows
-from .settings import (BAUMGARTE, LIMIT_REACH, NO_STABILIZATION, P_ERP, P_GEOMETRIC, P_IMPACT, P_MAY_ITERATE,
-                       P_PROJECTION, P_STABILIZATION, SPLIT)
+from .settings import BAUMGARTE, LIMIT_REACH, NO_STABILIZATION, SPLIT
 from .solve import position_pass, solve_lcp
 from .system import build_loops, build_system, mark_tree, sparse_lcp
 from .velocities import apply_free_bodies, apply_impulses, clear_joint_drive_impulses, free_velocity, gather_impulses, \
@@ -35,15 +34,15 @@ def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drive
     gravity, gyroscopic, max_speed, max_spin = env.gravity, env.gyroscopic, env.max_speed, env.max_spin
     c_vn, c_imp, c_S, impacts = lw.c_vn, lw.c_imp, lw.c_S, lw.impacts
     h = dt
-    stab = int(params[P_STABILIZATION])
-    erp = params[P_ERP]
+    stab = params.stabilization
+    erp = params.erp
     rate_v = erp / h if stab == BAUMGARTE else 0.0
     rate_p = erp / h if stab == SPLIT else 0.0
-    use_k = params[P_GEOMETRIC] != 0.0
+    use_k = params.geometric
     targets = stab != NO_STABILIZATION
-    may_iterate = params[P_MAY_ITERATE] != 0.0
-    impact_lcp = params[P_IMPACT] != 0.0
-    n_project = int(params[P_PROJECTION])
+    may_iterate = params.may_iterate
+    impact_lcp = params.impact
+    n_project = params.projection
     proj = lw.proj
     proj.fresh[0] = 0                       # the poses may have been edited since the last call
     threshold = contacts.shapes.settings[S_THRESHOLD]
