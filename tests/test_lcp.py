@@ -218,6 +218,46 @@ def test_sparse_system_holds_the_same_matrix_as_the_dense_build():
     assert np.abs(lw.a_diag[:nu] - np.diag(dense)).max() <= 1e-12 * scale
 
 
+def test_params_have_one_numba_type_whatever_the_settings():
+    """The kernel's Params (settings.make_params) have one numba type for every method,
+    drift correction and flag, with integral values given for float settings and for the
+    clock's rate: the kernel compiles once."""
+    from numba import typeof
+    from physics.solvers.lcp import LcpSolver
+    from physics.solvers.lcp.settings import make_params
+    solver = LcpSolver()
+    types = set()
+    for method, stabilization, flag in itertools.product(("auto", "lemke", "pgs"), ("split", "baumgarte", "none"),
+                                                         (False, True)):
+        solver.configure(lcp_method=method, lcp_stabilization=stabilization, impact_lcp=flag, projection=flag,
+                         geometric_stiffness=not flag, pgs_tolerance=1 if flag else 1e-9, lcp_erp=1 if flag else 0.2,
+                         lcp_time_cap_ms=0 if flag else 0.5)
+        types.add(typeof(make_params(solver.settings, 0 if flag else 1e3, flag)))
+    assert len(types) == 1, types
+
+
+def test_a_step_that_outgrows_the_work_is_redone_from_its_start_bit_for_bit():
+    """Eight boxes dropped onto the ground: the step in which they land needs more rows
+    than the lcp work holds, so the kernel stops before it, the work grows and the call
+    goes on from that step; after 200 steps the state equals, bit for bit, that of a
+    solver which had room for every row from the start."""
+    worlds = []
+    for room in (None, (1024, 8)):
+        w = ground_world(0.005, solver="lcp")
+        for i in range(8):
+            w.add_body(f"b{i}", Box((0.1, 0.1, 0.1)), mass=1.0, position=(0.5 * i, 0.0, 0.3 + 0.02 * i))
+        solver = w.solvers["lcp"]
+        if room:
+            solver._room = room
+        first = solver._room
+        w.advance_steps(200)
+        worlds.append((w, first, solver._room))
+    (grown, first, last), (roomy, _, _) = worlds
+    assert last[0] > first[0] and grown.stats.rows > first[0] and grown.stats.steps == 200
+    for name in ("pos", "quat", "vel", "omega"):
+        assert np.array_equal(getattr(grown.state.bodies, name), getattr(roomy.state.bodies, name)), name
+
+
 def test_one_step_equals_the_dense_mixed_lcp_of_the_same_rows():
     """A tree of a hinge at its stop (limit row active), a slider at its stop and a ball
     joint, all with joint friction: one lcp step (no drift correction) gives the velocities
