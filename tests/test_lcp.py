@@ -1,4 +1,4 @@
-"""The `lcp` solver family (physics/solvers/lcp.py, seeds 003 and 004): the bilateral
+"""The `lcp` solver family (physics/solvers/lcp/, seeds 003 and 004): the bilateral
 elimination M̂ (seed 004 eq. 13, corrected) against dense algebra, the LCP against
 reference solves, contacts and impacts against closed forms (the impulse solver's tests
 in test_contacts.py, run under lcp), agreement with `impulse`, and seed 004's four-bar."""
@@ -322,6 +322,36 @@ def test_sphere_rebounds_to_e_squared_times_drop_height():
     first = impacts[0]
     assert first[4] == pytest.approx(-0.5 * first[3], abs=1e-9)
     assert first[3] == pytest.approx(-math.sqrt(2 * G * 1.0), rel=0.01)
+
+
+def test_one_advance_reports_the_impacts_of_all_its_kernel_calls():
+    """An advance runs as several kernel calls (split here at a motor event at 0.6 s): the
+    stats of 1.2 s advanced at once hold every impact of the sphere dropped from H = 1 m
+    with e = 0.5 — at √(2H/g), then 2√(2H/g) and 2.5√(2H/g) — with the ones the same steps
+    taken one by one record, and count every step."""
+    dt, r = 0.001, 0.1
+    worlds = []
+    for _ in range(2):
+        w = ground_world(dt, solver="lcp")
+        w.add_body("ball", Sphere(r), mass=1.0, position=(0, 0, 1.0 + r), restitution=0.5)
+        w.add_body("arm", Box((0.1, 0.02, 0.02)), mass=1.0, position=(5.1, 0, 1.0))
+        w.add_joint("axle", "revolute", "world", "arm", anchor=(5.0, 0, 1.0), axis=(0, 1, 0))
+        w.joint("axle").set_motor("velocity", target=1.0, max_force=10.0)
+        w.add_motor_event("axle", time=0.6, target=-1.0)
+        worlds.append(w)
+    whole, stepped = worlds
+    whole.advance_steps(1200)
+    impacts = []
+    for _ in range(1200):
+        stepped.step()
+        impacts.extend(stepped.stats.impacts)
+    assert whole.stats.steps == 1200
+    t1 = math.sqrt(2.0 / G)
+    times = whole.stats.impacts[:, 0]
+    for t in (t1, 2.0 * t1, 2.5 * t1):
+        assert np.abs(times - t).min() < 5 * dt, t
+    assert whole.stats.impacts.shape == (len(impacts), 9)
+    assert np.allclose(whole.stats.impacts, np.array(impacts), rtol=1e-9, atol=1e-12)
 
 
 def test_resting_box_carries_its_weight_exactly():

@@ -36,6 +36,9 @@ class LcpStats(SolverStats):
     fallbacks: int = 0
     impacts: np.ndarray = field(default_factory=lambda: np.zeros((0, IMPACT_COLUMNS)))
 
+    COUNTS = SolverStats.COUNTS + ("fallbacks",)     # over an advance's kernel calls (absorb)
+    STACKS = ("impacts",)
+
 
 
 class LcpSolver(SolverBase):
