@@ -204,7 +204,7 @@ def contact_sweep(baumgarte, erp_rate, eps, crows, cwork, bodies, cdirect, cbloc
     return momentum_change(bodies, swept)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def momentum_change(bodies, swept):
     """max over moving bodies of |m Δv| and |I Δω| (body frame: |diag(I) Rᵀ Δω|), Δ from swept."""
     vel, omega, quat, inv_mass, inertia = bodies.vel, bodies.omega, bodies.quat, bodies.inv_mass, bodies.inertia

@@ -9,7 +9,7 @@ from ...joint_types import N_FREE, N_LIMIT
 
 
 # ---------------------------------------------------------------------------- limits
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def n_limit_rows(t):
     """Limit rows of joint type t (joint_types.py)."""
     return N_LIMIT[t]
@@ -35,7 +35,7 @@ def release_pulling_limits(tree, joint_type, joint_row_start, row_active, row_di
 
 
 # ---------------------------------------------------------------------------- friction
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def impulse_norm(row_lambda, start, end):
     """|λ| over the rows start…end−1 (a joint's free rows: its friction impulse)."""
     n = 0.0

@@ -11,7 +11,7 @@ from .sweeps import sweep_positions, sweep_velocities
 
 
 # ---------------------------------------------------------------------------- a solve's stats
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def record_solve(stats, iterations, residual, solve_ticks, capped):
     """Write one solve's iterations, final residual, time (ticks) and cap into stats."""
     stats[S_ITERATIONS] = iterations

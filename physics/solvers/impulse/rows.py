@@ -11,7 +11,7 @@ from ..row_ops import scatter_row
 
 
 # ---------------------------------------------------------------------------- a block's two bodies as a 12-tuple
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def jv12(row_J, r, v):
     """J·V of row r with the two bodies' velocities held in a local 12-tuple."""
     return (row_J[r, 0] * v[0] + row_J[r, 1] * v[1] + row_J[r, 2] * v[2] + row_J[r, 3] * v[3]
@@ -19,7 +19,7 @@ def jv12(row_J, r, v):
             + row_J[r, 8] * v[8] + row_J[r, 9] * v[9] + row_J[r, 10] * v[10] + row_J[r, 11] * v[11])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def add12(row_minv_jt, r, dl, v):
     """The 12-tuple V + M⁻¹Jᵀ Δλ."""
     m = row_minv_jt
@@ -28,13 +28,13 @@ def add12(row_minv_jt, r, dl, v):
             v[8] + m[r, 8] * dl, v[9] + m[r, 9] * dl, v[10] + m[r, 10] * dl, v[11] + m[r, 11] * dl)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def load12(a, b, vel, omega):
     return (vel[a, 0], vel[a, 1], vel[a, 2], omega[a, 0], omega[a, 1], omega[a, 2],
             vel[b, 0], vel[b, 1], vel[b, 2], omega[b, 0], omega[b, 1], omega[b, 2])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def store12(a, b, v, vel, omega):
     vel[a, 0], vel[a, 1], vel[a, 2] = v[0], v[1], v[2]
     omega[a, 0], omega[a, 1], omega[a, 2] = v[3], v[4], v[5]
@@ -42,7 +42,7 @@ def store12(a, b, v, vel, omega):
     omega[b, 0], omega[b, 1], omega[b, 2] = v[9], v[10], v[11]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def coupling(row_J, row_minv_jt, r, s):
     """(J M⁻¹ Jᵀ)_rs for two rows of the same joint (same bodies)."""
     k = 0.0
@@ -52,7 +52,7 @@ def coupling(row_J, row_minv_jt, r, s):
 
 
 # ---------------------------------------------------------------------------- a block's rows
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def normal_sum(row_lambda, start, f0):
     """Σλ of a contact block's normal rows (they precede its friction rows)."""
     s = 0.0
@@ -61,7 +61,7 @@ def normal_sum(row_lambda, start, f0):
     return s
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def free_rows(row_kind, start, end):
     """(first, count) of the block's free rows (they close the block). Helpers called per
     row or block take the row arrays one by one: taken from a bundle inside a loop, numba
@@ -72,7 +72,7 @@ def free_rows(row_kind, start, end):
     return f0, end - f0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def block_iterates(row_kind, row_active, start, end, row_direct):
     """Whether a block has rows for sequential impulses: a limit in force outside the
     direct solve, or a free row in use (friction or motor)."""

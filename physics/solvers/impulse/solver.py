@@ -10,7 +10,8 @@ from ..tree import build_tree_plan, make_tree, static_bodies
 from .direct import uses_direct_solve
 from .settings import (METHODS, N_STATS, S_CAPPED, S_CAPPED_STEPS, S_ITERATIONS, S_RESIDUAL, S_SOLVE_TICKS,
                        S_VIOLATION, SETTINGS, make_params)
-from .step import impulse_kernel
+from .settings import SHAKE
+from .step import Features, kernel_for
 
 
 def build_tree(world):
@@ -71,18 +72,25 @@ class ImpulseSolver(SolverBase):
                            0.0 if s["post_projection"] else s["projection_above"],
                            s["keep_energy"] and not coupled)
 
+    def features(self, world, params):
+        """The paths this world's step can take (step.Features): the kernel is compiled for
+        them alone (step.kernel_for)."""
+        return Features(bool(params.direct), world.collides(), params.projection > 0,
+                        params.stabilization == SHAKE, bool(params.keep_energy and not params.may_iterate))
+
     def begin(self, world, coupled):
         call = super().begin(world, coupled)
         _, tree, no_direct = self.tree(world)
         if not call["params"].direct:
             tree.row_direct[:] = 0
         call["tree"] = tree if call["params"].direct else no_direct
+        call["kernel"] = kernel_for(self.features(world, call["params"]))
         call["capped"] = 0
         return call
 
     def run(self, world, call, n, t0):
         env, bodies, loads, joints, drives, rows, work = call["bundles"]
-        return impulse_kernel(n, world.dt, t0, call["params"], self.kernel_stats, env, bodies, loads, joints, drives,
+        return call["kernel"](n, world.dt, t0, call["params"], self.kernel_stats, env, bodies, loads, joints, drives,
                               rows, work, call["tree"], world.contact_data(), projection.projection_for(world))
 
     def after_run(self, world, call, k):

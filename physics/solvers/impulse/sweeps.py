@@ -14,7 +14,7 @@ PATCH_PASSES = 5
 
 
 # ---------------------------------------------------------------------------- a block's constraint rows
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def constraint_rows(row_J, row_C, row_active, row_lo, row_hi, row_bias, row_mass, row_minv_jt, start, end, rate, lam,
                     row_direct, velocities, v):
     """Sequential impulses on the equality and limit rows start…end−1 of one block, the
@@ -45,7 +45,7 @@ def constraint_rows(row_J, row_C, row_active, row_lo, row_hi, row_bias, row_mass
 
 
 # ---------------------------------------------------------------------------- the Coulomb ball in a block's metric
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def solve3(a00, a01, a02, a11, a12, a22, b0, b1, b2):
     """x = A⁻¹b for a symmetric positive definite 3×3 A (Cramer)."""
     c00 = a11 * a22 - a12 * a12

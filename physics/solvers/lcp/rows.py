@@ -63,7 +63,7 @@ def collect_loops(joints, rows, tree, body_inv_mass, lw):
 
 
 # ---------------------------------------------------------------------------- U rows
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def add_row(lw_arrays, n, tab, r, a, b, J, lo, hi, bias, C, warm):
     """Append row r of table `tab` (0 joints, 1 contacts) to U at index n; returns n + 1."""
     u_tab, u_row, u_body, u_J, u_lo, u_hi, u_mu, u_bias, u_C, u_eps, u_pos, x = lw_arrays

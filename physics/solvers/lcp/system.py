@@ -9,7 +9,7 @@ from .settings import LOOP_RANK_TOL, PGS
 
 
 # ---------------------------------------------------------------------------- row products
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def row_speed(J, r, a, b, vel, omega):
     """J·V of row r (12 numbers) between bodies a and b."""
     return (J[r, 0] * vel[a, 0] + J[r, 1] * vel[a, 1] + J[r, 2] * vel[a, 2]
@@ -18,7 +18,7 @@ def row_speed(J, r, a, b, vel, omega):
             + J[r, 9] * omega[b, 0] + J[r, 10] * omega[b, 1] + J[r, 11] * omega[b, 2])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def column_dot(J, r, a, b, yv, yw, in_tree, live):
     """J_r · y for the column y in (yv, yw): tree bodies count only if the column's tree
     part is live (solved for this column), other bodies hold zeros unless the column's own."""
@@ -32,7 +32,7 @@ def column_dot(J, r, a, b, yv, yw, in_tree, live):
     return s
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def add_impulse(J, r, a, b, s, P):
     """P += Jᵀ s for row r on its two bodies (6 numbers per body: force, torque)."""
     for q in range(6):
@@ -40,7 +40,7 @@ def add_impulse(J, r, a, b, s, P):
         P[b, q] += J[r, 6 + q] * s
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def inverse_mass_times(i, px, py, pz, tx, ty, tz, body_inv_mass, inv_I):
     """M_i⁻¹ (p, τ) = (p/m, I⁻¹τ) of body i (inv_I: world inverse inertia, row-major)."""
     im = body_inv_mass[i]
@@ -88,7 +88,7 @@ def mhat_column(J, r, a, b, tree, joint_body, in_tree, body_inv_mass, inv_I, zc,
     return live
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def clear_column(a, b, in_tree, yv, yw):
     """Zero the column's entries on bodies of no tree (a and b)."""
     for side in range(2):
@@ -245,7 +245,7 @@ def sparse_system(nu, tree, joint_body, body_inv_mass, inv_I, lw):
     a_ptr[nu] = k
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def sparse_lcp(params, nu, nl, lw):
     """Whether this step's LCP is built and solved sparse: no loop rows, and PGS will run
     (method pgs, or more rows than Lemke takes)."""

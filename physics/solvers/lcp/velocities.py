@@ -79,7 +79,7 @@ def apply_impulses(rate, two, rate2, bodies, joint_body, tree, body_I, row_J, ro
         articulated_lambda(tree, row_J, body_z, vel, omega, row_lambda)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def dynamic(body_inv_mass, body_inv_inertia, i):
     return body_inv_mass[i] != 0.0 or body_inv_inertia[i, 0] != 0.0 or body_inv_inertia[i, 1] != 0.0 \
         or body_inv_inertia[i, 2] != 0.0

@@ -119,7 +119,7 @@ def add_springs(row_J, row_body, body_node, spring_w, spring_g, spring_on, body_
             add_row(row_J, r, na, nb, none, late, w, g, diag, offd, rhs)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def row_dot_nodes(row_J, r, na, nb, x, y, c):
     """J_r · x over the row's two nodes (x (k,6) when c < 0, else y[c] (…, k, 6))."""
     s = 0.0
