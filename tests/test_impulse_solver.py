@@ -42,10 +42,10 @@ def test_params_have_one_type_whatever_the_settings_so_the_kernel_compiles_once(
     assert step._KERNELS and all(len(kernel.signatures) == 1 for kernel in step._KERNELS.values())
 
 
-def test_a_time_cap_below_one_sweep_cuts_every_solve_and_is_counted():
+def test_a_time_cap_below_one_sweep_cuts_every_step_and_each_counts_once():
     w = World(dt=0.01, solver="impulse")
     make_chain(w, links=20)
-    w.configure("impulse", method="iterative", iterations=100000, epsilon=0.0, time_cap_ms=1e-6)
+    w.configure("impulse", method="iterative", iterations=100000, epsilon=0.0, time_cap_ms=1e-6, substeps=3)
     w.advance_steps(7)
     st = w.stats
     assert st.time_capped and st.capped_steps == 7 and st.steps == 7

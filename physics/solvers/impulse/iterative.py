@@ -5,7 +5,7 @@ from numba import njit
 
 from ...clock import ticks
 from .contact_sweeps import contact_sweep
-from .settings import (BAUMGARTE, S_CAPPED, S_CAPPED_STEPS, S_ITERATIONS, S_RESIDUAL, S_SOLVE_TICKS,
+from .settings import (BAUMGARTE, S_CAPPED, S_ITERATIONS, S_RESIDUAL, S_SOLVE_TICKS,
                        S_TOTAL_ITERATIONS)
 from .sweeps import sweep_positions, sweep_velocities
 
@@ -18,8 +18,6 @@ def record_solve(stats, iterations, residual, solve_ticks, capped):
     stats[S_RESIDUAL] = residual
     stats[S_SOLVE_TICKS] = solve_ticks
     stats[S_CAPPED] = 1.0 if capped else 0.0
-    if capped:
-        stats[S_CAPPED_STEPS] += 1.0
     stats[S_TOTAL_ITERATIONS] += iterations
 
 

@@ -29,7 +29,7 @@ from .contact_sweeps import prepare_contact_blocks
 from .direct import direct_positions, direct_velocities
 from .iterative import solve_positions, solve_velocities
 from .rows import prepare_rows, warm_start
-from .settings import (LIMIT_REACH, S_CAPPED_STEPS, S_SOLVE_TICKS, S_TOTAL_ITERATIONS, S_VIOLATION,
+from .settings import (LIMIT_REACH, S_CAPPED, S_CAPPED_STEPS, S_SOLVE_TICKS, S_TOTAL_ITERATIONS, S_VIOLATION,
                        SHAKE as SHAKE_CODE, SHAKE_ITERATIONS, SHAKE_TOLERANCE, SPLIT)
 
 
@@ -94,6 +94,7 @@ def _make_kernel(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY):    # noqa: N803 (com
         crows0, cwork0, cdirect0 = contact_views(contacts, work, np.int64(0))   # not a literal: one compile
         for step in range(n_steps):
             solve_ticks = 0.0
+            cut = False                         # the time cap cut one of the step's solves
             if ENERGY and keep_energy:          # E_n per grounded group; the loads' work from 0
                 if step == 0:
                     projection.group_energies(bodies, gravity, grounded, energy, 0)
@@ -135,6 +136,7 @@ def _make_kernel(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY):    # noqa: N803 (com
                     n_iter = direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work, tree, crows, cwork,
                                                cdirect, contacts.work.block, contacts.work.swept)
                     solve_ticks += stats[S_SOLVE_TICKS]
+                    cut = cut or stats[S_CAPPED] != 0.0
                     if split and (n_iter > 0 or params.position_iterations == 0):
                         direct_positions(params, h, joints, rows, work, tree, crows, cwork, cdirect)
                 else:
@@ -149,6 +151,7 @@ def _make_kernel(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY):    # noqa: N803 (com
                     solve_velocities(params, h, rows, work, bodies, stats, row_direct, crows, cwork, cdirect, cblock,
                                      contacts.work.swept)
                     solve_ticks += stats[S_SOLVE_TICKS]
+                    cut = cut or stats[S_CAPPED] != 0.0
                     if split:
                         solve_positions(params, h, rows, work, body_pvel, body_pomega, row_direct, crows, cwork, cdirect)
                 if SHAKE and params.stabilization == SHAKE_CODE:
@@ -183,6 +186,8 @@ def _make_kernel(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY):    # noqa: N803 (com
             stats[S_SOLVE_TICKS] = solve_ticks
             if blown_up(bodies, max_speed, max_spin):
                 return step
+            if cut:
+                stats[S_CAPPED_STEPS] += 1.0
             if CONTACTS and detection_overflowed(contacts):
                 compute_joint_rates(bodies, joints, rows)
                 return step + 1                 # a later substep overflowed: grow before the next step
