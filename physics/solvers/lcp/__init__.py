@@ -65,19 +65,34 @@ the velocity LCP. `none`. Seed 004's projection (eqs. 15-18: positions onto g_E(
 by the mass-weighted least-change Newton step, then velocities onto ġ_E = 0) ends each
 step inside the kernel (projection.project_step; the `projection` setting, on by default).
 
-The step, by stage (step.py has the order):
+A step (step.py, lcp_kernel), by stage:
 
-    rows.py        the rows of a phase: the loops' equality rows L and the one-sided and
-                   bounded rows U, the contacts' tangent pairs turned along their sliding
+1. drive rows and speculative limits; contacts found; the joint tree factored
+   (tree.articulated_factor); the loops' equality rows (rows.collect_loops) and G_L
+   factored (system.build_loops)
+2. impacts: the contact points classified (impacts.classify_contacts); with some
+   impacting, the impact LCP from the start velocities (stages 4-6 without forces), its
+   impacts recorded (impacts.record_impact)
+3. forces, velocities integrated
+4. the free motion (velocities.free_velocity); friction turned along the sliding
+   (rows.align_friction); the U rows (rows.collect_rows)
+5. A (system.build_system) and b (velocities.phase_rhs); the LCP (solve.solve_lcp)
+6. the impulses stored in the row tables and applied (velocities)
+7. drift: the split pass (solve.position_pass); positions, rows, seed 004's projection,
+   the blow-up check
+
+The modules:
+
+    settings.py    the settings, and the named tuple the kernel reads them from (Params)
+    work.py        the kernel's work arrays (LcpWork) and its stats vector (S_*)
+    rows.py        the rows of a phase: the loops' L and the one-sided and bounded U
     impacts.py     the contact points at the step's start: impacting, resting or
                    speculative; the impact records
     system.py      products with the rows and with M̂ (the tree solve), the loops' G_L,
                    the LCP matrix A (dense, or sparse rows)
     velocities.py  the free motion, the right-hand side b, the impulses applied and stored
     solve.py       the LCP by Lemke or PGS (the fallback rule); the split pass
-    step.py        the kernel: the steps, each by the stages above
-    settings.py    the settings and the numbers the kernel reads
-    work.py        the kernel's work arrays and its stats vector
+    step.py        the kernel
     solver.py      LcpSolver: settings, the kernel call, stats; mhat_dense for tests
 """
 from .solver import LcpSolver, LcpStats, mhat_dense
