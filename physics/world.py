@@ -12,6 +12,7 @@ import contextlib
 from dataclasses import dataclass, field
 import hashlib
 import math
+from types import MappingProxyType
 import signal
 import threading
 import time
@@ -498,8 +499,9 @@ class World:
         self.solvers[family].configure(**values)
 
     def solver_settings(self, family=None):
-        """The current settings of a family (default: the active one), as a dict."""
-        return dict(self.solvers[family or self._solver].settings)
+        """The current settings of a family (default: the active one), read-only (a write
+        raises TypeError rather than change nothing: set them with configure)."""
+        return MappingProxyType(dict(self.solvers[family or self._solver].settings))
 
     @property
     def substep_dt(self):
