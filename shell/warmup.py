@@ -161,25 +161,33 @@ def _has_ropes(path):
         return False
 
 
-def _scenes(scenes, family):
-    """(scenes without ropes, scenes with ropes) of the shipped scenes, as steps of `family`."""
+def _scenes(scenes, family, scene=None):
+    """(scenes without ropes, scenes with ropes) of the shipped scenes, as steps of
+    `family`; the window's `scene` first in its list (added if it is not shipped)."""
     paths = sorted(Path(scenes).glob("*.toml"), key=lambda p: p.stem)
+    if scene is not None:
+        scene = Path(scene)
+        paths = [scene] + [p for p in paths if p.resolve() != scene.resolve()]
     ropes = {p for p in paths if has_ropes(p)}
     return [(p, family) for p in paths if p not in ropes], [(p, family) for p in paths if p in ropes]
 
 
-def steps(scenes=SCENES, family=None, needs=None):
+def steps(scenes=SCENES, family=None, needs=None, scene=None):
     """(scene path, family) pairs of one process: every shipped scene with `family`, or
     with every family, the one `needs` ((family, has ropes): the window's scene, default
-    default_needs()) asks for first, its rope scenes first if it has ropes."""
+    default_needs()) asks for first, the window's `scene` (a path) first of all, else
+    its rope scenes first if it has ropes."""
     if family is not None:
         joints, ropes = _scenes(scenes, family)
         return joints + ropes
     first, ropes = needs or default_needs()
     out = []
     for name in [first] + [f for f in families() if f != first]:
-        joints, with_ropes = _scenes(scenes, name)
-        out += with_ropes + joints if name == first and ropes else joints + with_ropes
+        joints, with_ropes = _scenes(scenes, name, scene if name == first else None)
+        if name == first and scene is not None:
+            out += [(Path(scene), name)] + [s for s in joints + with_ropes if s[0] != Path(scene)]
+        else:
+            out += with_ropes + joints if name == first and ropes else joints + with_ropes
     return out
 
 
@@ -230,22 +238,28 @@ def _span(parts):
     return max(sum(p.weight for p in plan) for plan in weigh(parts))
 
 
-def layout(needs=None, processes=PROCESSES, scenes=SCENES):
+def layout(needs=None, processes=PROCESSES, scenes=SCENES, scene=None):
     """Per process, its steps, together every shipped scene with every family once. One
     process: `steps`. More: the first starts with the scene's family (needs: (family, has
-    ropes), default default_needs()), the second with the rope scenes under the family
-    quickest to compile if the scene has ropes, else with the family's shared kernels
-    (KERNELS); then the other shared kernels (one step per warm_up_kernels function),
+    ropes), default default_needs()): with the window's `scene` itself when given (a
+    path; then the second process starts with the family's shared kernels, KERNELS), else
+    with the family's scenes, the second with the rope scenes under the family quickest
+    to compile if the scene has ropes, else with the family's shared kernels; then the other shared kernels (one step per warm_up_kernels function),
     then the families' scenes without and with ropes, heaviest first, each appended to
     the process where the whole plan (weigh) ends soonest."""
     if processes <= 1:
-        return [steps(scenes, needs=needs)]
+        return [steps(scenes, needs=needs, scene=scene)]
     first, ropes = needs or default_needs()
     names = list(families())
     units = {}
     for name in names:
-        units[("joints", name)], units[("ropes", name)] = _scenes(scenes, name)
+        units[("joints", name)], units[("ropes", name)] = _scenes(scenes, name, scene if name == first else None)
     parts = [[] for _ in range(processes)]
+    if scene is not None:
+        ropes = False                      # the scene's own step compiles its ropes
+        parts[0].append((Path(scene), first))
+        for key in (("joints", first), ("ropes", first)):
+            units[key] = [s for s in units[key] if s[0] != Path(scene)]
     parts[0] += units.pop(("joints", first))
     if ropes:
         quick = min(names, key=lambda n: (n == first, families()[n].COMPILE_WEIGHT))
@@ -313,25 +327,25 @@ def exercise(path, family, n=3):
         world.reset()
 
 
-def _todo(scenes, family, needs, process):
+def _todo(scenes, family, needs, process, scene):
     """(steps, [Planned]) of this process: process (k, n) of layout(needs, n), else steps()."""
     if process is not None:
         k, n = process
-        parts = layout(needs, n, scenes)
+        parts = layout(needs, n, scenes, scene)
         return parts[k], weigh(parts)[k]
-    todo = steps(scenes, family, needs)
+    todo = steps(scenes, family, needs, scene)
     return todo, weigh([todo])[0]
 
 
-def warm_up(out=None, scenes=SCENES, family=None, needs=None, process=None):
+def warm_up(out=None, scenes=SCENES, family=None, needs=None, process=None, scene=None):
     """Run the steps (of one `family`, of `process` (k, n): the k-th of n processes, or
-    all; ordered for `needs`) in this process, printing `PLAN steps total_weight` first,
+    all; ordered for `needs` and the window's `scene`) in this process, printing `PLAN steps total_weight` first,
     `STEP i n weight label` before each step and `OK seconds` at the end on `out` (the
     window reads them). A step that fails (a scene someone just broke) is reported and
     skipped. Returns the number of failed steps; a whole warm-up without failures leaves
     the marker."""
     out = sys.stdout if out is None else out
-    todo, planned = _todo(scenes, family, needs, process)
+    todo, planned = _todo(scenes, family, needs, process, scene)
     print(f"PLAN {len(todo)} {sum(p.weight for p in planned):g}", file=out, flush=True)
     t0 = time.perf_counter()
     failed = 0
@@ -348,10 +362,11 @@ def warm_up(out=None, scenes=SCENES, family=None, needs=None, process=None):
     return failed
 
 
-def main(family=None, needs=None, parent=None, process=None):
+def main(family=None, needs=None, parent=None, process=None, scene=None):
     """`python -m shell.warmup [FAMILY]`: exit status 1 if a step failed, 2 if FAMILY is
     not a solver family. `parent`: the pid of the app that started it, whose end ends
-    this process too; `process`: (k, n), the k-th of the window's n processes."""
+    this process too; `process`: (k, n), the k-th of the window's n processes; `scene`:
+    the window's scene (see layout)."""
     if family is not None and family not in families():
         print(f"shell.warmup: {family!r} is not a solver family (expected one of: {', '.join(families())})",
               file=sys.stderr)
@@ -359,7 +374,7 @@ def main(family=None, needs=None, parent=None, process=None):
     if parent is not None:
         from shell.lifetime import die_with_parent
         die_with_parent(parent)
-    return 1 if warm_up(family=family, needs=needs, process=process) else 0
+    return 1 if warm_up(family=family, needs=needs, process=process, scene=scene) else 0
 
 
 # ---------------------------------------------------------------------------- for the CLI
@@ -398,11 +413,12 @@ class Progress:
     elapsed: float           # s since the warm-up started
 
 
-def command(family=None, needs=None, process=None):
+def command(family=None, needs=None, process=None, scene=None):
     """The command line of a warm-up subprocess (of one family, of process (k, n) of the
-    layout, or all; ordered for `needs`)."""
+    layout, or all; ordered for `needs` and the window's `scene`)."""
+    scene = None if scene is None else str(scene)
     return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); from shell.warmup import main; "
-                                  f"sys.exit(main({family!r}, {needs!r}, {os.getpid()}, {process!r}))"]
+                                  f"sys.exit(main({family!r}, {needs!r}, {os.getpid()}, {process!r}, {scene!r}))"]
 
 
 class _Proc:
@@ -502,13 +518,15 @@ class WarmupJob:
     parallel) and their joint progress. `mark`: leave the cache-warm marker when all
     succeed. `needs`: the window's scene's (family, has ropes): the processes compile
     that first and `ready` turns true once it is cached, before the rest is done (default
-    processes, or given commands with their `plans`: per command [Planned] of its steps)."""
+    processes, or given commands with their `plans`: per command [Planned] of its steps);
+    `scene`: the window's scene file, compiled first (layout)."""
 
-    def __init__(self, commands=None, env=None, mark=None, needs=None, plans=None, processes=PROCESSES):
+    def __init__(self, commands=None, env=None, mark=None, needs=None, plans=None, processes=PROCESSES, scene=None):
         if commands is None:
-            parts = layout(needs, processes)
+            scene = scene if needs is not None else None
+            parts = layout(needs, processes, scene=scene)
             plans = weigh(parts)
-            commands = [command(needs=needs, process=(k, len(parts))) for k in range(len(parts))]
+            commands = [command(needs=needs, process=(k, len(parts)), scene=scene) for k in range(len(parts))]
             mark = True if mark is None else mark
         elif commands and isinstance(commands[0], str):
             commands = [commands]                      # one command line
@@ -598,12 +616,13 @@ class WarmupJob:
                 p.proc.wait()
 
 
-def start(commands=None, force=False, needs=None):
+def start(commands=None, force=False, needs=None, scene=None):
     """Start the warm-up subprocesses unless the cache is warm (or `force`); returns the
-    WarmupJob or None. `needs`: the scene's (family, has ropes), see WarmupJob."""
+    WarmupJob or None. `needs`: the scene's (family, has ropes), `scene` its file, see
+    WarmupJob."""
     if not force and is_warm():
         return None
-    return WarmupJob(commands, needs=needs)
+    return WarmupJob(commands, needs=needs, scene=scene)
 
 
 if __name__ == "__main__":

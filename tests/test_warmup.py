@@ -159,3 +159,23 @@ def test_compile_times_offers_every_family():
     proc = subprocess.run([sys.executable, "-m", "shell.compile_times", "--help"], cwd=ROOT, capture_output=True,
                           text=True)
     assert proc.returncode == 0 and all(f in proc.stdout for f in FAMILIES)
+
+
+def test_the_windows_own_scene_is_the_first_step_and_all_the_window_waits_for(tmp_path):
+    """With the window's scene file, its first process starts with that very scene under
+    its family (the kernels of its features, e.g. contacts, are then cached when it
+    loads), once; a scene that is not shipped is stepped in addition."""
+    mine = tmp_path / "mine.toml"
+    mine.write_text((SCENES / "rope_swing.toml").read_text())
+    for scene in (SCENES / "gallery.toml", SCENES / "rope_swing.toml", mine):
+        needs = warmup.scene_needs(scene)
+        for processes in (1, 2):
+            parts = warmup.layout(needs, processes, scene=scene)
+            assert parts[0][0] == (scene, needs[0])
+            shipped = [(p.stem, f) for p, f in [s for part in parts for s in part] if p != warmup.KERNELS]
+            extra = [] if scene.parent == SCENES else [(scene.stem, needs[0])]
+            assert sorted(shipped) == sorted(EVERY + extra)
+            plans = warmup.weigh(parts)
+            assert warmup._needed(plans, needs) == [1] + [0] * (processes - 1)
+            if processes == 2 and warmup.shared_kernels(needs[0]):
+                assert parts[1][0] == (warmup.KERNELS, needs[0])
