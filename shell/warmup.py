@@ -239,14 +239,14 @@ def _span(parts):
 
 
 def layout(needs=None, processes=PROCESSES, scenes=SCENES, scene=None):
-    """Per process, its steps, together every shipped scene with every family once. One
+    """Per process, its steps: together every shipped scene with every family once. One
     process: `steps`. More: the first starts with the scene's family (needs: (family, has
-    ropes), default default_needs()): with the window's `scene` itself when given (a
-    path; then the second process starts with the family's shared kernels, KERNELS), else
-    with the family's scenes, the second with the rope scenes under the family quickest
-    to compile if the scene has ropes, else with the family's shared kernels; then the other shared kernels (one step per warm_up_kernels function),
-    then the families' scenes without and with ropes, heaviest first, each appended to
-    the process where the whole plan (weigh) ends soonest."""
+    ropes), default default_needs()), with the window's `scene` itself when given (a
+    path), and the second with that family's shared kernels (KERNELS) — or, when no
+    scene is given and it has ropes, with the rope scenes under the family quickest to
+    compile. Then the other shared kernels (one step per warm_up_kernels function), then
+    the families' scenes without, then with ropes, heaviest first, each appended to the
+    process where the whole plan (weigh) ends soonest."""
     if processes <= 1:
         return [steps(scenes, needs=needs, scene=scene)]
     first, ropes = needs or default_needs()
@@ -339,11 +339,11 @@ def _todo(scenes, family, needs, process, scene):
 
 def warm_up(out=None, scenes=SCENES, family=None, needs=None, process=None, scene=None):
     """Run the steps (of one `family`, of `process` (k, n): the k-th of n processes, or
-    all; ordered for `needs` and the window's `scene`) in this process, printing `PLAN steps total_weight` first,
-    `STEP i n weight label` before each step and `OK seconds` at the end on `out` (the
-    window reads them). A step that fails (a scene someone just broke) is reported and
-    skipped. Returns the number of failed steps; a whole warm-up without failures leaves
-    the marker."""
+    all; ordered for `needs` and the window's `scene`) in this process, printing `PLAN
+    steps total_weight` first, `STEP i n weight label` before each step, `DONE i cpu_s`
+    after it and `OK seconds` at the end on `out` (the window reads them). A step that
+    fails (a scene someone just broke) is reported and skipped. Returns the number of
+    failed steps; a whole warm-up without failures leaves the marker."""
     out = sys.stdout if out is None else out
     todo, planned = _todo(scenes, family, needs, process, scene)
     print(f"PLAN {len(todo)} {sum(p.weight for p in planned):g}", file=out, flush=True)
@@ -351,11 +351,13 @@ def warm_up(out=None, scenes=SCENES, family=None, needs=None, process=None, scen
     failed = 0
     for i, ((path, name), step) in enumerate(zip(todo, planned)):
         print(f"STEP {i} {len(todo)} {step.weight:g} {step.label}", file=out, flush=True)
+        cpu = time.process_time()
         try:
             exercise(path, name)
         except Exception as e:       # a bad scene must not stop the warm-up of the others
             failed += 1
             print(f"FAILED {Path(path).name} ({name}): {type(e).__name__}: {e}", file=out, flush=True)
+        print(f"DONE {i} {time.process_time() - cpu:.1f}", file=out, flush=True)   # CPU s: to check weights
     print(f"OK {time.perf_counter() - t0:.1f}", file=out, flush=True)
     if not failed and family is None and process is None:
         mark_warm()
