@@ -17,9 +17,9 @@ step of their own that another process can compile meanwhile.
 On two cores or more the warm-up is two processes (numba compiles on one core per
 process; `layout`). The window waits only for what its scene needs (`scene_needs`: its
 family, and the rope kernels if it has ropes): the first process starts with the
-scene's family, the second with the ropes (under the family that compiles quickest) or
-with the family's shared kernels, and the other families and rope scenes are spread
-over both, balanced by weight. Once the scene's kernels are cached the window loads it
+window's scene itself under its family, the second with the family's shared kernels,
+and the other families and rope scenes are spread over both, balanced by weight. Once
+the scene's kernels are cached the window loads it
 while the rest compiles in the background at a lower priority. `python -m shell.warmup`
 runs it all in one process, `python -m shell.warmup FAMILY` one family's steps.
 
