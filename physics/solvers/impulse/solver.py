@@ -7,6 +7,7 @@ from .. import projection
 from ..base import Readout, SolverBase
 from ..stats import SolverStats
 from ..tree import build_tree_plan, make_tree, static_bodies
+from ..tree.warm_up import compile_tree_kernels
 from .direct import uses_direct_solve
 from .settings import (METHODS, N_STATS, S_CAPPED, S_CAPPED_STEPS, S_ITERATIONS, S_RESIDUAL, S_SOLVE_TICKS,
                        S_VIOLATION, SETTINGS, make_params)
@@ -34,8 +35,9 @@ class ImpulseSolver(SolverBase):
              ("stabilization", "position_iterations"), ("method", "keep_energy"))
     WHEN = {"position_iterations": ("stabilization", ("split",))}
     SIMULATION = ("substeps",)
-    COMPILE_WEIGHT = 56.0
-    WARM_UP_WEIGHT = 17.0
+    COMPILE_WEIGHT = 211.0
+    WARM_UP_WEIGHT = 18.6
+    warm_up_kernels = staticmethod(compile_tree_kernels)       # its direct path's, shared with lcp
 
     def __init__(self):
         super().__init__()
@@ -120,38 +122,6 @@ class ImpulseSolver(SolverBase):
         energy = projection.projection_for(world).energy
         if saved is not None and saved.shape == energy[:, projection.E_OWED:].shape:
             energy[:, projection.E_OWED:] = saved
-
-    # ------------------------------------------------------------------ the first launch
-    @staticmethod
-    def warm_up_kernels():
-        """The tree kernels of the direct path, with the argument types the step passes:
-        the equality rows of a 3-link chain solved by the articulated form
-        (tree.solve_joint_rows), then articulated_solve as the split-impulse solve calls it,
-        with the constant `two = False` (a specialization of its own). The rows are made up
-        (random, full rank): writing them would compile the joint-row kernels, which the
-        family's own step compiles meanwhile anyway."""
-        from numba import njit
-        from ...builders import make_chain
-        from ...world import World
-        from ..tree import articulated_solve, solve_joint_rows
-
-        @njit
-        def positions_solve(tree, joint_body, rate, body_z, vel, omega, body_z2):
-            articulated_solve(tree, joint_body, rate, body_z, vel, omega, False, 0.0, body_z2, vel, omega)
-
-        world = World()
-        make_chain(world, links=3)
-        m, nb = world.model, world.model.bodies.count
-        row_J = np.random.default_rng(0).normal(size=(m.rows.count, 12))
-        body_I = np.zeros((nb, 9))
-        body_I[:, [0, 4, 8]] = m.bodies.inertia
-        body_I[0] = 0.0
-        static = static_bodies(m.bodies.inv_mass, m.bodies.inv_inertia)
-        solve_joint_rows(m.joints.type, m.joints.body, m.joints.row_start, row_J, world.state.bodies.pos,
-                         m.bodies.inv_mass, body_I, static, np.ones(m.rows.count))
-        tree = make_tree(build_tree_plan(m.joints.body, m.joints.type, static), m.rows.count)
-        vel, omega = np.zeros((nb, 3)), np.zeros((nb, 3))
-        positions_solve(tree, np.ascontiguousarray(m.joints.body), 0.0, tree.body_z, vel, omega, tree.body_z2)
 
     # ------------------------------------------------------------------ benchmarks
     def shorthand(self, text):
