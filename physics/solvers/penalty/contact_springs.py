@@ -17,6 +17,12 @@ a force continuous in ġ⁺ (a damper on ġ alone jumps by β ġ where p⁺ cros
 closing contact then has no consistent active set: the damper stops it short of touching,
 without the damper it passes through), and the damper acts only while the pair is in
 contact. Implicitly: w = Δt²α + Δtβ, g = Δt α depth + β min(0, depth), f Δt = g − w ġ⁺.
+The spring's push is capped: a penetration is pushed out at most at PUSH_SPEED (the
+depth in g at most the one a lone body on the ground leaves at that speed,
+PUSH_SPEED Δt (1 + 2ζκ + κ²)/κ²; Box2D's contact push speed) — bodies dropped into each
+other, or found a step's travel deep, come apart over a few steps instead of in one at
+depth/Δt. A load of m_eff · κ² PUSH_SPEED/Δt per patch (10⁴ m/s² at Δt = 10 ms) is the
+most the capped spring carries: far beyond any stack's.
 The springs are an active set over the solves (check_contacts: a row is in when p⁺ > 0
 and f > 0), starting from the rows that would penetrate at the start's velocity.
 
@@ -65,15 +71,21 @@ CONTACT_STIFF_KAPPA = 10.0
 CONTACT_ZETA = 1.0
 CONTACT_PASSES = 8      # most solves per step of the contacts' (and drives') active set
 RELAX_SWEEPS = 4        # Gauss–Seidel sweeps of relax_contacts
+PUSH_SPEED = 1.0        # m/s: a spring pushes a penetration out no faster (contact_springs)
+FRICTION_PASSES = 2     # most solves of a step that only refine the patches' friction
+UNCHANGED, REFINED, SWITCHED = 0, 1, 2  # what a solve changed (check_contacts)
+FRICTION_TOL = 1e-3     # a patch's friction impulse may miss the law's by this share of its radius …
+WEIGHT_TOL = 1e-2       # … and this share of its weight's impulse m_b |g| Δt (check_contacts)
 NO_FRICTION, STUCK, SLIDING = -1, 0, 1    # a patch's friction: none, the sticking damper, the sliding one
 
-Springs = namedtuple("Springs", "w g depth on slot late fric fw fc radius")
+Springs = namedtuple("Springs", "w g depth on slot late fric fw fc radius tol")
 """The contact rows of one step in the implicit system (new_springs). Per contact row: w, g
 its weight and right side (normal rows), depth (m, a normal row's point), on (1: a normal
 row in the active set). Per contact block: slot, late its pair's block in the plan (−1: a
 static body) and whether b is the later node; fric NO_FRICTION, STUCK or SLIDING; fw the
 sticking damper's weight c Δt (kg), fc the damper's weight in use (fw, or R/|ġ_t|
-sliding), radius R = μ Σ f_n Δt (N·s)."""
+sliding), radius R = μ Σ f_n Δt (N·s), tol the friction impulse a solve may miss R by
+beyond FRICTION_TOL of it (N·s: check_contacts)."""
 
 
 @njit(cache=True)
@@ -84,7 +96,7 @@ def new_springs(contacts):
     n_blocks = n[N_BLOCKS] if n[N_NOW] > 0 else 0
     z, i = np.zeros, np.int64
     return Springs(z(n_rows), z(n_rows), z(n_rows), z(n_rows, i), z(n_blocks, i), z(n_blocks, i), z(n_blocks, i),
-                   z(n_blocks), z(n_blocks), z(n_blocks))
+                   z(n_blocks), z(n_blocks), z(n_blocks), z(n_blocks))
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -109,7 +121,7 @@ def first_free(row_kind, start):
 
 
 @njit(cache=True, error_model="numpy")
-def contact_springs(h, bodies, contacts, plan, s):
+def contact_springs(h, g_norm, bodies, contacts, plan, s):
     """The step's contact rows into s (Springs; module docstring): per normal row its
     weight, right side and depth and the active set's first guess (penetrating at the end
     of the step at the start's velocity); per block its pair's slot in `plan`, its friction
@@ -125,6 +137,8 @@ def contact_springs(h, bodies, contacts, plan, s):
     inv_inertia_world = plan.inv_inertia_world
     w_, g_, depth_, on_ = s.w, s.g, s.depth, s.on
     omega = CONTACT_STIFF_KAPPA / h
+    kappa = CONTACT_STIFF_KAPPA
+    push_depth = PUSH_SPEED * h * (1.0 + 2.0 * CONTACT_ZETA * kappa + kappa * kappa) / (kappa * kappa)
     for q in range(buf.n[N_NOW]):
         r = row_of[q]
         if r >= 0:
@@ -147,16 +161,15 @@ def contact_springs(h, bodies, contacts, plan, s):
         for r in range(start, f0):
             d = depth_[r]
             w_[r] = h * h * alpha + h * beta
-            g_[r] = h * alpha * d + beta * min(0.0, d)
+            g_[r] = h * alpha * min(d, push_depth) + beta * min(0.0, d)
             on_[r] = 1 if d - h * row_velocity(row_J, r, a, b, body_vel, body_omega) > 0.0 else 0
             fn += row_impulse[r]                  # the last step's f_n Δt (warm start)
         if row_active[f0] != FREE_CONTACT:
             continue
-        ksum = pn = vn = 0.0
+        ksum = vn = 0.0
         for r in range(f0, end):
             ksum += row_inv_mass_full(row_J, r, a, b, body_inv_mass, inv_inertia_world)
             v = row_velocity(row_J, r, a, b, body_vel, body_omega)
-            pn += row_impulse[r] * row_impulse[r]
             vn += v * v
         if ksum <= 0.0:
             continue
@@ -165,10 +178,11 @@ def contact_springs(h, bodies, contacts, plan, s):
         s.fw[blk] = fw
         s.fc[blk] = fw
         s.radius[blk] = radius
+        s.tol[blk] = WEIGHT_TOL * (end - f0) / ksum * g_norm * h
         s.fric[blk] = STUCK
         vn = np.sqrt(vn)
-        if radius > 0.0 and np.sqrt(pn) >= radius * (1.0 - 1e-6) and fw * vn > radius:
-            s.fric[blk] = SLIDING               # it slid at the end of the last step: at its rate now
+        if fw * vn > radius:                    # sliding now: its damper at its rate now
+            s.fric[blk] = SLIDING
             s.fc[blk] = radius / vn
 
 
@@ -201,13 +215,18 @@ def check_contacts(h, bodies, contacts, s):
     end of the step (p⁺ = depth − Δt ġ⁺ > 0) and its force pushes (g − w ġ⁺ > 0); a patch's
     radius becomes R = μ Σ f_n Δt of this solve; a patch whose sticking damper's impulse
     would leave the ball slides, its damper c Δt = R/|ġ_t| at this solve's rate, one whose
-    sticking damper stays within it sticks. Returns whether anything changed (a sliding
-    patch's damper by more than 0.1 % too)."""
+    sticking damper stays within it sticks. Returns SWITCHED when a spring changed state,
+    else REFINED when a patch's friction impulse missed the law's at its rate (the
+    sticking damper's within the ball, else R) by more than FRICTION_TOL of R and tol,
+    else UNCHANGED. (A patch whose normal force is all but nothing — boxes side by side
+    in a row — or that is about to slip would take a solve per digit: its friction is
+    refined in at most FRICTION_PASSES solves a step, and goes on from the next step's
+    start.)"""
     crows = contacts.rows
     row_J, row_kind, row_body, row_hi, block_start, block_count = (crows.J, crows.kind, crows.body, crows.hi,
                                                                    crows.block_start, crows.block_count)
     body_vel, body_omega = bodies.vel, bodies.omega
-    changed = False
+    changed = UNCHANGED
     for blk in range(s.slot.shape[0]):
         start = block_start[blk]
         end = start + block_count[blk]
@@ -222,7 +241,7 @@ def check_contacts(h, bodies, contacts, s):
             on = 1 if s.depth[r] - h * v > 0.0 and f > 0.0 else 0
             if on != s.on[r]:
                 s.on[r] = on
-                changed = True
+                changed = SWITCHED
             if on != 0:
                 fn += f
         fric = s.fric[blk]
@@ -235,17 +254,15 @@ def check_contacts(h, bodies, contacts, s):
             vn += v * v
         vn = np.sqrt(vn)
         fw = s.fw[blk]
-        if fw * vn <= radius:                   # the sticking damper stays within the ball
-            if fric != STUCK:
-                s.fric[blk] = STUCK
-                s.fc[blk] = fw
-                changed = True
+        wanted = min(radius, fw * vn)           # the law's impulse at this rate: stick within the ball
+        if abs(s.fc[blk] * vn - wanted) > FRICTION_TOL * radius + s.tol[blk]:
+            changed = max(changed, REFINED)
+        if fw * vn <= radius:
+            s.fric[blk] = STUCK
+            s.fc[blk] = fw
         else:
-            fc = radius / vn
-            if fric != SLIDING or abs(fc - s.fc[blk]) > 1e-3 * s.fc[blk]:
-                changed = True
             s.fric[blk] = SLIDING
-            s.fc[blk] = fc
+            s.fc[blk] = radius / vn
         s.radius[blk] = radius
     return changed
 

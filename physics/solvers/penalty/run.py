@@ -28,8 +28,8 @@ from ..row_ops import copy2d, fill2d
 from .assemble import body_blocks, limit_raw, stiff_rows, store_impulses
 from .block_ldl import factor_solve
 from .contact_graph import contact_pair_keys, contact_plan, same_keys
-from .contact_springs import (CONTACT_PASSES, add_contacts, check_contacts, contact_springs, new_springs,
-                              relax_contacts, store_contact_impulses)
+from .contact_springs import (CONTACT_PASSES, FRICTION_PASSES, REFINED, SWITCHED, UNCHANGED, add_contacts,
+                              check_contacts, contact_springs, new_springs, relax_contacts, store_contact_impulses)
 from .drives import PASSES, add_drives, any_drive, check_drives, servo_masses, setup_drives
 from .explicit import CONTACT_KAPPA, penalty_forces
 from .settings import STIFF
@@ -121,13 +121,15 @@ def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, d
     springs and the patches' friction, `springs` sized for this step's contacts, `plan` laid
     out with the contacts between dynamic bodies: contact_graph) in the same system; the
     drives' bounds, the springs' dead zone and the friction's Coulomb balls by an active
-    set of at most CONTACT_PASSES solves. Contact rows stay linearized at X in a Newton
-    iteration."""
+    set of at most CONTACT_PASSES solves, of which at most FRICTION_PASSES only refine
+    sliding patches' dampers (the refinement goes on from the next step's start). Contact
+    rows stay linearized at X in a Newton iteration."""
     up_ptr, up_node = plan.up_ptr, plan.up_node
     pair_ptr, pair_lo, pair_hi, pair_target = plan.pair_ptr, plan.pair_lo, plan.pair_hi, plan.pair_target
     diag, offd, rhs = plan.diag, plan.offd, plan.rhs
     n_drives = open_system(params, h, relin, gravity, bodies, joints, drives, rows, work, plan, drives_on)
-    contact_springs(h, bodies, contacts, plan, springs)
+    contact_springs(h, np.sqrt(gravity[0] ** 2 + gravity[1] ** 2 + gravity[2] ** 2), bodies, contacts, plan, springs)
+    refined = 0
     for it in range(CONTACT_PASSES):
         restart_system(plan)
         if n_drives > 0:
@@ -137,10 +139,12 @@ def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, d
         write_velocities(bodies, plan, rhs)
         if it == CONTACT_PASSES - 1:
             break
-        changed = n_drives > 0 and check_drives(h, bodies, joints, rows, plan)
-        if check_contacts(h, bodies, contacts, springs):
-            changed = True
-        if not changed:
+        changed = check_contacts(h, bodies, contacts, springs)
+        if n_drives > 0 and check_drives(h, bodies, joints, rows, plan):
+            changed = SWITCHED
+        if changed == REFINED:
+            refined += 1
+        if changed == UNCHANGED or (changed == REFINED and refined > FRICTION_PASSES):
             break
     store_contact_impulses(bodies, contacts, springs)
     close_system(h, params.preset == STIFF, gyroscopic, bodies, joints, rows, plan)
