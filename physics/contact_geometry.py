@@ -11,9 +11,8 @@ direction that separates them; moving the centre by −d·n puts the sphere exac
 surface. For a centre inside a box the normal is that of the nearest face (the centre
 leaves through it) and d = −(distance to that face) − r.
 
-Scalar numba code, `inline="always"` like quat.py: each function compiles into the
-kernel that calls it, with that kernel's flags. The rope's contacts (rope/kernels.py)
-use them; rigid-body contacts will.
+Scalar numba code, each function compiled once with its own flags (LLVM inlines it where
+that pays). The rope's contacts (rope/kernels.py) use them.
 """
 import math
 
@@ -22,14 +21,14 @@ from numba import njit
 from .quat import rotate, rotate_inv
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def plane_distance(z, z0, radius):
     """(d, nx, ny, nz) of a sphere of `radius` centred at height z against the ground plane
     z = z0: d = z − z0 − radius, n = (0, 0, 1)."""
     return z - z0 - radius, 0.0, 0.0, 1.0
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def box_distance(x, y, z, radius, cx, cy, cz, qx, qy, qz, qw, hx, hy, hz):
     """(d, nx, ny, nz) of a sphere of `radius` centred at (x, y, z) against the box of
     centre (cx, cy, cz), unit quaternion (qx, qy, qz, qw) and half extents (hx, hy, hz):

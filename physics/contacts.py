@@ -88,7 +88,7 @@ blocks written, spare."""
 ContactWork = namedtuple("ContactWork", "minv_jt mass bound impulse_pos direct block swept")
 """Per contact row: M⁻¹Jᵀ (R,12), effective mass (R,), penalty bound (R,), split impulse (R,),
 direct (R,) zeros (contact rows are never in the direct tree solve); per block (M, BLOCK_NUMBERS):
-the impulse solver's couplings J M⁻¹ Jᵀ of its rows and a scratch (solvers/impulse.py CB_*);
+the impulse solver's couplings J M⁻¹ Jᵀ of its rows and a scratch (solvers/impulse/contact_sweeps.py CB_*);
 swept (N,6): every World body's velocity and angular velocity before a contact sweep (the
 impulse solver's convergence test, impulse.contact_sweep)."""
 ContactData = namedtuple("ContactData", "shapes buffers rows work")
@@ -158,7 +158,7 @@ def find_contacts(data, bodies):
     return narrow_contacts(data, n_pairs) if n_pairs > 0 else 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def tangents(nx, ny, nz):
     """Two unit vectors completing n to a right-handed orthonormal basis."""
     if abs(nx) < 0.57735:
@@ -170,7 +170,7 @@ def tangents(nx, ny, nz):
     return t1x, t1y, t1z, ny * t1z - nz * t1y, nz * t1x - nx * t1z, nx * t1y - ny * t1x
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def contact_row(row_J, r, ex, ey, ez, rax, ray, raz, rbx, rby, rbz):
     """Row r along world direction e at lever arms r_a, r_b: J = [−e, −r_a×e, e, r_b×e]."""
     row_J[r, 0], row_J[r, 1], row_J[r, 2] = -ex, -ey, -ez
@@ -179,7 +179,7 @@ def contact_row(row_J, r, ex, ey, ez, rax, ray, raz, rbx, rby, rbz):
     row_J[r, 9], row_J[r, 10], row_J[r, 11] = rby * ez - rbz * ey, rbz * ex - rbx * ez, rbx * ey - rby * ex
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def row_speed(row_J, r, a, b, vel, omega):
     """J·V of row r."""
     s = 0.0
@@ -202,7 +202,7 @@ def lower_bound(prev_key, n_prev, key):
     return lo
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def find_in_pair(prev_key, n_prev, base, key):
     """Index of key in the sorted prev_key[:n_prev], or −1, searched from base = the pair's
     lower_bound: its keys (points, then its patch) follow one another there."""
@@ -345,7 +345,7 @@ def write_contact_rows(data, bodies, h, m):
     return nb
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def plain_row(row_joint, row_rot, row_body, row_mass_scale, row_impulse_scale, r, a, b):
     """A contact row's fixed fields: no joint, translational, bodies a and b, not soft."""
     row_joint[r] = -1
@@ -369,7 +369,7 @@ def prepare_contacts(data, bodies, h):
     return write_contact_rows(data, bodies, h, m)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def detection_overflowed(data):
     """Whether detection found more than the buffers hold since they were last grown. A
     kernel then stops at the start of the step (before moving anything), so that its
@@ -431,7 +431,7 @@ def keep_contact_impulses(data, n_blocks):
 
 
 # ---------------------------------------------------------------------------- penalty
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def row_inverse_mass(row_J, r, a, b, bodies):
     """J M⁻¹ Jᵀ of row r (world inverse inertia from the bodies' orientations)."""
     body_quat, body_inv_mass, body_inv_inertia = bodies.quat, bodies.inv_mass, bodies.inv_inertia
@@ -448,7 +448,7 @@ def row_inverse_mass(row_J, r, a, b, bodies):
     return k
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def add_row_force(row_J, r, a, b, f, force, torque):
     """force/torque += Jᵀ f for row r."""
     for q in range(3):
@@ -458,7 +458,7 @@ def add_row_force(row_J, r, a, b, f, force, torque):
         torque[b, q] += row_J[r, 9 + q] * f
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def row_speed_after(row_J, r, a, b, bodies, force, torque, gravity, h):
     """J·V the row would have after a step of h under the forces so far and gravity."""
     body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega

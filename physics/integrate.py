@@ -11,14 +11,14 @@ from numba import njit
 from .quat import cross, integrate_quat, rotate, rotate_inv, world_inv_inertia_times
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def is_static(body_inv_mass, body_inv_inertia, i):
     """Body i never moves: zero inverse mass and inverse inertia (the world, a static body)."""
     return (body_inv_mass[i] == 0.0 and body_inv_inertia[i, 0] == 0.0
             and body_inv_inertia[i, 1] == 0.0 and body_inv_inertia[i, 2] == 0.0)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def gyroscopic_implicit(qx, qy, qz, qw, ix, iy, iz, wx, wy, wz, h):
     """One Newton step of the implicit gyroscopic update I(ω'−ω) + h ω'×Iω' = 0,
     in the body frame (Catto 2015); stable for fast spin, unlike ω×Iω explicit."""

@@ -37,7 +37,7 @@ MOTOR_OFF, MOTOR_VELOCITY, MOTOR_POSITION = 0, 1, 2
 MOTOR_MODES = {"off": MOTOR_OFF, "velocity": MOTOR_VELOCITY, "position": MOTOR_POSITION}
 
 
-@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True)
 def wrap_angle(a):
     """Angle wrapped into (-π, π]."""
     return a - 2.0 * math.pi * math.floor((a + math.pi) / (2.0 * math.pi))
@@ -93,7 +93,7 @@ def twist_row(row_J, row_C, row_active, r, nx, ny, nz, C, active):
     write_row(row_J, row_C, row_active, r, (0.0, 0.0, 0.0), (-nx, -ny, -nz), (0.0, 0.0, 0.0), (nx, ny, nz), C, active)
 
 
-@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True)
 def limit_value(q, lo, hi, on):
     """Dead-zone function χ (eq. 21, 25, seed 000) on an angle or slide: (C, active)."""
     if on == 0:
@@ -250,7 +250,7 @@ def compute_joint_rows(bodies, joints, rows, readout):
         joint_err[j] = err
 
 
-@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True)
 def row_velocity(row_J, r, a, b, body_vel, body_omega):
     """Ċ = J·V for row r between bodies a and b."""
     return (row_J[r, 0] * body_vel[a, 0] + row_J[r, 1] * body_vel[a, 1] + row_J[r, 2] * body_vel[a, 2]

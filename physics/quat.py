@@ -3,9 +3,10 @@
 Quaternions are `(x, y, z, w)` as in pyrr. Every function returns
 scalars or writes into a preallocated output, so kernels allocate nothing.
 
-The kernel helpers are `inline="always"`: numba inlines them into the calling kernel's IR,
-so they compile with the caller's flags (fastmath or not), not with their own; one helper
-serves kernels with different fastmath settings without changing their rounding.
+The kernel helpers are plain njit functions, each compiled once with its own flags (no
+fastmath: the same rounding in every kernel that calls them); LLVM inlines them into their
+callers where that pays. (numba's IR inlining would type them again at every call site,
+which multiplies the compile time.)
 """
 import math
 
@@ -13,13 +14,13 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True)
 def cross(ax, ay, az, bx, by, bz):
     """a × b as three scalars."""
     return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
 
 
-@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True)
 def rotate(qx, qy, qz, qw, vx, vy, vz):
     """Rotate v by unit quaternion q: q v q*. Returns three scalars."""
     # t = 2 q.xyz × v ; v' = v + w t + q.xyz × t
@@ -31,13 +32,13 @@ def rotate(qx, qy, qz, qw, vx, vy, vz):
             vz + qw * tz + (qx * ty - qy * tx))
 
 
-@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True)
 def rotate_inv(qx, qy, qz, qw, vx, vy, vz):
     """Rotate v by the inverse of unit quaternion q."""
     return rotate(-qx, -qy, -qz, qw, vx, vy, vz)
 
 
-@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True)
 def qmul(ax, ay, az, aw, bx, by, bz, bw):
     """Hamilton product a ⊗ b."""
     return (aw * bx + ax * bw + ay * bz - az * by,
@@ -46,14 +47,14 @@ def qmul(ax, ay, az, aw, bx, by, bz, bw):
             aw * bw - ax * bx - ay * by - az * bz)
 
 
-@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True)
 def world_inv_inertia_times(qx, qy, qz, qw, inv_ix, inv_iy, inv_iz, tx, ty, tz):
     """I_world⁻¹ τ = R diag(inv_I) Rᵀ τ for a body with principal inverse inertia."""
     lx, ly, lz = rotate_inv(qx, qy, qz, qw, tx, ty, tz)
     return rotate(qx, qy, qz, qw, inv_ix * lx, inv_iy * ly, inv_iz * lz)
 
 
-@njit(cache=True, error_model="numpy", fastmath=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=True)
 def frame_axes(qx, qy, qz, qw):
     """Columns n0, n1, n2 of the rotation matrix R(q) of a unit quaternion, as 9 scalars
     (the body's axes in world coordinates; a rope element's d1, d2, d3, eq. 2 seed 002)."""
@@ -62,7 +63,7 @@ def frame_axes(qx, qy, qz, qw):
             2.0 * (qx * qz + qy * qw), 2.0 * (qy * qz - qx * qw), 1.0 - 2.0 * (qx * qx + qy * qy))
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def integrate_quat(qx, qy, qz, qw, wx, wy, wz, h):
     """One step of the orientation: q + h/2 (ω, 0) ⊗ q, normalized, for the angular velocity
     ω in the world frame (eq. 27 seed 000, eq. 11 seed 001, eq. 6 seed 002)."""
@@ -75,7 +76,7 @@ def integrate_quat(qx, qy, qz, qw, wx, wy, wz, h):
     return nx * inv, ny * inv, nz * inv, nw * inv
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def rotated_diagonal(qx, qy, qz, qw, dx, dy, dz):
     """R diag(dx, dy, dz) Rᵀ for the rotation of quaternion q, as 6 numbers (00 01 02 11 12 22):
     a body-frame principal inertia (or its inverse) in world axes."""
@@ -88,14 +89,14 @@ def rotated_diagonal(qx, qy, qz, qw, dx, dy, dz):
             dx * r20 * r20 + dy * r21 * r21 + dz * r22 * r22)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def sym_add_outer(s00, s01, s02, s11, s12, s22, ax, ay, az, bx, by, bz):
     """The upper triangle (00 01 02 11 12 22) of S + a bᵀ: S symmetric as 6 numbers, a bᵀ
     read as symmetric (b = a: a rank-one update; a Gram matrix or T Aᵀ summed over columns)."""
     return s00 + ax * bx, s01 + ax * by, s02 + ax * bz, s11 + ay * by, s12 + ay * bz, s22 + az * bz
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def store_symmetric(out, i, m):
     """Write the 6 numbers (00 01 02 11 12 22) of a symmetric 3×3 as 9, row-major, into out[i]."""
     out[i, 0], out[i, 1], out[i, 2] = m[0], m[1], m[2]
@@ -103,7 +104,7 @@ def store_symmetric(out, i, m):
     out[i, 6], out[i, 7], out[i, 8] = m[2], m[4], m[5]
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def mat3_mul(a, b):
     """a b for 3×3 matrices given as 9-tuples, row-major (a symmetric one written out in
     full); the product as a 9-tuple."""

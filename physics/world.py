@@ -12,6 +12,7 @@ import contextlib
 from dataclasses import dataclass, field
 import hashlib
 import math
+from types import MappingProxyType
 import signal
 import threading
 import time
@@ -170,25 +171,19 @@ class Body:
     def _table(self, field):
         return self._w.control.bodies if field in ("force", "torque") else self._w.state.bodies
 
-    @property
-    def friction(self):
-        """Coulomb friction coefficient μ of its contacts (a pair takes √(μa μb))."""
-        return float(self._w.model.bodies.friction[self.index])
+    def _contact(self, field):
+        return float(getattr(self._w.model.bodies, field)[self.index])
 
-    @friction.setter
-    def friction(self, value):
-        self._w.model.bodies.friction[self.index] = _contact_property(self.name, value, 0.0)[0]
+    def _set_contact(self, field, value):
+        """Set friction or restitution, checked as add_body checks them."""
+        mu, e = _contact_property(self.name, *((value, 0.0) if field == "friction" else (0.0, value)))
+        getattr(self._w.model.bodies, field)[self.index] = mu if field == "friction" else e
         self._w.contact_model.edits += 1
 
-    @property
-    def restitution(self):
-        """Restitution e of its contacts (a pair takes max(ea, eb))."""
-        return float(self._w.model.bodies.restitution[self.index])
-
-    @restitution.setter
-    def restitution(self, value):
-        self._w.model.bodies.restitution[self.index] = _contact_property(self.name, 0.0, value)[1]
-        self._w.contact_model.edits += 1
+    friction = property(lambda s: s._contact("friction"), lambda s, v: s._set_contact("friction", v),
+                        doc="Coulomb friction coefficient μ of its contacts (a pair takes √(μa μb)).")
+    restitution = property(lambda s: s._contact("restitution"), lambda s, v: s._set_contact("restitution", v),
+                           doc="Restitution e of its contacts (a pair takes max(ea, eb)).")
 
     @property
     def collide(self):
@@ -435,6 +430,7 @@ class World:
         self.ropes = {}                     # name → physics.rope.Rope, stepped with the bodies
         self._rope_color = {}
         self._grab = None                   # the mouse spring (see grab())
+        self._advance_stats = None          # the solver's stats of the advance so far
         self._events = []                   # (time, joint index, mode, target), sorted by time
         self._next_event = 0
         self._mass_extremes = []            # [(kg, who)] the lightest and heaviest dynamic mass
@@ -503,8 +499,9 @@ class World:
         self.solvers[family].configure(**values)
 
     def solver_settings(self, family=None):
-        """The current settings of a family (default: the active one), as a dict."""
-        return dict(self.solvers[family or self._solver].settings)
+        """The current settings of a family (default: the active one), read-only (a write
+        raises TypeError rather than change nothing: set them with configure)."""
+        return MappingProxyType(dict(self.solvers[family or self._solver].settings))
 
     @property
     def substep_dt(self):
@@ -1298,8 +1295,8 @@ class World:
         Bodies and joints alone run in kernel calls of many steps, split at scheduled
         motor events and in chunks of about CHUNK_SECONDS of wall time at the measured
         pace: Ctrl-C stops a long advance between two chunks, the state whole (the
-        solver's stats then describe the last chunk). With ropes or a mouse grab each
-        step is a short sequence of kernel calls."""
+        solver's stats cover the whole advance: SolverStats.absorb). With ropes or a mouse
+        grab each step is a short sequence of kernel calls."""
         n = bounds.whole_steps(n)
         if self.blown_up is not None:
             raise self.blown_up
@@ -1308,6 +1305,7 @@ class World:
             self._initial_state = self.save_state()
         if self._watch is None:
             self._watch = RunawayWatch(self)
+        self._advance_stats = None
         with _interrupts_between_chunks(n > 1) as interrupted:
             while n > 0:
                 self._fire_events()
@@ -1386,7 +1384,11 @@ class World:
     def _run_solver(self, n, coupled=False):
         """n steps of the active solver; `coupled`: velocities already hold this step's
         gravity and forces (see _coupled_step)."""
-        done = self.active_solver.step(self, n, coupled)
+        solver = self.active_solver
+        done = solver.step(self, n, coupled)
+        if self._advance_stats is not None:         # the advance's earlier calls: one advance's stats
+            solver.stats = self._advance_stats.absorb(solver.stats)
+        self._advance_stats = solver.stats
         st = self.state
         st.step_count += done
         st.time = st.epoch_time + (st.step_count - st.epoch_step) * self.dt

@@ -94,7 +94,7 @@ class Packer:
                 vals.append(row[off:off + n].copy().view(dtype).reshape(shape))
             else:
                 x = float(row[off:off + 8].copy().view("<f8")[0])
-                vals.append({"n": None, "b": bool(x), "i": int(x)}.get(kind, x) if kind != "f" else x)
+                vals.append(None if kind == "n" else bool(x) if kind == "b" else int(x) if kind == "i" else x)
         return self._build(self.tree, vals)
 
     def _build(self, node, vals):

@@ -104,7 +104,7 @@ def test_rope_density_is_checked_at_construction_and_when_edited():
 
 def test_a_milligram_sphere_steps_without_a_kernel_error():
     """At the lower bound every inverse and product the solvers form stays finite."""
-    for solver in physics.world.SOLVERS:
+    for solver in physics.solvers.FAMILIES:
         w = World(dt=0.001, solver=solver)
         w.add_body("ground", physics.Plane(), static=True)
         w.add_body("grain", Sphere(0.005), mass=bounds.MASS_MIN, position=(0, 0, 0.0049))

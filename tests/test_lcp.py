@@ -1,4 +1,4 @@
-"""The `lcp` solver family (physics/solvers/lcp.py, seeds 003 and 004): the bilateral
+"""The `lcp` solver family (physics/solvers/lcp/, seeds 003 and 004): the bilateral
 elimination M̂ (seed 004 eq. 13, corrected) against dense algebra, the LCP against
 reference solves, contacts and impacts against closed forms (the impulse solver's tests
 in test_contacts.py, run under lcp), agreement with `impulse`, and seed 004's four-bar."""
@@ -196,7 +196,7 @@ def test_sparse_system_holds_the_same_matrix_as_the_dense_build():
     nonzeros (sparse_system) instead of densely: on the stack scene's boxes both builds give
     the same A to 1e-12 of its largest entry (the dense build's symmetrization only moves
     round-off)."""
-    from physics.solvers.lcp import build_system
+    from physics.solvers.lcp.system import build_system
     w = load_scene(str(ROOT / "scenes" / "stack.toml"))
     w.solver = "lcp"
     w.advance_steps(30)
@@ -216,6 +216,46 @@ def test_sparse_system_holds_the_same_matrix_as_the_dense_build():
     scale = np.abs(dense).max()
     assert np.abs(sparse - dense).max() <= 1e-12 * scale
     assert np.abs(lw.a_diag[:nu] - np.diag(dense)).max() <= 1e-12 * scale
+
+
+def test_params_have_one_numba_type_whatever_the_settings():
+    """The kernel's Params (settings.make_params) have one numba type for every method,
+    drift correction and flag, with integral values given for float settings and for the
+    clock's rate: the kernel compiles once."""
+    from numba import typeof
+    from physics.solvers.lcp import LcpSolver
+    from physics.solvers.lcp.settings import make_params
+    solver = LcpSolver()
+    types = set()
+    for method, stabilization, flag in itertools.product(("auto", "lemke", "pgs"), ("split", "baumgarte", "none"),
+                                                         (False, True)):
+        solver.configure(lcp_method=method, lcp_stabilization=stabilization, impact_lcp=flag, projection=flag,
+                         geometric_stiffness=not flag, pgs_tolerance=1 if flag else 1e-9, lcp_erp=1 if flag else 0.2,
+                         lcp_time_cap_ms=0 if flag else 0.5)
+        types.add(typeof(make_params(solver.settings, 0 if flag else 1e3, flag)))
+    assert len(types) == 1, types
+
+
+def test_a_step_that_outgrows_the_work_is_redone_from_its_start_bit_for_bit():
+    """Eight boxes dropped onto the ground: the step in which they land needs more rows
+    than the lcp work holds, so the kernel stops before it, the work grows and the call
+    goes on from that step; after 200 steps the state equals, bit for bit, that of a
+    solver which had room for every row from the start."""
+    worlds = []
+    for room in (None, (1024, 8)):
+        w = ground_world(0.005, solver="lcp")
+        for i in range(8):
+            w.add_body(f"b{i}", Box((0.1, 0.1, 0.1)), mass=1.0, position=(0.5 * i, 0.0, 0.3 + 0.02 * i))
+        solver = w.solvers["lcp"]
+        if room:
+            solver._room = room
+        first = solver._room
+        w.advance_steps(200)
+        worlds.append((w, first, solver._room))
+    (grown, first, last), (roomy, _, _) = worlds
+    assert last[0] > first[0] and grown.stats.rows > first[0] and grown.stats.steps == 200
+    for name in ("pos", "quat", "vel", "omega"):
+        assert np.array_equal(getattr(grown.state.bodies, name), getattr(roomy.state.bodies, name)), name
 
 
 def test_one_step_equals_the_dense_mixed_lcp_of_the_same_rows():
@@ -282,6 +322,36 @@ def test_sphere_rebounds_to_e_squared_times_drop_height():
     first = impacts[0]
     assert first[4] == pytest.approx(-0.5 * first[3], abs=1e-9)
     assert first[3] == pytest.approx(-math.sqrt(2 * G * 1.0), rel=0.01)
+
+
+def test_one_advance_reports_the_impacts_of_all_its_kernel_calls():
+    """An advance runs as several kernel calls (split here at a motor event at 0.6 s): the
+    stats of 1.2 s advanced at once hold every impact of the sphere dropped from H = 1 m
+    with e = 0.5 — at √(2H/g), then 2√(2H/g) and 2.5√(2H/g) — with the ones the same steps
+    taken one by one record, and count every step."""
+    dt, r = 0.001, 0.1
+    worlds = []
+    for _ in range(2):
+        w = ground_world(dt, solver="lcp")
+        w.add_body("ball", Sphere(r), mass=1.0, position=(0, 0, 1.0 + r), restitution=0.5)
+        w.add_body("arm", Box((0.1, 0.02, 0.02)), mass=1.0, position=(5.1, 0, 1.0))
+        w.add_joint("axle", "revolute", "world", "arm", anchor=(5.0, 0, 1.0), axis=(0, 1, 0))
+        w.joint("axle").set_motor("velocity", target=1.0, max_force=10.0)
+        w.add_motor_event("axle", time=0.6, target=-1.0)
+        worlds.append(w)
+    whole, stepped = worlds
+    whole.advance_steps(1200)
+    impacts = []
+    for _ in range(1200):
+        stepped.step()
+        impacts.extend(stepped.stats.impacts)
+    assert whole.stats.steps == 1200
+    t1 = math.sqrt(2.0 / G)
+    times = whole.stats.impacts[:, 0]
+    for t in (t1, 2.0 * t1, 2.5 * t1):
+        assert np.abs(times - t).min() < 5 * dt, t
+    assert whole.stats.impacts.shape == (len(impacts), 9)
+    assert np.allclose(whole.stats.impacts, np.array(impacts), rtol=1e-9, atol=1e-12)
 
 
 def test_resting_box_carries_its_weight_exactly():

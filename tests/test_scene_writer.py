@@ -87,7 +87,7 @@ def test_edits_are_written_and_the_state_before_the_first_step(tmp_path):
     world.joint("cross").set_limit(None, dof=1)
     world.joint("hinge").set_motor("velocity", target=0.7, max_force=3.0)
     world.solver = "penalty"
-    world.solver_settings("penalty")["penalty_preset"] = "paper"
+    world.configure("penalty", penalty_preset="paper")
     world.configure("penalty", alpha_lin=4000.0, zeta=0.8)
     world.configure("impulse", iterations=17, epsilon=1e-7, time_cap_ms=0.4, warm_start=False,
                                stabilization="baumgarte", erp=0.3, substeps=3)

@@ -289,7 +289,7 @@ def test_a_blow_up_pauses_with_a_message_and_backspace_resets(win):
     assert win.load_scene(str(SCENES / "gallery.toml"))
     world = win.world
     world.solver = "penalty"
-    world.solver_settings("penalty")["penalty_preset"] = "paper"
+    world.configure("penalty", penalty_preset="paper")
     world.dt = 0.05
     run(win, 2.0)
     assert win.driver.error is not None and win.driver.paused

@@ -8,7 +8,6 @@ compiled beforehand). Nothing here is asserted: the tests check what is built, t
 how long it takes.
 """
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 from ..builders import make_chain
 from ..io.scene import load_scene
 from ..world import World
+from . import print_records
 
 CHAIN = Path(__file__).resolve().parents[2] / "scenes" / "chain.toml"
 
@@ -53,14 +53,11 @@ def main(argv=None):
     make_chain(warm, links=2)
     warm._refresh_rows()                      # imports, kernels loaded or compiled: not timed
     records = [run(n, args.repeat) for n in args.links]
-    if args.json:
-        print(json.dumps(records))
-        return 0
-    print(f"{'links':>7} {'load_scene s':>13} {'make_chain s':>13} {'rows s':>8} {'µs/link':>8}   (CPU, least of "
-          f"{args.repeat})")
-    for r in records:
-        print(f"{r['links']:>7} {r['load_scene_s']:>13.3f} {r['make_chain_s']:>13.3f} {r['rows_s']:>8.4f} "
-              f"{r['us_per_link']:>8.1f}")
+    print_records(records, args.json,
+                  f"{'links':>7} {'load_scene s':>13} {'make_chain s':>13} {'rows s':>8} {'µs/link':>8}   (CPU, least "
+                  f"of {args.repeat})",
+                  lambda r: (f"{r['links']:>7} {r['load_scene_s']:>13.3f} {r['make_chain_s']:>13.3f} "
+                             f"{r['rows_s']:>8.4f} {r['us_per_link']:>8.1f}"), "builds")
     return 0
 
 

@@ -8,7 +8,6 @@ kernels the building calls loaded once before timing. The meshes are the viewer'
 read and are not included. Nothing is asserted here.
 """
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 from ..io import urdf
 from ..io.scene import load_scene
 from ..world import World
+from . import print_records
 
 ROBOTS = Path(__file__).resolve().parents[2] / "assets" / "robots"
 MODELS = {"kuka_iiwa": ROBOTS / "kuka_iiwa" / "model.urdf", "xarm6": ROBOTS / "xarm6" / "xarm6_with_gripper.urdf"}
@@ -49,14 +49,11 @@ def main(argv=None):
     for path in MODELS.values():              # imports, kernels loaded or compiled, warnings said: not timed
         load_scene(path)
     records = [run(name, path, args.repeat) for name, path in MODELS.items()]
-    if args.json:
-        print(json.dumps(records))
-        return 0
-    print(f"{'robot':>10} {'links':>6} {'joints':>7} {'read s':>8} {'build s':>8} {'load_scene s':>13}   "
-          f"(wall, least of {args.repeat}, warm)")
-    for r in records:
-        print(f"{r['robot']:>10} {r['links']:>6} {r['joints']:>7} {r['read_s']:>8.4f} {r['build_s']:>8.4f} "
-              f"{r['load_scene_s']:>13.4f}")
+    print_records(records, args.json,
+                  f"{'robot':>10} {'links':>6} {'joints':>7} {'read s':>8} {'build s':>8} {'load_scene s':>13}   "
+                  f"(wall, least of {args.repeat}, warm)",
+                  lambda r: (f"{r['robot']:>10} {r['links']:>6} {r['joints']:>7} {r['read_s']:>8.4f} "
+                             f"{r['build_s']:>8.4f} {r['load_scene_s']:>13.4f}"), "robots")
     return 0
 
 

@@ -20,7 +20,7 @@ REL_TOL = 0.05   # an axis replaces a face of a only if its separation is larger
 ABS_TOL = 1e-5   # plus this (m): faces are preferred, and the choice does not flicker (Box2D's rule)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def _load_box(f, slot, body, i):
     """Box i's axes into f[slot, k, 0:3] and its half extents into f[slot, k, 3]."""
     r00, r10, r20, r01, r11, r21, r02, r12, r22 = frame_axes(body[i, QUAT], body[i, QUAT + 1], body[i, QUAT + 2],
@@ -32,12 +32,12 @@ def _load_box(f, slot, body, i):
         f[slot, k, 3] = body[i, PAR + k]
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def _dot_axis(f, slot, k, x, y, z):
     return f[slot, k, 0] * x + f[slot, k, 1] * y + f[slot, k, 2] * z
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def _clip_id(label, plane):
     """Vertex id of the point where the polygon edge with `label` crosses side `plane`."""
     if label < 4:
@@ -107,7 +107,7 @@ def box_box(body, a, b, margin, sp, sf, poly, tags, F, C, ci, cf, count):
     _face_contact(body, a, b, margin, sp, sf, poly, tags, F, ci, cf, count, ref, ia if ref == 0 else ib)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def _edge_point(F, slot, skip, toward, lx, ly, lz, px, py, pz):
     """The centre of the box's edge along axis `skip` that lies furthest along toward·L
     (the box's centre px, py, pz moved by ±half extent along the two other axes), and the

@@ -22,7 +22,7 @@ def joined_keys(skip, n):
     return np.unique(lo * n + hi).astype(np.int64)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def is_joined(skip_keys, n, i, j):
     """Binary search of the pair (i, j) in the sorted keys."""
     key = min(i, j) * n + max(i, j)
@@ -85,7 +85,7 @@ def joined_starts(skip_keys, n, first):
         first[i] = p
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def is_joined_from(skip_keys, first, n, i, j):
     """is_joined with the starts of joined_starts: a scan of the lower body's keys."""
     lo = min(i, j)
@@ -96,7 +96,7 @@ def is_joined_from(skip_keys, first, n, i, j):
     return False
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def _add_pair(pairs, count, i, j):
     if count < pairs.shape[0]:
         pairs[count, 0] = i
@@ -156,7 +156,7 @@ def sweep_pairs(kind, body, static, skip_keys, first, margin, aabb, key, order, 
     return sweep_and_prune(kind, body, static, skip_keys, first, margin, aabb, order, m, axis, pairs)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def _before(key, a, b):
     """Whether index a sorts before index b: by key, equal keys by index."""
     return key[a] < key[b] or (key[a] == key[b] and a < b)

@@ -31,15 +31,15 @@ BODY_WIDTH = 11
 
 JIT = dict(cache=True, error_model="numpy")
 # For kernels that allocate nothing and return no array: compiled without numba's
-# reference counting. numba counts references to every array an `inline="always"` helper
-# takes, and in a loop with branches its pruning leaves them in: a dozen atomic calls per
-# pair, more than a box–plane manifold costs (the contacts are the same bit for bit).
+# reference counting. numba counts references to every array a helper takes, and in a
+# loop with branches its pruning leaves them in: a dozen atomic calls per pair, more than a
+# box–plane manifold costs (the contacts are the same bit for bit).
 JIT_NO_REFS = dict(JIT, _nrt=False)
 
 MAX_CANDIDATES = 16
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def emit(ci, cf, count, a, b, px, py, pz, nx, ny, nz, depth, feature):
     """Append one contact (dropped and counted in count[1] when full)."""
     k = count[0]
@@ -59,7 +59,7 @@ def emit(ci, cf, count, a, b, px, py, pz, nx, ny, nz, depth, feature):
         count[1] += 1
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def add_candidate(sp, sf, m, px, py, pz, depth, feature):
     """Store a manifold candidate point (on b's surface); returns the new count."""
     if m < MAX_CANDIDATES:
@@ -72,7 +72,7 @@ def add_candidate(sp, sf, m, px, py, pz, depth, feature):
     return m
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def _signed_area(sp, i1, i2, j, nx, ny, nz):
     """((p2 − p1) × (pj − p1)) · n: twice the signed area of the triangle p1 p2 pj seen along n."""
     ux, uy, uz = sp[i2, 0] - sp[i1, 0], sp[i2, 1] - sp[i1, 1], sp[i2, 2] - sp[i1, 2]
@@ -80,12 +80,12 @@ def _signed_area(sp, i1, i2, j, nx, ny, nz):
     return (uy * vz - uz * vy) * nx + (uz * vx - ux * vz) * ny + (ux * vy - uy * vx) * nz
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def _emit_candidate(sp, sf, i, a, b, nx, ny, nz, ci, cf, count):
     emit(ci, cf, count, a, b, sp[i, 0], sp[i, 1], sp[i, 2], nx, ny, nz, sp[i, 3], sf[i])
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def flush_manifold(sp, sf, m, a, b, nx, ny, nz, ci, cf, count):
     """Emit the m candidate points of one manifold (common normal n, from a to b), reduced to
     at most 4: the deepest point p1; the point farthest from it p2; the point p3 making the

@@ -33,20 +33,20 @@ PARALLEL_SIN_FACE = 0.1
 GOLDEN_ITERATIONS = 40
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def _axis(body, i):
     """A body's local z axis in world coordinates."""
     return rotate(body[i, QUAT], body[i, QUAT + 1], body[i, QUAT + 2], body[i, QUAT + 3], 0.0, 0.0, 1.0)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def _plane(body, p):
     """Normal (local z in world) and offset n·origin of plane body p."""
     nx, ny, nz = _axis(body, p)
     return nx, ny, nz, nx * body[p, 0] + ny * body[p, 1] + nz * body[p, 2]
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def sphere_pair(ci, cf, count, a, b, ax, ay, az, ra, bx, by, bz, rb, margin, feature):
     """Contact of sphere (centre A, radius ra) on a and sphere (B, rb) on b: n = (B − A)/|B − A|
     (+z when the centres coincide), depth = ra + rb − |B − A|, point B − rb n. Used for the
@@ -63,7 +63,7 @@ def sphere_pair(ci, cf, count, a, b, ax, ay, az, ra, bx, by, bz, rb, margin, fea
     emit(ci, cf, count, a, b, bx - rb * nx, by - rb * ny, bz - rb * nz, nx, ny, nz, -gap, feature)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def plane_sphere(body, p, b, margin, ci, cf, count):
     nx, ny, nz, off = _plane(body, p)
     r = body[b, PAR]
@@ -73,7 +73,7 @@ def plane_sphere(body, p, b, margin, ci, cf, count):
         emit(ci, cf, count, p, b, cx - r * nx, cy - r * ny, cz - r * nz, nx, ny, nz, -gap, 0)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def plane_capsule(body, p, b, margin, ci, cf, count):
     nx, ny, nz, off = _plane(body, p)
     r, h = body[b, PAR], body[b, PAR + 1]
@@ -88,7 +88,7 @@ def plane_capsule(body, p, b, margin, ci, cf, count):
             emit(ci, cf, count, p, b, cx - r * nx, cy - r * ny, cz - r * nz, nx, ny, nz, -gap, e)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def plane_box(body, p, b, margin, sp, sf, ci, cf, count):
     """Each corner c ± hx a0 ± hy a1 ± hz a2 at height (c − o)·n ± hx a0·n ± hy a1·n ± hz a2·n
     (three dot products for all 8); the corners below the margin, reduced to 4. With at
@@ -130,7 +130,7 @@ def plane_box(body, p, b, margin, sp, sf, ci, cf, count):
         flush_manifold(sp, sf, m, p, b, nx, ny, nz, ci, cf, count)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def plane_cylinder(body, p, b, margin, sp, sf, ci, cf, count):
     nx, ny, nz, off = _plane(body, p)
     r, h = body[b, PAR], body[b, PAR + 1]
@@ -163,7 +163,7 @@ def plane_cylinder(body, p, b, margin, sp, sf, ci, cf, count):
     flush_manifold(sp, sf, m, p, b, nx, ny, nz, ci, cf, count)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def sphere_capsule(body, a, b, margin, ci, cf, count):
     """Sphere a against the point of capsule b's segment closest to its centre."""
     h = body[b, PAR + 1]
@@ -175,7 +175,7 @@ def sphere_capsule(body, a, b, margin, ci, cf, count):
                 body[b, PAR], margin, 0)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def sphere_box(body, a, b, margin, ci, cf, count):
     """Sphere a against box b by contact_geometry.box_distance: n_box points from the box to
     the centre, the contact normal (a to b) is −n_box, the point the box's closest point."""
@@ -247,7 +247,7 @@ def capsule_capsule(body, a, b, margin, ci, cf, count):
                 q0x + t * d2x, q0y + t * d2y, q0z + t * d2z, rb, margin, 0)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def _box_sdf(px, py, pz, hx, hy, hz):
     """Signed distance (m) of a point to a box centred at the origin (its own frame)."""
     qx, qy, qz = abs(px) - hx, abs(py) - hy, abs(pz) - hz
@@ -341,7 +341,7 @@ def capsule_box(body, a, b, margin, ci, cf, count):
         emit(ci, cf, count, a, b, cx - (gap + r) * nx, cy - (gap + r) * ny, cz - (gap + r) * nz, -nx, -ny, -nz, -gap, 0)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def collide_pair(kind, body, a, b, margin, sp, sf, poly, tags, boxes, rot, ci, cf, count):
     """The manifold of one pair, by kind (ordered plane < sphere < capsule < box < cylinder;
     a cylinder off a plane counts as a capsule). The output pair is the ordered one."""

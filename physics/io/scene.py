@@ -919,14 +919,7 @@ def load_scene(path, overrides=None):
     build the World. Raises SceneError (one line naming file and key) on any problem.
     A URDF file loads as a default scene (urdf_scene)."""
     if str(path).lower().endswith(URDF_SUFFIXES):
-        data = urdf_scene(path)
-        provenance = _apply_overrides(path, data, overrides)
-        try:
-            return build_world(path, data)
-        except SceneError as e:
-            if e.key in provenance:
-                raise e.with_key(provenance[e.key]) from None
-            raise
+        return _built(path, urdf_scene(path), overrides)
     try:
         with open(path, "rb") as f:
             text = f.read()
@@ -946,6 +939,12 @@ def load_scene(path, overrides=None):
     deep = _too_deep(data)
     if deep is not None:
         raise SceneError(path, deep, f"arrays and tables nested at most {MAX_NESTING} deep")
+    return _built(path, data, overrides)
+
+
+def _built(path, data, overrides):
+    """The World of the scene data with `overrides` applied; an error in an overridden
+    value names the --set key that gave it."""
     provenance = _apply_overrides(path, data, overrides)
     try:
         return build_world(path, data)

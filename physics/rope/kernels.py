@@ -123,7 +123,7 @@ RopeWork = namedtuple("RopeWork", [
 
 
 # ================================================================ small helpers
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def inv3sym(a00, a01, a02, a11, a12, a22):
     """Inverse of a symmetric 3×3 matrix as 6 numbers (00 01 02 11 12 22); 0 if singular."""
     c00 = a11 * a22 - a12 * a12
@@ -137,7 +137,7 @@ def inv3sym(a00, a01, a02, a11, a12, a22):
             (a00 * a11 - a01 * a01) * inv)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def sym_times(m, o, x, y, z):
     """(symmetric 3×3 stored as m[o:o+6]) · (x, y, z)."""
     return (m[o] * x + m[o + 1] * y + m[o + 2] * z,
@@ -145,7 +145,7 @@ def sym_times(m, o, x, y, z):
             m[o + 2] * x + m[o + 4] * y + m[o + 5] * z)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def body_pose_at(body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia, b, tau):
     """Pose of body b a time tau into the step, as the caller's semi-implicit Euler moves
     it with the current velocities: x + τv, q + τ/2 (ω,0)⊗q normalized."""
@@ -159,7 +159,7 @@ def body_pose_at(body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_
     return px, py, pz, qx, qy, qz, qw
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def darboux(ax, ay, az, aw, bx, by, bz, bw, lbar):
     """u = 2 B_k q̄·q' (eq. 12) for q̄ = (a+b)/2, q' = (b−a)/l̄, i.e. (2/l̄) Im(a* ⊗ b),
     in the frame of a. Also returns the relative rotation p = a* ⊗ b (same hemisphere)."""
@@ -229,7 +229,7 @@ B_F, B_SINV, B_O, B_C, B_X, B_RES, B_MASK = 0, 9, 15, 21, 30, 33, 36
 BLK_COLS = 37
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def node_inv_mass(k, node_w, node_batt, att_work, use_bodies):
     """W_k as 6 numbers (sym 00 01 02 11 12 22) and whether it is a plain w E."""
     a = node_batt[k] if use_bodies else -1
@@ -240,7 +240,7 @@ def node_inv_mass(k, node_w, node_batt, att_work, use_bodies):
             att_work[a, AW_W + 4], att_work[a, AW_W + 5], False)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def segment_diag(blk, j, l, i1, i2, w0, w1, w2, w3, w4, w5):
     """D_j = W + l² (i1 d2 d2ᵀ + i2 d1 d1ᵀ) as 6 numbers (sym), W = W_j + W_{j+1} (sym 6):
     segment j's diagonal block of A = J M⁻¹ Jᵀ, frames from blk, i1 i2 its element's inverse
@@ -253,7 +253,7 @@ def segment_diag(blk, j, l, i1, i2, w0, w1, w2, w3, w4, w5):
             w4 + e1 * d2y * d2z + e2 * d1y * d1z, w5 + e1 * d2z * d2z + e2 * d1z * d1z)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def segment_pivot(blk, j, movable, s00, s01, s02, s11, s12, s22):
     """Segment j's B_MASK, and its block S (sym 6) with the unit pivot d3 d3ᵀ added when
     both its nodes are immovable (its length cannot change; the solves drop its right-hand
@@ -423,7 +423,7 @@ def block_solve(blk, plain):
         blk[j, B_X], blk[j, B_X + 1], blk[j, B_X + 2] = x0, x1, x2
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def elem_turn(blk, j, l, ii, l0, l1, l2):
     """M_j⁻¹ (l_j[d3]×)ᵀ λ = l_j (i1 (λ·d2) d1 − i2 (λ·d1) d2): the element's share of λ."""
     a = l * ii[j, 0] * (l0 * blk[j, 3] + l1 * blk[j, 4] + l2 * blk[j, 5])
@@ -431,7 +431,7 @@ def elem_turn(blk, j, l, ii, l0, l1, l2):
     return (a * blk[j, 0] + c * blk[j, 3], a * blk[j, 1] + c * blk[j, 4], a * blk[j, 2] + c * blk[j, 5])
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def anchor_impulse(state, links, att_work, a, fx, fy, fz, body_quat, body_vel, body_omega, body_inv_mass,
                    body_inv_inertia):
     """Impulse F (N·s) on the body of attachment a at its anchor (lever att_work[a, AW_R]),
@@ -556,7 +556,7 @@ def pair_row_prepare(row, r, qa, qb, lbar, u0, prm, h):
     return cx, cy, cz
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def soft_row(row, og, ob, k, s, c, h, tau):
     """Γ_k = 1/(h s (h + τ)) and bias C_k/(h + τ) of bending/twist row k with stiffness
     s = l̄ K_kk (see pair_row_prepare), into row[og + k] and row[ob + k]; returns False when
@@ -570,7 +570,7 @@ def soft_row(row, og, ob, k, s, c, h, tau):
     return False
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def pair_fill_minv(row, r, off, qx, qy, qz, qw, ix, iy, iz):
     """row[r, off + 3k : off + 3k + 3] = M⁻¹ T[k] for a frame with principal inverse inertia."""
     for k in range(3):
@@ -581,7 +581,7 @@ def pair_fill_minv(row, r, off, qx, qy, qz, qw, ix, iy, iz):
         row[r, off + 3 * k + 2] = mz
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def pair_finish(row, r):
     """K = T (M_a⁻¹ + M_b⁻¹) Tᵀ + diag Γ and its inverse."""
     k00 = k01 = k02 = k11 = k12 = k22 = 0.0
@@ -667,7 +667,7 @@ def pair_prepare(state, model, prm, h, blk, ii, bw):
         row[BW_K + 5] = m22 + row[BW_GAMMA + 2]
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def pair_impulse(row, r, lam, wax, way, waz, wbx, wby, wbz):
     """ΔP = −(K + Γ)⁻¹ (u̇ + bias + Γ P) for the soft row r; lam (3) accumulates it."""
     dwx, dwy, dwz = wbx - wax, wby - way, wbz - waz
@@ -683,7 +683,7 @@ def pair_impulse(row, r, lam, wax, way, waz, wbx, wby, wbz):
     return -d0, -d1, -d2
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def pair_delta(row, r, off, p0, p1, p2):
     """Δω = (M⁻¹Tᵀ) P for one side."""
     return (row[r, off] * p0 + row[r, off + 3] * p1 + row[r, off + 6] * p2,
@@ -751,7 +751,7 @@ def bending_torques_explicit(elem_quat, elem_omega, pair_rest, pair_u0, prm, tor
 BW_COLS = 148
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def sym_idx(a, b):
     """Index of (a, b) in a symmetric 3×3 stored as 00 01 02 11 12 22."""
     if a > b:
@@ -1132,7 +1132,7 @@ def coupled_scatter(bw, state):
 
 
 # ================================================================ attachments
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def anchor_frame(links, a, qx, qy, qz, qw):
     """World quaternion of attachment a's clamp frame (q_body = (qx, qy, qz, qw) on a body)."""
     f = links.att_f
@@ -1325,7 +1325,7 @@ def attach_snap(state, links, tau, body_pos, body_quat, body_vel, body_omega, bo
 
 # ================================================================ contacts
 # The distances and normals are physics/contact_geometry.py's (ground plane, oriented box).
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def box_gap(boxes, k, x, y, z, radius):
     """(gap, normal) of a node's sphere of the rope's radius at (x, y, z) against box k of
     the rope's boxes (centre, half extents, quaternion: BOX_COLS)."""
@@ -1333,7 +1333,7 @@ def box_gap(boxes, k, x, y, z, radius):
                         boxes[k, 8], boxes[k, 9], boxes[k, 3], boxes[k, 4], boxes[k, 5])
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def keep_contact(contact, i, s, gap, nx, ny, nz):
     """Node i's candidate in slot s (0 ground, 1 box): normal, gap, active."""
     contact[i, s, 0] = nx
@@ -1343,7 +1343,7 @@ def keep_contact(contact, i, s, gap, nx, ny, nz):
     contact[i, s, C_ACTIVE] = 1.0
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def drop_contact(contact, lam, i, s):
     """No candidate in slot s of node i: inactive, its warm-start impulses reset."""
     contact[i, s, C_ACTIVE] = 0.0

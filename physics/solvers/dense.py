@@ -151,7 +151,7 @@ def lemke(M, q, n, T, basis, z, max_pivots):
     return LEMKE_OK, pivots
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _lex_less(T, i, r, entering, n):
     """Row i's B⁻¹ row divided by its pivot entry precedes row r's, lexicographically."""
     ai = T[i, entering]
@@ -289,7 +289,7 @@ def blcp_residual(A, b, lo, hi, mu, g0, g1, n, x):
     return worst
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _row_residual(l, h, xi, w):
     """blcp_residual's measure of one row with bounds [l, h], λ = xi and w = (Aλ + b)_i."""
     tol = 1e-9 * (1.0 + abs(l) + abs(h) if math.isfinite(l) and math.isfinite(h) else 1.0)
@@ -301,7 +301,7 @@ def _row_residual(l, h, xi, w):
     return max(worst, abs(w))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _bounds(lo, hi, mu, g0, g1, x, i):
     """Row i's bounds with the current λ (a friction row: ±mu Σ λ_n of its group)."""
     if mu[i] > 0.0:

@@ -5,7 +5,7 @@ from numba import njit
 from ..quat import rotated_diagonal, store_symmetric
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def scatter_row(M, r, a, b, s, lin, ang):
     """lin[a] += s·M[r, 0:3], ang[a] += s·M[r, 3:6], lin[b] += s·M[r, 6:9],
     ang[b] += s·M[r, 9:12]: a row's 12 numbers times a scalar onto its two bodies
@@ -50,7 +50,7 @@ def fill2d(dst, value):
                 dst[i, j] = value
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def row_dot(row_J, r, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
     """J_r·V with the two bodies' velocities (v, ω of a, then of b) as 12 scalars: the sum
     of row_velocity in its order, with the velocities loaded once per joint."""

@@ -1,5 +1,7 @@
 """What a solve did, in the same shape for every solver family."""
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 
 @dataclass
@@ -20,6 +22,19 @@ class SolverStats:
     violation_after: float = 0.0
     rate_before: float = 0.0
     rate_after: float = 0.0
+
+    COUNTS = ("capped_steps", "steps")      # summed over the kernel calls of an advance (absorb)
+    STACKS = ()                             # arrays of rows, stacked likewise
+
+    def absorb(self, later):
+        """The stats of an advance made of this call and a later one: the later call's
+        last step, this one's counts and rows added to it."""
+        out = replace(later)
+        for name in self.COUNTS:
+            setattr(out, name, getattr(self, name) + getattr(later, name))
+        for name in self.STACKS:
+            setattr(out, name, np.vstack([getattr(self, name), getattr(later, name)]))
+        return out
 
     def record_projection(self, violation):
         """Keep a projection.Violation (None: the projection did not run)."""

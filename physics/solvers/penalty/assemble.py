@@ -92,7 +92,7 @@ def add_row(row_J, r, na, nb, slot, b_late, w, g, diag, offd, rhs):
                 offd[slot, 6 * i + j] += wi * row_J[r, oe + j]
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def add_angular_side(n, w, g, x, y, z, diag, rhs):
     """One body's share of a rotational row whose angular part on it is (x, y, z): w j jᵀ into
     the lower triangle of its angular block, g j into its right side."""
@@ -108,7 +108,7 @@ def add_angular_side(n, w, g, x, y, z, diag, rhs):
     diag[n, 35] += wz * z
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def add_angular_row(row_J, r, na, nb, slot, b_late, w, g, diag, offd, rhs):
     """add_row for a rotational row (no linear part): only the angular blocks. Its six
     angular numbers are read once into locals (the stores into the blocks could alias
@@ -134,7 +134,7 @@ def add_angular_row(row_J, r, na, nb, slot, b_late, w, g, diag, offd, rhs):
         offd[slot, 35] += wz * ez
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def add_joint_side(n, sgn, w, ra, g, S, diag, rhs):
     """One body's share of a joint's three point rows along the world axes (common weight
     w, right sides g) and of its perpendicular rows (S: perpendicular_rows' sums). Point
@@ -169,7 +169,7 @@ def add_joint_side(n, sgn, w, ra, g, S, diag, rhs):
     rhs[n, 5] += sgn * (rx * gy - ry * gx - hz)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def add_joint_coupling(slot, w, rl, re, S, offd):
     """The off-diagonal block A[late, early] of a joint's three point rows,
     −w P_l P_eᵀ = −w [[E, [r_e]ₓᵀ], [[r_l]ₓ, (r_l·r_e)E − r_e r_lᵀ]], and of its
@@ -206,7 +206,7 @@ def add_joint_coupling(slot, w, rl, re, S, offd):
     offd[slot, 35] -= w * (d - ez * lz) + s22
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def perpendicular_rows(h, omega, zeta, relin, a, b, r0, r1, rows, plan):
     """stiff_rows' springs of a joint's perpendicular rows r0…r1−1 (angular part u on body
     a, −u on b: joint_rows.perpendicular_row): per active row its mass 1/(uᵀ(I_a⁻¹ + I_b⁻¹)u),
@@ -255,7 +255,7 @@ def perpendicular_rows(h, omega, zeta, relin, a, b, r0, r1, rows, plan):
     return s00, s01, s02, s11, s12, s22, hx, hy, hz
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def add_force(row_J, r, na, nb, g, rhs):
     """g J_rᵀ into the right sides (a constant impulse g along the row)."""
     if na >= 0:
@@ -266,7 +266,7 @@ def add_force(row_J, r, na, nb, g, rhs):
             rhs[nb, i] += g * row_J[r, 6 + i]
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def inv_inertia_quad(inv_inertia_world, i, x, y, z):
     """uᵀ I_i⁻¹ u (world inverse inertia, 9 numbers)."""
     return (x * (inv_inertia_world[i, 0] * x + inv_inertia_world[i, 1] * y + inv_inertia_world[i, 2] * z)
@@ -274,7 +274,7 @@ def inv_inertia_quad(inv_inertia_world, i, x, y, z):
             + z * (inv_inertia_world[i, 6] * x + inv_inertia_world[i, 7] * y + inv_inertia_world[i, 8] * z))
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def row_inv_mass(row_J, r, a, b, body_inv_mass, inv_inertia_world, rot):
     """The inverse of the mass a row's spring is scaled by: a rotational row's J_r M⁻¹ J_rᵀ
     (the two inertias about its axis; world inverse inertia, 9 numbers per body), a
@@ -287,7 +287,7 @@ def row_inv_mass(row_J, r, a, b, body_inv_mass, inv_inertia_world, rot):
             + inv_inertia_quad(inv_inertia_world, b, row_J[r, 9], row_J[r, 10], row_J[r, 11]))
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def point_arm(row_J, r0, side):
     """The lever arm r (body centre → anchor, world) of a joint's point rows r0…r0+2 on one
     side, from their angular parts ±(r × e_x), ±(r × e_y), ±(r × e_z)."""
@@ -370,7 +370,7 @@ def body_blocks(h, geometric, gravity, bodies, joints, rows, force_acc, torque_a
             rhs0[k, 5] += e2 * body_omega[i, 2]
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def limit_raw(joint_q, joint_limit_lo, joint_limit_hi, j, k, side):
     """The signed value of joint j's limit row k on its binding side (+1: the lower bound,
     −1: the upper), q − bound: negative when violated (then it is the row's C, eq. 21, 25

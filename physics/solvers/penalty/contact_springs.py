@@ -99,7 +99,7 @@ def new_springs(contacts):
                    z(n_blocks), z(n_blocks), z(n_blocks), z(n_blocks))
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def row_inv_mass_full(row_J, r, a, b, body_inv_mass, inv_inertia_world):
     """J_r M⁻¹ J_rᵀ of a contact row (world inverse inertia, 9 numbers per body)."""
     k = 0.0
@@ -111,7 +111,7 @@ def row_inv_mass_full(row_J, r, a, b, body_inv_mass, inv_inertia_world):
     return k
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def first_free(row_kind, start):
     """The first friction row of the block starting at `start` (after its normal rows)."""
     f0 = start

@@ -34,7 +34,7 @@ from .block_ldl import factor, solve
 STICK = 1.0e6           # friction and velocity-motor dampers: c = S·m/Δt (v_ε = F_max Δt/(S m))
 PASSES = 4              # most solves per step of the friction / motor-limit active set
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def servo_row(h, m, freq, damping, err):
     """(w, g) of a position servo on effective mass m: k = m ω², c = 2ζ m ω, ω = 2π·freq,
     on the error err (rad or m) linearized at the step's start."""

@@ -29,20 +29,20 @@ from ...quat import cross, rotated_diagonal, store_symmetric, sym_add_outer
 FAST = {"contract", "reassoc", "nsz", "arcp"}   # no nnan/ninf: NaNs must still show up
 _FAST = FAST
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@njit(cache=True, fastmath=_FAST)
 def _dot6(A, k, o, x0, x1, x2, x3, x4, x5):
     return (A[k, o] * x0 + A[k, o + 1] * x1 + A[k, o + 2] * x2 + A[k, o + 3] * x3 + A[k, o + 4] * x4
             + A[k, o + 5] * x5)
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@njit(cache=True, fastmath=_FAST)
 def _axpy6(A, k, o, a, x0, x1, x2, x3, x4, x5):
     """x + a·A[k, o:o + 6]."""
     return (x0 + a * A[k, o], x1 + a * A[k, o + 1], x2 + a * A[k, o + 2], x3 + a * A[k, o + 3],
             x4 + a * A[k, o + 4], x5 + a * A[k, o + 5])
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@njit(cache=True, fastmath=_FAST)
 def _cholesky(A, k, n):
     """In-place Cholesky of the n×n SPD matrix in row k of A (lower part read), with
     1/L_ii stored on the diagonal. A pivot below 1e-13 of the largest diagonal entry
@@ -66,7 +66,7 @@ def _cholesky(A, k, n):
             A[k, 6 * i + j] = s * inv
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@njit(cache=True, fastmath=_FAST)
 def arm(row_J, r0, o):
     """World lever arm r of the side at column offset o (0 = a, 6 = b) of three point rows
     along x, y, z, whose angular parts are ±(r × e)."""
@@ -75,7 +75,7 @@ def arm(row_J, r0, o):
     return -row_J[r0 + 1, 5], -row_J[r0 + 2, 3], -row_J[r0, 4]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@njit(cache=True, fastmath=_FAST)
 def _sym_inverse(p00, p01, p02, p11, p12, p22, n):
     """(i00, i01, i02, i11, i12, i22): inverse of the leading n×n block (n ≤ 3) of the
     symmetric [[p00 p01 p02] [p01 p11 p12] [p02 p12 p22]], zero outside it; a singular
@@ -97,7 +97,7 @@ def _sym_inverse(p00, p01, p02, p11, p12, p22, n):
     return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@njit(cache=True, fastmath=_FAST)
 def _gram(row_J, rows, k, first, n, col):
     """Gram matrix (p00, p01, p02, p11, p12, p22) of the 3-vectors row_J[r, col:col + 3] of
     the n rows rows[k, first:first + n]."""
@@ -194,7 +194,7 @@ def _hinge_factor(k, c, p, body_D, joint_N, joint_U, joint_P, joint_d):
     body_D[p, 35] += bz + -a50 * dy + a51 * dx + a55
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@njit(cache=True, fastmath=_FAST)
 def _mirror_lower(body_D, c):
     """Copy the lower triangle of the 6×6 body_D[c] onto its upper one."""
     for i in range(1, 6):

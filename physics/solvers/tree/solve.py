@@ -209,7 +209,7 @@ def articulated_lambda(tree, row_J, body_z, vel, omega, lam):
     return worst
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def select_rows(tree, joint_type, joint_row_start, row_active, with_limits, row_direct):
     """_select_rows with `with_limits` as a plain bool (one compile, not one per constant)."""
     _select_rows(tree, joint_type, joint_row_start, row_active, bool(with_limits), row_direct)

@@ -1,0 +1,222 @@
+"""The contact rows' sweep: a contact block (contacts.py: ≤ 4 normal rows, then 2-3
+friction rows at the patch centre) swept on its couplings K = J M⁻¹ Jᵀ, and the sweep's
+measure of convergence (the bodies' momentum change)."""
+import math
+
+from numba import njit
+
+from ...joint_rows import FREE_CONTACT
+from ...quat import rotate_inv
+from .rows import add12, coupling, free_rows, jv12, load12, normal_sum, store12
+from .sweeps import PATCH_PASSES, ball_metric_clamp, sweep_velocities
+
+# ---------------------------------------------------------------------------- the blocks' couplings
+# A contact block (contacts.py: ≤ 4 normal rows, then 2-3 friction rows at the patch centre)
+# is swept with its couplings K = J M⁻¹ Jᵀ computed once per substep (prepare_contact_blocks):
+# the rows' speeds J·V are read once per sweep, the normal rows' projected Gauss–Seidel runs
+# on K (the same iterates as sweeping the rows one by one on the bodies' velocities: a pass
+# costs a few multiplications per row instead of 24), and their impulse changes go onto the
+# bodies once. ContactWork.block per block:
+CB_NN, CB_FF, CB_W, CB_D = 0, 16, 25, 29    # K_nn 4×4, K_ff 3×3, then scratch: J·V + b, Δλ of the normal rows
+MAX_PATCH = 4
+
+
+@njit(cache=True)
+def prepare_contact_blocks(rows, work, block):
+    """The couplings of every contact block's rows (J M⁻¹ Jᵀ: normal × normal, friction ×
+    friction) into block (CB_* layout) from prepare_rows' M⁻¹Jᵀ; rows not
+    in use couple by 0. Returns their number if every one has ≤ MAX_PATCH normal rows, else 0
+    (the contacts are then swept row by row, sweep_velocities): a count, not a view, so that
+    callers compiled without reference counts can take block[:count]."""
+    block_start, block_count, row_kind = rows.block_start, rows.block_count, rows.kind
+    row_J, row_minv_jt, row_mass = rows.J, work.minv_jt, work.mass
+    nb = block_start.shape[0]
+    for k in range(nb):
+        start = block_start[k]
+        end = start + block_count[k]
+        f0, nf = free_rows(row_kind, start, end)
+        npt = f0 - start
+        if npt > MAX_PATCH or nf > 3:
+            return 0
+        # (only the entries of rows the block has are read)
+        for i in range(npt):
+            for j in range(i, npt):
+                kij = 0.0
+                if row_mass[start + i] > 0.0 and row_mass[start + j] > 0.0:
+                    kij = coupling(row_J, row_minv_jt, start + i, start + j)
+                block[k, CB_NN + 4 * i + j] = kij
+                block[k, CB_NN + 4 * j + i] = kij
+        for i in range(nf):
+            for j in range(i, nf):
+                kij = 0.0
+                if row_mass[f0 + i] > 0.0 and row_mass[f0 + j] > 0.0:
+                    kij = coupling(row_J, row_minv_jt, f0 + i, f0 + j)
+                block[k, CB_FF + 3 * i + j] = kij
+                block[k, CB_FF + 3 * j + i] = kij
+    return nb
+
+
+# ---------------------------------------------------------------------------- the blocks' sweep
+@njit(cache=True, _nrt=False)
+def sweep_contacts(baumgarte, erp_rate, tol, rows, work, vel, omega, block):
+    """One sweep of sequential impulses over the contact blocks on their couplings (block,
+    prepare_contact_blocks); the same rows and clamps as sweep_velocities: the normal rows
+    (one-sided) by projected Gauss–Seidel on K_nn, up to PATCH_PASSES passes or until a
+    pass changes no impulse by more than tol, then the friction rows' coupled solve (eq. 15)
+    and Coulomb ball (eq. 16, ball_metric_clamp). Returns the largest change of a row's
+    impulse (normal rows) or of a block's friction impulse (its norm) in this sweep."""
+    block_start, block_count, row_body, row_kind = rows.block_start, rows.block_count, rows.body, rows.kind
+    row_J, row_C, row_active, row_lambda = rows.J, rows.C, rows.active, rows.impulse
+    row_lo, row_hi, row_bias = rows.lo, rows.hi, rows.bias
+    row_minv_jt, row_mass = work.minv_jt, work.mass
+    rate = erp_rate if baumgarte else 0.0
+    residual = 0.0
+    for k in range(block_start.shape[0]):
+        start = block_start[k]
+        end = start + block_count[k]
+        a = row_body[start, 0]
+        b = row_body[start, 1]
+        f0, nf = free_rows(row_kind, start, end)
+        npt = f0 - start
+        v = load12(a, b, vel, omega)
+        for i in range(npt):
+            r = start + i
+            block[k, CB_D + i] = 0.0
+            w = 0.0
+            if row_active[r] != 0 and row_mass[r] != 0.0:
+                w = jv12(row_J, r, v) + rate * row_C[r] + row_bias[r]
+            block[k, CB_W + i] = w
+        # the normal rows: projected Gauss–Seidel on K_nn (their system has rank 3 for four
+        # points — the slowest part of Gauss–Seidel on a stack — hence several passes)
+        for _ in range(PATCH_PASSES if npt > 2 else 1):
+            largest = 0.0
+            for i in range(npt):
+                r = start + i
+                if row_active[r] == 0 or row_mass[r] == 0.0:
+                    continue
+                old = row_lambda[r]
+                new = min(max(old - row_mass[r] * block[k, CB_W + i], row_lo[r]), row_hi[r])
+                dl = new - old
+                if dl == 0.0:
+                    continue
+                row_lambda[r] = new
+                block[k, CB_D + i] += dl
+                for j in range(npt):
+                    block[k, CB_W + j] += block[k, CB_NN + 4 * j + i] * dl
+                largest = max(largest, abs(dl))
+            if largest <= tol:
+                break
+        for i in range(npt):
+            d = block[k, CB_D + i]
+            if d != 0.0:
+                v = add12(row_minv_jt, start + i, d, v)
+                residual = max(residual, abs(d))
+        if nf == 0 or row_active[f0] != FREE_CONTACT:
+            store12(a, b, v, vel, omega)
+            continue
+        pmax = row_hi[f0] * normal_sum(row_lambda, start, f0)     # a contact's ball: μ Σλ_n
+        # friction: (B M⁻¹ Bᵀ) Δp = −B V  (eq. 15), then the ball clamp (eq. 16)
+        r0 = -jv12(row_J, f0, v)
+        k00 = block[k, CB_FF]
+        d0 = d1 = d2 = 0.0
+        k01 = k02 = k12 = 0.0
+        k11 = k22 = 1.0
+        if nf == 1:
+            if k00 > 0.0:
+                d0 = r0 / k00
+        else:
+            r1 = -jv12(row_J, f0 + 1, v)
+            k01 = block[k, CB_FF + 1]
+            k11 = block[k, CB_FF + 4]
+            if nf == 2:
+                det = k00 * k11 - k01 * k01
+                if det > 0.0:
+                    d0 = (r0 * k11 - k01 * r1) / det
+                    d1 = (k00 * r1 - k01 * r0) / det
+            else:
+                r2 = -jv12(row_J, f0 + 2, v)
+                k02 = block[k, CB_FF + 2]
+                k12 = block[k, CB_FF + 5]
+                k22 = block[k, CB_FF + 8]
+                c00 = k11 * k22 - k12 * k12
+                c01 = k02 * k12 - k01 * k22
+                c02 = k01 * k12 - k02 * k11
+                det = k00 * c00 + k01 * c01 + k02 * c02
+                if det > 0.0:
+                    c11 = k00 * k22 - k02 * k02
+                    c12 = k01 * k02 - k00 * k12
+                    c22 = k00 * k11 - k01 * k01
+                    d0 = (c00 * r0 + c01 * r1 + c02 * r2) / det
+                    d1 = (c01 * r0 + c11 * r1 + c12 * r2) / det
+                    d2 = (c02 * r0 + c12 * r1 + c22 * r2) / det
+        p0 = row_lambda[f0] + d0
+        p1 = (row_lambda[f0 + 1] + d1) if nf > 1 else 0.0
+        p2 = (row_lambda[f0 + 2] + d2) if nf > 2 else 0.0
+        n = math.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
+        if n > pmax and nf > 1 and pmax > 0.0:
+            p0, p1, p2 = ball_metric_clamp(k00, k01, k02, k11, k12, k22, p0, p1, p2, pmax)
+        elif n > pmax:
+            s = pmax / n if n > 0.0 else 0.0
+            p0 *= s
+            p1 *= s
+            p2 *= s
+        d0 = p0 - row_lambda[f0]
+        row_lambda[f0] = p0
+        v = add12(row_minv_jt, f0, d0, v)
+        dn = d0 * d0
+        if nf > 1:
+            d1 = p1 - row_lambda[f0 + 1]
+            row_lambda[f0 + 1] = p1
+            v = add12(row_minv_jt, f0 + 1, d1, v)
+            dn += d1 * d1
+        if nf > 2:
+            d2 = p2 - row_lambda[f0 + 2]
+            row_lambda[f0 + 2] = p2
+            v = add12(row_minv_jt, f0 + 2, d2, v)
+            dn += d2 * d2
+        residual = max(residual, math.sqrt(dn))
+        store12(a, b, v, vel, omega)
+    return residual
+
+
+# ---------------------------------------------------------------------------- one sweep of the contacts
+@njit(cache=True)
+def contact_sweep(baumgarte, erp_rate, eps, crows, cwork, bodies, cdirect, cblock, swept):
+    """One sweep of the contact rows: by blocks on their couplings (sweep_contacts) when
+    prepare_contact_blocks made them, else row by row (sweep_velocities). Returns the
+    largest change of a body's momentum |m Δv| (N·s) or angular momentum |I Δω| (N·m·s)
+    over the sweep: how far the contacts still move the bodies. (Not the rows' own |Δλ|:
+    the normal impulses of a statically indeterminate pile — a box on four corners, a
+    box on four others — are not unique, and Gauss–Seidel keeps shifting them among the
+    supports sweep after sweep in a settled heap without moving anything.)"""
+    n = crows.block_start.shape[0]
+    if n == 0:
+        return 0.0
+    vel, omega = bodies.vel, bodies.omega
+    for i in range(vel.shape[0]):
+        for q in range(3):
+            swept[i, q] = vel[i, q]
+            swept[i, 3 + q] = omega[i, q]
+    if cblock.shape[0] == n:
+        sweep_contacts(baumgarte, erp_rate, eps, crows, cwork, vel, omega, cblock)
+    else:
+        sweep_velocities(baumgarte, erp_rate, crows, cwork, vel, omega, cdirect)
+    return momentum_change(bodies, swept)
+
+
+@njit(cache=True)
+def momentum_change(bodies, swept):
+    """max over moving bodies of |m Δv| and |I Δω| (body frame: |diag(I) Rᵀ Δω|), Δ from swept."""
+    vel, omega, quat, inv_mass, inertia = bodies.vel, bodies.omega, bodies.quat, bodies.inv_mass, bodies.inertia
+    largest = 0.0
+    for i in range(vel.shape[0]):
+        if inv_mass[i] == 0.0:
+            continue
+        dx, dy, dz = vel[i, 0] - swept[i, 0], vel[i, 1] - swept[i, 1], vel[i, 2] - swept[i, 2]
+        largest = max(largest, math.sqrt(dx * dx + dy * dy + dz * dz) / inv_mass[i])
+        wx, wy, wz = rotate_inv(quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3], omega[i, 0] - swept[i, 3],
+                                omega[i, 1] - swept[i, 4], omega[i, 2] - swept[i, 5])
+        lx, ly, lz = inertia[i, 0] * wx, inertia[i, 1] * wy, inertia[i, 2] * wz
+        largest = max(largest, math.sqrt(lx * lx + ly * ly + lz * lz))
+    return largest
+

@@ -1,0 +1,66 @@
+"""The iterative path (seed 001 as printed): sweeps of the joints' rows, then the
+contacts', until every |Δp| < ε (eq. 17), the iteration limit or the wall-clock cap;
+then the split-impulse pass on the pseudo-velocities."""
+from numba import njit
+
+from ...clock import ticks
+from .contact_sweeps import contact_sweep
+from .settings import (BAUMGARTE, S_CAPPED, S_ITERATIONS, S_RESIDUAL, S_SOLVE_TICKS,
+                       S_TOTAL_ITERATIONS)
+from .sweeps import sweep_positions, sweep_velocities
+
+
+# ---------------------------------------------------------------------------- a solve's stats
+@njit(cache=True)
+def record_solve(stats, iterations, residual, solve_ticks, capped):
+    """Write one solve's iterations, final residual, time (ticks) and cap into stats."""
+    stats[S_ITERATIONS] = iterations
+    stats[S_RESIDUAL] = residual
+    stats[S_SOLVE_TICKS] = solve_ticks
+    stats[S_CAPPED] = 1.0 if capped else 0.0
+    stats[S_TOTAL_ITERATIONS] += iterations
+
+
+# ---------------------------------------------------------------------------- velocities
+@njit(cache=True)
+def solve_velocities(params, h, rows, work, bodies, stats, row_direct, crows, cwork, cdirect, cblock, swept):
+    """Sequential impulses until every |Δp| < ε, the iteration limit or the time cap; each
+    sweep the joints' rows, then the contacts' (crows, cwork, cdirect: contact_views; cblock:
+    prepare_contact_blocks)."""
+    vel, omega = bodies.vel, bodies.omega
+    max_it = params.iterations
+    eps = params.epsilon
+    baumgarte = params.stabilization == BAUMGARTE
+    erp_rate = params.erp / h
+    cap = params.time_cap_ms / params.substeps * params.ticks_per_ms
+    t_start = ticks()
+    it = 0
+    residual = 0.0
+    capped = False
+    while it < max_it:
+        residual = sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct)
+        residual = max(residual, contact_sweep(baumgarte, erp_rate, eps, crows, cwork, bodies, cdirect, cblock,
+                                                              swept))
+        it += 1
+        if residual < eps:
+            break
+        if cap > 0.0 and ticks() - t_start > cap:
+            capped = True
+            break
+    record_solve(stats, it, residual, ticks() - t_start, capped)
+
+
+# ---------------------------------------------------------------------------- positions (split impulses)
+@njit(cache=True)
+def solve_positions(params, h, rows, work, pvel, pomega, row_direct, crows, cwork, cdirect):
+    """Split impulses: `position_iterations` sweeps of sweep_positions from V* = 0, the
+    joints' rows then the contacts'."""
+    row_lambda_pos = work.impulse_pos
+    pvel[:, :] = 0.0
+    pomega[:, :] = 0.0
+    row_lambda_pos[:] = 0.0
+    cwork.impulse_pos[:] = 0.0
+    for it in range(params.position_iterations):
+        sweep_positions(params.erp / h, rows, work, pvel, pomega, row_direct)
+        if crows.block_start.shape[0] > 0:
+            sweep_positions(params.erp / h, crows, cwork, pvel, pomega, cdirect)

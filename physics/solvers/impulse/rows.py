@@ -1,0 +1,169 @@
+"""The rows of one block as the sweeps see them: the block's two bodies' velocities as a
+12-tuple, its free rows, and the rows' preparation for a substep — M⁻¹Jᵀ and effective
+mass 1/(J M⁻¹ Jᵀ) of every row in use (prepare_rows), then last step's impulses applied,
+each kept feasible (warm_start)."""
+import math
+
+from numba import njit
+
+from ...joint_rows import FREE_CONTACT, FREE_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT
+from ..row_ops import scatter_row
+
+
+# ---------------------------------------------------------------------------- a block's two bodies as a 12-tuple
+@njit(cache=True)
+def jv12(row_J, r, v):
+    """J·V of row r with the two bodies' velocities held in a local 12-tuple."""
+    return (row_J[r, 0] * v[0] + row_J[r, 1] * v[1] + row_J[r, 2] * v[2] + row_J[r, 3] * v[3]
+            + row_J[r, 4] * v[4] + row_J[r, 5] * v[5] + row_J[r, 6] * v[6] + row_J[r, 7] * v[7]
+            + row_J[r, 8] * v[8] + row_J[r, 9] * v[9] + row_J[r, 10] * v[10] + row_J[r, 11] * v[11])
+
+
+@njit(cache=True)
+def add12(row_minv_jt, r, dl, v):
+    """The 12-tuple V + M⁻¹Jᵀ Δλ."""
+    m = row_minv_jt
+    return (v[0] + m[r, 0] * dl, v[1] + m[r, 1] * dl, v[2] + m[r, 2] * dl, v[3] + m[r, 3] * dl,
+            v[4] + m[r, 4] * dl, v[5] + m[r, 5] * dl, v[6] + m[r, 6] * dl, v[7] + m[r, 7] * dl,
+            v[8] + m[r, 8] * dl, v[9] + m[r, 9] * dl, v[10] + m[r, 10] * dl, v[11] + m[r, 11] * dl)
+
+
+@njit(cache=True)
+def load12(a, b, vel, omega):
+    return (vel[a, 0], vel[a, 1], vel[a, 2], omega[a, 0], omega[a, 1], omega[a, 2],
+            vel[b, 0], vel[b, 1], vel[b, 2], omega[b, 0], omega[b, 1], omega[b, 2])
+
+
+@njit(cache=True)
+def store12(a, b, v, vel, omega):
+    vel[a, 0], vel[a, 1], vel[a, 2] = v[0], v[1], v[2]
+    omega[a, 0], omega[a, 1], omega[a, 2] = v[3], v[4], v[5]
+    vel[b, 0], vel[b, 1], vel[b, 2] = v[6], v[7], v[8]
+    omega[b, 0], omega[b, 1], omega[b, 2] = v[9], v[10], v[11]
+
+
+@njit(cache=True)
+def coupling(row_J, row_minv_jt, r, s):
+    """(J M⁻¹ Jᵀ)_rs for two rows of the same joint (same bodies)."""
+    k = 0.0
+    for i in range(12):
+        k += row_J[r, i] * row_minv_jt[s, i]
+    return k
+
+
+# ---------------------------------------------------------------------------- a block's rows
+@njit(cache=True)
+def normal_sum(row_lambda, start, f0):
+    """Σλ of a contact block's normal rows (they precede its friction rows)."""
+    s = 0.0
+    for r in range(start, f0):
+        s += row_lambda[r]
+    return s
+
+
+@njit(cache=True)
+def free_rows(row_kind, start, end):
+    """(first, count) of the block's free rows (they close the block). Helpers called per
+    row or block take the row arrays one by one: taken from a bundle inside a loop, numba
+    would count references to them every time."""
+    f0 = end
+    while f0 > start and row_kind[f0 - 1] == ROW_FREE:
+        f0 -= 1
+    return f0, end - f0
+
+
+@njit(cache=True)
+def block_iterates(row_kind, row_active, start, end, row_direct):
+    """Whether a block has rows for sequential impulses: a limit in force outside the
+    direct solve, or a free row in use (friction or motor)."""
+    for r in range(start, end):
+        if row_active[r] != 0 and row_direct[r] != 1 and row_kind[r] != ROW_EQ:
+            return True
+    return False
+
+
+
+# ---------------------------------------------------------------------------- prepare rows
+@njit(cache=True)
+def prepare_rows(rows, bodies, work, row_direct):
+    """M⁻¹Jᵀ of each row in use (12 numbers) and its effective mass 1/(J M⁻¹ Jᵀ); rows
+    not in use this step (inactive limits, free rows off) get 0. Rows in the direct
+    solve (row_direct = 1) are left alone."""
+    body_inv_mass = bodies.inv_mass
+    row_J, row_active, row_body = rows.J, rows.active, rows.body
+    body_inv_inertia_world, row_minv_jt, row_mass = work.inv_inertia_world, work.minv_jt, work.mass
+    for r in range(row_J.shape[0]):
+        if row_direct[r] == 1:
+            continue
+        if row_active[r] == 0:
+            row_mass[r] = 0.0
+            continue
+        k = 0.0
+        for side in range(2):
+            i = row_body[r, side]
+            o = 6 * side
+            im = body_inv_mass[i]
+            jx, jy, jz = row_J[r, o + 3], row_J[r, o + 4], row_J[r, o + 5]
+            row_minv_jt[r, o] = im * row_J[r, o]
+            row_minv_jt[r, o + 1] = im * row_J[r, o + 1]
+            row_minv_jt[r, o + 2] = im * row_J[r, o + 2]
+            row_minv_jt[r, o + 3] = (body_inv_inertia_world[i, 0] * jx + body_inv_inertia_world[i, 1] * jy
+                                     + body_inv_inertia_world[i, 2] * jz)
+            row_minv_jt[r, o + 4] = (body_inv_inertia_world[i, 3] * jx + body_inv_inertia_world[i, 4] * jy
+                                     + body_inv_inertia_world[i, 5] * jz)
+            row_minv_jt[r, o + 5] = (body_inv_inertia_world[i, 6] * jx + body_inv_inertia_world[i, 7] * jy
+                                     + body_inv_inertia_world[i, 8] * jz)
+            for c in range(6):
+                k += row_J[r, o + c] * row_minv_jt[r, o + c]
+        row_mass[r] = 1.0 / k if k > 1e-300 else 0.0
+
+
+
+# ---------------------------------------------------------------------------- warm start
+@njit(cache=True)
+def warm_start(warm, rows, work, vel, omega, row_direct, apply):
+    """Apply last step's accumulated impulses (or zero them), keeping every one feasible:
+    inactive limits drop theirs, free rows stay in their ball (friction) or bound (motor).
+    Rows in the direct solve (row_direct = 1) are skipped (they keep last step's impulse
+    for the geometric stiffness, see direct_velocities); `apply` False: only clamp."""
+    block_start, block_count, row_body, row_kind = rows.block_start, rows.block_count, rows.body, rows.kind
+    row_active, row_lambda = rows.active, rows.impulse
+    row_hi = rows.hi
+    row_minv_jt, row_mass = work.minv_jt, work.mass
+    for k in range(block_start.shape[0]):
+        start = block_start[k]
+        end = start + block_count[k]
+        a = row_body[start, 0]
+        b = row_body[start, 1]
+        f0, nf = free_rows(row_kind, start, end)
+        if not warm:
+            for r in range(start, end):
+                if row_direct[r] != 1:
+                    row_lambda[r] = 0.0
+            continue
+        for r in range(start, f0):
+            if row_direct[r] == 1:
+                continue
+            if row_kind[r] == ROW_LIMIT:
+                if row_active[r] == 0 or row_lambda[r] * row_active[r] < 0.0:
+                    row_lambda[r] = 0.0
+        if nf > 0:
+            lim = row_hi[f0] if row_active[f0] != FREE_OFF else 0.0
+            if row_active[f0] == FREE_CONTACT:
+                lim *= normal_sum(row_lambda, start, f0)
+            n = 0.0
+            for r in range(f0, end):
+                n += row_lambda[r] * row_lambda[r]
+            n = math.sqrt(n)
+            if n > lim:
+                s = lim / n if n > 0.0 else 0.0
+                for r in range(f0, end):
+                    row_lambda[r] *= s
+        for r in range(start, end):
+            if row_direct[r] == 1:
+                continue
+            if row_mass[r] == 0.0:
+                row_lambda[r] = 0.0
+            elif row_lambda[r] != 0.0 and apply:
+                scatter_row(row_minv_jt, r, a, b, row_lambda[r], vel, omega)
+

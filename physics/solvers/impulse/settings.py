@@ -1,0 +1,89 @@
+"""The impulse family's settings: the schema the panel, scene files and World check
+against, the named tuple its kernels read them from (Params) and the stats vector they
+write (S_*)."""
+from collections import namedtuple
+
+from ...settings import Setting
+
+SPLIT, BAUMGARTE, NO_STABILIZATION, SHAKE = 0, 1, 2, 3    # as the kernels see them (Params.stabilization)
+STABILIZATIONS = {"split": SPLIT, "baumgarte": BAUMGARTE, "none": NO_STABILIZATION, "shake": SHAKE}
+# SHAKE's quasi-Newton iterations stop once every joint's drift is below this (m or rad):
+# far below any visible gap (the split impulses take what is left next substep). Each
+# iteration shrinks the drift by about ωh (ω: the fastest link's rate) or hands over to
+# Newton steps (projection.shake_correction), so 20 take a centimetre below it at ωh = ½
+SHAKE_TOLERANCE = 1e-9
+SHAKE_ITERATIONS = 20
+METHODS = {"auto": 0, "direct": 1, "iterative": 2}     # direct.uses_direct_solve's method
+# a limit binds speculatively when its joint could reach it within this many substeps at its
+# rate after the external impulses (joint_rows.speculative_limits): the solve may speed it up
+LIMIT_REACH = 4.0
+# the kernel's stats vector (last step, plus counts over the call)
+S_ITERATIONS, S_RESIDUAL, S_SOLVE_TICKS, S_CAPPED, S_CAPPED_STEPS, S_TOTAL_ITERATIONS, S_VIOLATION = range(7)
+N_STATS = S_VIOLATION + 4          # the last post-projection's Violation (4 numbers) from S_VIOLATION on
+
+SETTINGS = (
+    Setting("iterations", "int", 50, 1, 100000, label="iterations",
+            help="Impulse solver: most velocity iterations per substep."),
+    Setting("epsilon", "float", 1e-8, 0.0, 1e3, unit="N·s", label="ε",
+            help="Impulse solver: stop iterating when every impulse change |Δp| is below ε (N·s): a joint row's, "
+                 "and every body's momentum change over the contacts' sweep (a 1 kg body's speed to 1e-8 m/s)."),
+    Setting("time_cap_ms", "float", 0.0, 0.0, 1000.0, unit="ms", label="time cap",
+            help="Impulse solver: wall-clock budget of one solve (ms); 0 = no cap. The solve stops there "
+                 "with what it has."),
+    Setting("warm_start", "bool", True, label="warm start", help="Start each solve from the last step's impulses."),
+    Setting("stabilization", "choice", "split", choices=tuple(STABILIZATIONS), label="drift",
+            help="How joint drift is removed: split impulses (a separate position pass), Baumgarte (a velocity "
+                 "bias), none, or shake: split impulses, then after each substep the joints are moved back onto "
+                 "their constraints by an impulse that also acts on the velocities (SHAKE/RATTLE), so a spinning "
+                 "joint keeps its energy."),
+    Setting("erp", "float", 0.2, 0.0, 1.0, label="ERP",
+            help="Error reduction per step (0-1): the share of joint drift corrected each step by split impulses "
+                 "or Baumgarte."),
+    Setting("substeps", "int", 1, 1, 1000, label="substeps",
+            help="Impulse solver: substeps per Δt (each of Δt/substeps); more substeps make joints stiffer."),
+    Setting("position_iterations", "int", 4, 0, 100000, label="position iterations",
+            help="Split impulses: iterations of the position (pseudo-velocity) pass."),
+    Setting("method", "choice", "auto", choices=tuple(METHODS), label="trees",
+            help="Equality rows of joint trees: direct O(N) solve (Baraff), seed 001's iterations, or auto "
+                 "(direct when the iteration budget is below the tree depth squared)."),
+    Setting("post_projection", "bool", False, label="projection",
+            help="Seed 004's position projection onto the joints' constraint manifold after every step, in the "
+                 "step's own mass metric (physics/solvers/projection.py): post-stabilization; the velocities are "
+                 "the next step's solve. Off, the impulse solver still projects a step whose joints drifted beyond "
+                 "`projection_above`. (lcp's own is `projection`, on by default.)"),
+    Setting("projection_above", "float", 9e-4, 0.0, 1.0, unit="m", label="project above",
+            help="Impulse: the position projection runs (without post_projection) on a step whose joints drifted "
+                 "beyond this (m or rad; 0: only with post_projection): a whipping chain's drift, not the "
+                 "round-off of a resting one. Not when a joint has limits (the projection would push a joint "
+                 "resting on its stop through it)."),
+    Setting("projection_iterations", "int", 2, 1, 10, label="projection iter.",
+            help="Newton iterations of the position projection."),
+    Setting("keep_energy", "bool", True, label="keep energy",
+            help="Energy projection after a step with ideal joints only (no limit, friction or motor on any "
+                 "joint; no rope or mouse spring): the velocities of each group of bodies jointed to the ground and "
+                 "touching nothing in the step are scaled (by at most 1 % a step) so that its energy is its "
+                 "energy when the run started (or was last edited) plus the loads' work, never above it. "
+                 "Takes back what the drift correction and the velocity solve at the start pose lose (~(ωh)² a step); "
+                 "what a step cannot take back at once is owed and taken back over the next steps."),
+)
+
+Params = namedtuple("Params", "iterations epsilon time_cap_ms warm_start stabilization erp substeps "
+                              "position_iterations ticks_per_ms direct may_iterate projection projection_above "
+                              "keep_energy")
+"""What the kernels read: the settings of those names (stabilization as SPLIT, BAUMGARTE,
+NO_STABILIZATION or SHAKE), and per step call — ticks_per_ms: the clock's ticks per ms;
+direct: the tree's rows are solved directly (direct.uses_direct_solve); may_iterate: some
+joint has a limit or a free row in use (friction or a motor), so rows may iterate around
+the direct solve; projection: Newton iterations of seed 004's position projection after
+a step (0: off); projection_above: it runs only on steps whose joints drifted beyond
+this (m or rad; 0: every step); keep_energy: the energy projection after each step
+(not coupled to ropes or the mouse spring; the kernel adds: with ideal joints only)."""
+
+
+def make_params(s, ticks_per_ms, direct, may_iterate, projection, projection_above, keep_energy):
+    """Params of a settings dict and of what the step call knows (every field of one
+    type, so the kernels compile once)."""
+    return Params(int(s["iterations"]), float(s["epsilon"]), float(s["time_cap_ms"]), bool(s["warm_start"]),
+                  STABILIZATIONS[s["stabilization"]], float(s["erp"]), int(s["substeps"]),
+                  int(s["position_iterations"]), float(ticks_per_ms), bool(direct), bool(may_iterate),
+                  int(projection), float(projection_above), bool(keep_energy))
