@@ -133,7 +133,7 @@ def scene_world(scene, solver, n, dt=None):
 def run(scene, solver, n, settle, steps, repeat, stages=False, dt=None):
     """One row: the timings, or where the run blew up (a row too: the others go on)."""
     world = scene_world(scene, solver, n, dt)
-    n = world.model.bodies.count - 1
+    n = world.model.bodies.count - 2             # less the world and the ground
     t0 = time.perf_counter()
     try:
         return _run(world, scene, solver, n, settle, steps, repeat, stages)
