@@ -292,11 +292,13 @@ def store_contact_impulses(bodies, contacts, s):
 
 
 @njit(cache=True, error_model="numpy")
-def relax_contacts(bodies, contacts, plan, s):
-    """After the positions: a normal row still in the active set (penetrating at the end of
-    the step) keeps no separating rate — impulses λ ≤ 0 along it (accumulated per row,
-    projected Gauss–Seidel, RELAX_SWEEPS sweeps) bring ġ > 0 to 0 (module docstring,
-    "Inelastic"). Each takes kinetic energy out and keeps momentum."""
+def relax_contacts(h, bodies, contacts, plan, s):
+    """After the positions: a normal row still penetrating at the end of the step
+    (p⁺ = depth − Δt ġ⁺ > 0 at the solved rate, whether or not its spring was in the active
+    set: a spring that would pull is out of it, yet its pair still overlaps — another
+    contact pushed the body away faster) keeps no separating rate — impulses λ ≤ 0 along
+    it (accumulated per row, projected Gauss–Seidel, RELAX_SWEEPS sweeps) bring ġ > 0 to 0
+    (module docstring, "Inelastic"). Each takes kinetic energy out and keeps momentum."""
     crows = contacts.rows
     row_J, row_kind, row_body = crows.J, crows.kind, crows.body
     block_start = crows.block_start
@@ -304,13 +306,19 @@ def relax_contacts(bodies, contacts, plan, s):
     inv_inertia_world = plan.inv_inertia_world
     n_blocks = s.slot.shape[0]
     lam = np.zeros(s.w.shape[0])
+    inside = np.zeros(s.w.shape[0], np.bool_)
+    for blk in range(n_blocks):
+        start = block_start[blk]
+        a, b = row_body[start, 0], row_body[start, 1]
+        for r in range(start, first_free(row_kind, start)):
+            inside[r] = s.depth[r] - h * row_velocity(row_J, r, a, b, body_vel, body_omega) > 0.0
     for sweep in range(RELAX_SWEEPS):
         for blk in range(n_blocks):
             start = block_start[blk]
             a, b = row_body[start, 0], row_body[start, 1]
             f0 = first_free(row_kind, start)
             for r in range(start, f0):
-                if s.on[r] == 0:
+                if not inside[r]:
                     continue
                 v = row_velocity(row_J, r, a, b, body_vel, body_omega)
                 if v <= 0.0 and lam[r] == 0.0:

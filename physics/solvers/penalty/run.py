@@ -241,7 +241,7 @@ def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, wor
                             springs, drives_on)
         if end_newton(h, it, newton, bodies, joints, rows, plan, readout):
             break
-    relax_contacts(bodies, contacts, plan, springs)
+    relax_contacts(h, bodies, contacts, plan, springs)
 
 
 @njit(cache=True, error_model="numpy")
