@@ -17,7 +17,7 @@ G = 9.81
 @pytest.mark.parametrize("rows", [10, 20], ids=["55_boxes", "210_boxes"])
 def test_box_pyramid_stands_ten_seconds_with_no_box_moving_more_than_25_mm(rows, dt):
     """A pyramid of rows(rows + 1)/2 boxes (0.2 m, 1 kg, faces touching) on the ground is
-    in equilibrium: stepped 10 s, no box moves more than 25 mm (issue 28), everything is at
+    in equilibrium: stepped 10 s, no box moves more than 25 mm, everything is at
     rest, and the top sinks by the springs' sag in series. A patch of stiffness
     k = m_eff (κ/Δt)² (box–box m_eff = ½ kg, box–ground 1 kg) closes by its load over k;
     below layer l from the top ((l + 1)(l + 2)/2 boxes on 2(l + 1) patches) a patch carries
@@ -40,8 +40,8 @@ def test_box_pyramid_stands_ten_seconds_with_no_box_moving_more_than_25_mm(rows,
 def test_ball_with_zero_restitution_dropped_one_metre_does_not_rebound(dt):
     """A ball (e = 0) dropped from 1 m reaches the floor at √(2 g h) = 4.4 m/s, i.e. 44 mm
     per step at Δt = 10 ms — a step's travel deep when found. A perfectly inelastic
-    contact leaves it resting: after the first touch it never rises above 5 mm (issue 28:
-    penalty used to bounce 68 mm), and it ends at rest within 1 mm of touching."""
+    contact leaves it resting: after the first touch it never rises above 5 mm, and it ends
+    at rest within 1 mm of touching."""
     r = 0.1
     w = World(dt=dt, solver="penalty")
     w.add_body("ground", Plane(), static=True)
@@ -76,7 +76,7 @@ def _incline(mu, dt, theta_deg=30.0):
 @pytest.mark.parametrize("dt", [0.01, 1 / 60, None], ids=["10ms", "60Hz", "default"])
 def test_box_on_30_degree_incline_with_mu_above_tan_sticks_and_creeps_under_a_millimetre(dt):
     """μ = 0.7 > tan 30° = 0.577: static friction holds the box. After 0.3 s of settling it
-    creeps less than 1 mm in 2 s (issue 28; penalty crept 1–1.5 mm, MuJoCo 9–16 mm)."""
+    creeps less than 1 mm in 2 s."""
     w, box, _, _ = _incline(0.7, dt if dt is not None else World().dt)
     w.advance(0.3)
     p1 = box.position

@@ -12,7 +12,7 @@ its defaults, Δt 3 ms):
   no box–box pairs), stepped 0.3 s first;
 - `pyramid`: a pyramid of r(r + 1)/2 boxes, r rows (the least with at least n boxes: 55 is
   10 rows, 210 is 20), faces touching, stepped 0.3 s first (pyramid_world).
-`--dt` steps every scene at that Δt instead (e.g. 0.01: the pyramids of issue 28).
+`--dt` steps every scene at that Δt instead of the World's.
 
 Per scene and solver: ms per step — the process CPU time of `--steps` steps (one
 `advance_steps` call: detection, contact rows, the solve, integration), the smallest of
