@@ -436,17 +436,22 @@ def project_positions_step(h, iterations, above, bodies, joints, rows, proj, out
     numbers before and after (the rate after: projection_readout). The same code runs at
     every step, the kernel's last included: a run's bits do not depend on how it is cut
     into calls."""
-    out[0], out[2] = equality_errors(bodies, joints, rows)
-    out[1], out[3] = out[0], out[2]
+    out[0] = position_errors(bodies, joints, rows)
+    out[1] = out[0]
+    out[2] = -1.0                   # the rate before: taken where the step projects, else the rate after
     if out[0] > above:
+        _, out[2] = equality_errors(bodies, joints, rows)
         out[1] = project_positions(iterations, max(TOLERANCE, DRIFT_REMAINDER * above), bodies, joints, rows, proj, h)
 
 
 @njit(cache=True)
 def projection_readout(bodies, joints, rows, out):
-    """After a kernel's last step: |J·V| at the projected poses (out[3]) and the rows with
-    the readouts (the swing and twist angles)."""
+    """After a kernel's last step: |J·V| at the final poses (out[3]; out[2] too when that
+    step did not project: same poses, same velocities) and the rows with the readouts (the
+    swing and twist angles)."""
     _, out[3] = equality_errors(bodies, joints, rows)
+    if out[2] < 0.0:
+        out[2] = out[3]
     compute_joint_rows(bodies, joints, rows, True)
 
 
