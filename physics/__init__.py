@@ -1,10 +1,10 @@
 """Sharnir's physics engine: rigid bodies, joints and solvers in maximal coordinates."""
-from .shapes import Box, Capsule, Cylinder, Plane, Sphere
+from .shapes import Box, Capsule, Compound, Convex, Cylinder, Plane, Sphere
 from .solvers import SolverStats
 from .world import Body, Joint, SimulationBlowUp, World
 
 __all__ = ["World", "Body", "Joint", "SimulationBlowUp", "SolverStats",
-           "Box", "Sphere", "Capsule", "Cylinder", "Plane", "load_scene", "SceneError"]
+           "Box", "Sphere", "Capsule", "Cylinder", "Plane", "Convex", "Compound", "load_scene", "SceneError"]
 
 
 def load_scene(path, overrides=None):
