@@ -257,6 +257,15 @@ class Convex(_Framed):
         src = f", source={self.source!r}" if self.source else ""
         return f"Convex({len(self.vertices)} vertices, {len(self.faces)} faces{src})"
 
+    def __eq__(self, other):
+        return (type(other) is Convex and self.source == other.source
+                and np.array_equal(self.vertices, other.vertices) and np.array_equal(self.frame[1], other.frame[1])
+                and np.array_equal(self.frame[0], other.frame[0]) and len(self.faces) == len(other.faces)
+                and all(np.array_equal(f, g) for f, g in zip(self.faces, other.faces)))
+
+    def __hash__(self):
+        return hash(("convex", self.source, self.vertices.shape, self.vertices.tobytes()))
+
     def bounding_radius(self):
         return float(np.linalg.norm(self.vertices, axis=1).max())
 
@@ -287,10 +296,12 @@ class Compound(_Framed):
     have there (otherwise the diagonal of the uniform solid's tensor about that frame).
 
     `pieces` (after construction): tuple of (shape, position, orientation) relative to the
-    body frame, a Convex piece's pose being that of its own body frame."""
+    body frame, a Convex piece's pose being that of its own body frame. `source`: the mesh
+    file the pieces came from, if any (kept for writers)."""
     kind = "compound"
 
-    def __init__(self, pieces, frame=None, unit_inertia=None):
+    def __init__(self, pieces, frame=None, unit_inertia=None, source=None):
+        self.source = source
         if isinstance(pieces, (str, bytes)) or not hasattr(pieces, "__len__") or len(pieces) == 0:
             raise ValueError(f"Compound: pieces must be a non-empty list of shapes or (shape, position, "
                              f"orientation), got {_show(pieces)}")
@@ -364,7 +375,18 @@ class Compound(_Framed):
             a.flags.writeable = False
 
     def __repr__(self):
-        return f"Compound({len(self.pieces)} pieces: {', '.join(s.kind for s, _, _ in self.pieces)})"
+        src = f", source={self.source!r}" if self.source else ""
+        return f"Compound({len(self.pieces)} pieces: {', '.join(s.kind for s, _, _ in self.pieces)}{src})"
+
+    def __eq__(self, other):
+        return (type(other) is Compound and self.source == other.source and len(self.pieces) == len(other.pieces)
+                and all(a == b and np.array_equal(p, q) and np.array_equal(r, t)
+                        for (a, p, r), (b, q, t) in zip(self.pieces, other.pieces))
+                and all(np.array_equal(x, y) for x, y in zip(self.frame, other.frame))
+                and np.array_equal(self._unit_tensor, other._unit_tensor))
+
+    def __hash__(self):
+        return hash(("compound", self.source, len(self.pieces)))
 
     def bounding_radius(self):
         return max(float(np.linalg.norm(p)) + _radius(s) for s, p, _ in self.pieces)

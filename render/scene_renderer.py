@@ -98,7 +98,11 @@ class SceneRenderer:
                 continue
             mesh = visual_mesh.mesh_for(visuals[i]) if visuals[i] else None
             if mesh is not None:
-                groups.setdefault(("file", str(visuals[i])), (mesh, []))[1].append(i)
+                key = ("file", str(visuals[i]))
+                if hasattr(shape, "frame"):         # a hull's body frame is not its mesh's: draw in the mesh's
+                    mesh = visual_mesh.moved(mesh, *shape.frame)
+                    key += (id(shape),)
+                groups.setdefault(key, (mesh, []))[1].append(i)
                 self.radii[i] = visual_mesh.bounding_radius(mesh)
             else:
                 groups.setdefault(meshes.shape_key(shape), (meshes.for_shape(shape), []))[1].append(i)

@@ -67,3 +67,15 @@ def mesh_for(path):
 def bounding_radius(mesh):
     """Largest distance of a vertex from the body origin (m)."""
     return float(np.linalg.norm(mesh[0][:, :3], axis=1).max(initial=0.0))
+
+
+def moved(mesh, position, orientation):
+    """A mesh given in a shape's own frame, expressed in its body frame (the frame's pose
+    `position`, `orientation` in the shape's own frame: x_body = Rᵀ (x − position))."""
+    from physics.quat import q_to_matrix
+    R = q_to_matrix(orientation)
+    verts, idx = mesh
+    out = verts.astype(float)
+    out[:, :3] = (out[:, :3] - np.asarray(position, float)) @ R
+    out[:, 3:6] = out[:, 3:6] @ R
+    return out.astype(np.float32), idx

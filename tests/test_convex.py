@@ -186,3 +186,348 @@ def test_compound_unit_inertia_must_be_physical():
         Compound([Box((1, 1, 1))], frame=((0, 0, 0), I), unit_inertia=(1.0, 1.0, 3.0))
     with pytest.raises(ValueError, match="needs the frame"):
         Compound([Box((1, 1, 1))], unit_inertia=(1.0, 1.0, 1.0))
+
+
+# ---- narrow phase: hulls against the separating-axis brute force ----
+
+from physics.collision import detect  # noqa: E402
+
+REL, ABS = 0.05, 1e-5                   # the face rule of box_box.py and convex.py
+
+
+def _random_quat(rng):
+    q = rng.normal(size=4)
+    return q / np.linalg.norm(q)
+
+
+def _world(c, pos, q):
+    """A hull's vertices, faces (polygons), face normals and offsets in the world."""
+    R = q_to_matrix(q)
+    V = c.vertices @ R.T + pos
+    N, D = [], []
+    for f in c.faces:
+        p = V[f]
+        n = sum(np.cross(p[k] - p[0], p[k + 1] - p[0]) for k in range(1, len(f) - 1))
+        n /= np.linalg.norm(n)
+        N.append(n)
+        D.append(np.max(p @ n))
+    edges = {tuple(sorted((int(f[k]), int(f[(k + 1) % len(f)])))) for f in c.faces for k in range(len(f))}
+    E = np.array([V[j] - V[i] for i, j in edges])
+    return V, list(c.faces), np.array(N), np.array(D), E
+
+
+def _tol(s):
+    return s + REL * abs(s) + ABS
+
+
+def _sat(A, B):
+    """Brute-force SAT over every face normal of A and B and every edge pair's cross
+    product, with the face rule: (kind 'a'/'b'/'edge', unit axis from A to B, its
+    separation, the face index, the closest call among the decisions)."""
+    VA, FA, NA, DA, EA = A
+    VB, FB, NB, DB, EB = B
+    sep_a = (VB @ NA.T).min(axis=0) - DA
+    sep_b = (VA @ NB.T).min(axis=0) - DB
+    ia, ib = int(np.argmax(sep_a)), int(np.argmax(sep_b))
+    sa, sb = sep_a[ia], sep_b[ib]
+    L = np.cross(EA[:, None, :], EB[None, :, :]).reshape(-1, 3)
+    size = (np.linalg.norm(EA, axis=1)[:, None] * np.linalg.norm(EB, axis=1)[None, :]).reshape(-1)
+    keep = np.linalg.norm(L, axis=1) > 1e-9 * size
+    L = L[keep] / np.linalg.norm(L[keep], axis=1)[:, None]
+    pa, pb = VA @ L.T, VB @ L.T
+    fwd = pb.min(axis=0) - pa.max(axis=0)
+    bwd = pa.min(axis=0) - pb.max(axis=0)
+    sep_e = np.maximum(fwd, bwd)
+    ie = int(np.argmax(sep_e))
+    se = sep_e[ie]
+    edge_axis = L[ie] if fwd[ie] >= bwd[ie] else -L[ie]
+    kind, face_sep, axis, face = "a", sa, NA[ia], ia
+    close = [abs(sb - _tol(sa))]
+    if sb > _tol(sa):
+        kind, face_sep, axis, face = "b", sb, -NB[ib], ib
+    close.append(abs(se - _tol(face_sep)))
+    if se > _tol(face_sep):
+        kind, axis, face, face_sep = "edge", edge_axis, -1, se
+    srt_a, srt_b = np.sort(sep_a), np.sort(sep_b)
+    close += [srt_a[-1] - srt_a[-2], srt_b[-1] - srt_b[-2]]
+    return kind, axis, face_sep, face, max(sa, sb, se), min(close)
+
+
+def _inside_polygon(p, poly, n, tol=1e-12):
+    """Whether point p projects inside the convex polygon (counter-clockwise about n)."""
+    m = len(poly)
+    return all(np.cross(poly[(k + 1) % m] - poly[k], p - poly[k]) @ n >= -tol for k in range(m))
+
+
+def _random_hull(rng, scale):
+    n = int(rng.integers(6, 30))
+    return Convex(rng.normal(size=(n, 3)) * rng.uniform(0.5, 1.5, 3) * scale)
+
+
+def test_random_hull_pairs_agree_with_the_separating_axis_brute_force():
+    rng = np.random.default_rng(7)
+    overlapping = exact_depth = edges = missed = 0
+    for _ in range(400):
+        ca, cb = _random_hull(rng, 0.3), _random_hull(rng, 0.3)
+        qa, qb = _random_quat(rng), _random_quat(rng)
+        pa, pb = np.zeros(3), rng.uniform(-0.8, 0.8, 3)
+        A, B = _world(ca, pa, qa), _world(cb, pb, qb)
+        kind, axis, sep, face, s_max, close = _sat(A, B)
+        c = detect(["convex", "convex"], [ca, cb], [pa, pb], [qa, qb])
+        if s_max > 1e-9:
+            assert len(c["depth"]) == 0
+            continue
+        if s_max > -1e-9 or close < 1e-9:
+            continue                                       # touching, or a tie of the face rule
+        overlapping += 1
+        assert 1 <= len(c["depth"]) <= 4
+        assert np.all(c["pair"] == [0, 1])
+        n = c["normal"][0]
+        assert np.abs(c["normal"] - n).max() < 1e-12       # one normal for the manifold
+        np.testing.assert_allclose(n, axis, atol=1e-6)
+        assert c["depth"].max() <= -sep + 1e-9
+        # the brute-force extreme point lies on the incident feature within the reference
+        # face: then the manifold reaches it, depth to 1e-9
+        if kind == "edge":
+            edges += 1
+            exact = True
+        else:
+            (VR, FR, NR, DR, _), (VI, FI, NI, DI, _) = (A, B) if kind == "a" else (B, A)
+            v = int(np.argmin(VI @ NR[face]))
+            inc = int(np.argmin(NI @ NR[face]))
+            exact = v in FI[inc] and _inside_polygon(VI[v], VR[FR[face]], NR[face])
+        if exact:
+            exact_depth += 1
+            assert c["depth"].max() == pytest.approx(-sep, abs=1e-9)
+        # every point on b's surface and its partner point + depth·n on a's — except when
+        # the incident face misses the reference face (a deep, skewed overlap: one point,
+        # the incident hull's deepest vertex, whose partner is on the reference plane only)
+        for p, d in zip(c["point"], c["depth"]):
+            assert abs(np.max(B[2] @ p - B[3])) <= 1e-9
+            q = p + d * n
+            if abs(np.max(A[2] @ q - A[3])) > 1e-9:
+                assert len(c["depth"]) == 1 and kind != "edge"
+                missed += 1
+    assert overlapping > 150 and exact_depth > 100 and edges > 10 and missed <= 0.02 * overlapping
+
+
+def _canon(c):
+    """Contacts as sorted rows (point, normal, depth), for comparing unordered manifolds."""
+    rows = np.column_stack([c["point"], c["normal"], c["depth"]])
+    return rows[np.lexsort(np.round(rows, 9).T[::-1])]
+
+
+def test_a_box_given_as_a_hull_gives_the_box_narrow_phase_contacts():
+    rng = np.random.default_rng(11)
+    compared = 0
+    for k in range(300):
+        ha, hb = rng.uniform(0.1, 0.6, 3), rng.uniform(0.1, 0.6, 3)
+        qa, qb = _random_quat(rng), _random_quat(rng)
+        pa, pb = np.zeros(3), rng.uniform(-0.9, 0.9, 3)
+        if k % 3 == 0:                                     # resting face on face, a little turned
+            qa = np.array(I)
+            qb = q_from_axis_angle((0.1, 0.2, 1.0), rng.uniform(-1, 1))
+            pb = np.array([*rng.uniform(-0.3, 0.3, 2), ha[2] + hb[2] - rng.uniform(0, 0.01)])
+        boxes = detect(["box", "box"], [ha, hb], [pa, pb], [qa, qb], margin=0.01)
+        hulls = detect(["convex", "convex"], [Convex(_box_points(ha)), Convex(_box_points(hb))], [pa, pb], [qa, qb],
+                       margin=0.01)
+        mixed = detect(["box", "convex"], [ha, Convex(_box_points(hb))], [pa, pb], [qa, qb], margin=0.01)
+        assert len(boxes["depth"]) == len(hulls["depth"]) == len(mixed["depth"])
+        if len(boxes["depth"]):
+            compared += 1
+            np.testing.assert_allclose(_canon(hulls), _canon(boxes), atol=1e-12)
+            np.testing.assert_allclose(_canon(mixed), _canon(boxes), atol=1e-12)
+    assert compared > 100
+
+
+# ---- hulls against planes, spheres and capsules: the primitives' own kernels as references ----
+
+def _turned(rng):
+    return [_random_quat(rng) for _ in range(2)]
+
+
+def test_a_hull_on_a_plane_gives_its_deepest_vertices_and_a_box_hull_the_box_corners():
+    rng = np.random.default_rng(5)
+    plane_q = q_from_axis_angle((1, 0.5, 0), 0.3)
+    n = q_to_matrix(plane_q)[:, 2]
+    for _ in range(50):
+        h = rng.uniform(0.05, 0.5, 3)
+        q = _random_quat(rng)
+        pos = n * rng.uniform(0.0, 0.5) + rng.uniform(-1, 1, 3) * [1, 1, 0]
+        box = detect(["plane", "box"], [[0], h], [[0, 0, 0], pos], [plane_q, q], margin=0.01)
+        hull = detect(["plane", "convex"], [[0], Convex(_box_points(h))], [[0, 0, 0], pos], [plane_q, q], margin=0.01)
+        assert len(box["depth"]) == len(hull["depth"])
+        if len(box["depth"]):
+            np.testing.assert_allclose(_canon(hull), _canon(box), atol=1e-12)
+        c = _random_hull(rng, 0.2)
+        got = detect(["plane", "convex"], [[0], c], [[0, 0, 0], pos], [plane_q, q], margin=0.01)
+        heights = (c.vertices @ q_to_matrix(q).T + pos) @ n
+        below = np.sort(heights[heights < 0.01])
+        assert len(got["depth"]) == min(4, len(below))
+        if len(below):
+            assert got["depth"].max() == pytest.approx(-below[0], abs=1e-12)
+            np.testing.assert_allclose(got["normal"], np.tile(n, (len(got["depth"]), 1)), atol=1e-12)
+
+
+def test_sphere_against_a_box_hull_is_the_sphere_box_contact():
+    rng = np.random.default_rng(6)
+    seen = inside = 0
+    for _ in range(300):
+        h, r = rng.uniform(0.1, 0.5, 3), rng.uniform(0.05, 0.3)
+        qb = _random_quat(rng)
+        cs = rng.uniform(-0.6, 0.6, 3)
+        box = detect(["sphere", "box"], [[r], h], [cs, [0, 0, 0]], [I, qb], margin=0.01)
+        hull = detect(["sphere", "convex"], [[r], Convex(_box_points(h))], [cs, [0, 0, 0]], [I, qb], margin=0.01)
+        assert len(box["depth"]) == len(hull["depth"])
+        if len(box["depth"]):
+            seen += 1
+            inside += box["depth"][0] > r
+            for key in ("point", "normal", "depth"):
+                np.testing.assert_allclose(hull[key], box[key], atol=1e-9)
+    assert seen > 100 and inside > 10
+
+
+def test_capsule_against_a_box_hull_is_the_capsule_box_contact():
+    rng = np.random.default_rng(8)
+    seen = two = deep = 0
+    for k in range(300):
+        h, r, hl = rng.uniform(0.1, 0.5, 3), rng.uniform(0.03, 0.2), rng.uniform(0.05, 0.4)
+        qa, qb = _random_quat(rng), _random_quat(rng)
+        ca = rng.uniform(-0.8, 0.8, 3)
+        if k % 3 == 0:                          # lying on the top face, nearly parallel
+            qb = np.array(I)
+            qa = q_from_axis_angle(np.cross((0, 0, 1), rng.normal(size=3)), math.pi / 2 + rng.uniform(-0.05, 0.05))
+            ca = np.array([*rng.uniform(-0.1, 0.1, 2), h[2] + r - rng.uniform(0.0, 0.005)])
+        box = detect(["capsule", "box"], [[r, hl], h], [ca, [0, 0, 0]], [qa, qb], margin=0.01)
+        hull = detect(["capsule", "convex"], [[r, hl], Convex(_box_points(h))], [ca, [0, 0, 0]], [qa, qb],
+                      margin=0.01)
+        assert len(box["depth"]) == len(hull["depth"])
+        if len(box["depth"]) == 0:
+            continue
+        if box["depth"].max() < r:              # the core segment outside the box: the same contact
+            seen += 1
+            two += len(box["depth"]) == 2
+            np.testing.assert_allclose(_canon(hull), _canon(box), atol=1e-7)
+        else:
+            # the core inside: capsule_box takes the deepest point of the segment; the hull
+            # kernel the least translation (EPA), the separating-axis brute force over the
+            # box's faces and the segment × the box's edges
+            deep += 1
+            R, w = q_to_matrix(qb), q_to_matrix(qa)[:, 2]
+            ends = np.array([ca - hl * w, ca + hl * w])
+            corners = _box_points(h) @ R.T
+            axes = [R[:, i] for i in range(3)] + [np.cross(w, R[:, i]) / np.linalg.norm(np.cross(w, R[:, i]))
+                                                  for i in range(3)]
+            best, best_axis = -np.inf, None
+            for L in axes:
+                s1, s2 = ends @ L, corners @ L
+                for sgn, sep in ((1, s2.min() - s1.max()), (-1, s1.min() - s2.max())):
+                    if sep > best:
+                        best, best_axis = sep, sgn * L
+            assert hull["depth"].max() == pytest.approx(r - best, abs=1e-9)       # 1 point, or 2 along a face
+            np.testing.assert_allclose(hull["normal"], np.tile(best_axis, (len(hull["depth"]), 1)), atol=1e-6)
+    assert seen > 80 and two > 40 and deep > 10
+
+
+# ---- compounds ----
+
+def test_a_compound_of_one_hull_collides_as_the_hull_and_two_boxes_give_four_points_on_a_plane():
+    rng = np.random.default_rng(9)
+    for _ in range(30):
+        c = _random_hull(rng, 0.2)
+        one = Compound([c])
+        q = _random_quat(rng)
+        for kind, other, par in (("plane", [0], I), ("sphere", [0.2], I), ("box", [0.2, 0.3, 0.1], _random_quat(rng))):
+            pos = rng.uniform(-0.3, 0.3, 3)
+            a = detect([kind, "convex"], [other, c], [[0, 0, 0], pos], [par, q], margin=0.01)
+            bp, bq = one.body_pose(*c.source_pose(pos, q))
+            b = detect([kind, "compound"], [other, one], [[0, 0, 0], bp], [par, bq], margin=0.01)
+            assert len(a["depth"]) == len(b["depth"])
+            if len(a["depth"]):
+                np.testing.assert_allclose(_canon(b), _canon(a), atol=1e-9)
+    # a dumbbell of two boxes resting on the floor: the 8 corners below reduced to 4, the outer ones
+    bar = Compound([(Box((0.1, 0.1, 0.1)), (-0.5, 0, 0)), (Box((0.1, 0.1, 0.1)), (0.5, 0, 0))])
+    c = detect(["plane", "compound"], [[0], bar], [[0, 0, 0], [0, 0, 0.099]], [I, I])
+    assert len(c["depth"]) == 4
+    np.testing.assert_allclose(np.sort(np.abs(c["point"][:, 0])), [0.6] * 4, atol=1e-12)
+    np.testing.assert_allclose(c["depth"], 0.001, atol=1e-12)
+    # two dumbbells crossed: the pieces that touch, normal from a to b
+    d = detect(["compound", "compound"], [bar, bar], [[0, 0, 0], [0.5, 0.5, 0.195]],
+               [I, q_from_axis_angle((0, 0, 1), math.pi / 2)])
+    assert 1 <= len(d["depth"]) <= 4 and np.all(d["pair"] == [0, 1])
+    np.testing.assert_allclose(d["normal"], np.tile([0, 0, 1.0], (len(d["depth"]), 1)), atol=1e-12)
+    np.testing.assert_allclose(d["depth"], 0.005, atol=1e-12)
+
+
+# ---- in the World: resting on the floor ----
+
+from pathlib import Path  # noqa: E402
+
+import physics  # noqa: E402
+from physics.io.mesh_shapes import compound_from_mesh, convex_from_mesh  # noqa: E402
+from physics.quat import q_from_matrix, frame_from_axes  # noqa: E402
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets" / "meshes"
+
+
+def _resting_pose(shape):
+    """(position, orientation) of a hull lying on the largest face its centre of mass is
+    over, that face on the floor z = 0."""
+    V = shape.vertices
+    best = None
+    for f in shape.faces:
+        p = V[f]
+        n = sum(np.cross(p[k] - p[0], p[k + 1] - p[0]) for k in range(1, len(f) - 1))
+        area = np.linalg.norm(n) / 2
+        n /= np.linalg.norm(n)
+        d = float(n @ p[0])
+        if _inside_polygon(d * n, p, n) and (best is None or area > best[0]):
+            best = (area, n, d)
+    _, n, d = best
+    R = frame_from_axes((0, 0, -1.0)) @ frame_from_axes(n).T     # takes n to −z
+    return np.array([0.0, 0.0, d]), q_from_matrix(R)
+
+
+def _rock_world(solver):
+    w = physics.World(dt=0.01, solver=solver)
+    w.add_body("ground", Plane(), static=True)
+    rock = convex_from_mesh(ASSETS / "rock.obj")
+    pos, q = _resting_pose(rock)
+    w.add_body("rock", rock, density=2500.0, position=pos, orientation=q, friction=0.7)
+    return w
+
+
+@pytest.mark.parametrize("solver", ["impulse", "lcp"])
+def test_a_convex_rock_resting_on_the_floor_stays_still_ten_seconds_on_four_points(solver):
+    w = _rock_world(solver)
+    rock = w.body("rock")
+    p0, q0 = rock.position, rock.orientation
+    w.advance(10.0)
+    assert np.linalg.norm(rock.position - p0) < 1e-3
+    assert 2 * math.acos(min(1.0, abs(float(np.dot(rock.orientation, q0))))) < 1e-3
+    c = w.contacts()
+    assert 3 <= len(c["depth"]) <= 4 and np.all(c["depth"] < 0.003)
+
+
+def test_a_convex_rock_on_the_floor_does_not_blow_up_under_penalty():
+    w = _rock_world("penalty")
+    p0 = w.body("rock").position
+    w.advance(10.0)
+    assert np.all(np.isfinite(w.state.bodies.pos)) and np.linalg.norm(w.body("rock").position - p0) < 0.01
+
+
+@pytest.mark.parametrize("solver", ["impulse", "lcp"])
+def test_a_compound_ring_dropped_flat_settles_on_at_most_four_points(solver):
+    w = physics.World(dt=0.005, solver=solver)
+    w.add_body("ground", Plane(), static=True)
+    ring = compound_from_mesh(ASSETS / "ring_pieces.obj")
+    pos, q = ring.body_pose((0.0, 0.0, 0.1), I)
+    w.add_body("ring", ring, mass=0.5, position=pos, orientation=q)
+    w.advance(2.0)
+    body = w.body("ring")
+    c = w.contacts()
+    assert 3 <= len(c["depth"]) <= 4
+    lowest = min(float(q_to_matrix(body.orientation)[2] @ ((s.vertices @ q_to_matrix(pq).T + pp).T)
+                       .min()) for s, pp, pq in ring.pieces)
+    assert body.position[2] + lowest == pytest.approx(0.0, abs=3e-3)           # on the floor, slop deep
+    assert np.linalg.norm(body.velocity) < 1e-3 and np.linalg.norm(body.angular_velocity) < 1e-2

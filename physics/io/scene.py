@@ -54,10 +54,16 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
 
     [[bodies]]
     name = "door"                  # required, unique, not "world"
-    shape = "box"                  # required: box | sphere | capsule | cylinder | plane
+    shape = "box"                  # required: box | sphere | capsule | cylinder | plane | convex | compound
     size = [0.9, 0.04, 2.0]        # box (required): FULL extents
     radius = 0.1                   # sphere, capsule, cylinder (required)
     length = 0.5                   # capsule: cylindrical part (>= 0); cylinder: height (required)
+    mesh = "rock.obj"              # convex, compound (required): a mesh file (OBJ, STL), found and
+                                   # jailed as visual_mesh is; convex: the hull of its vertices;
+                                   # compound: one hull per connected part (V-HACD pieces).
+                                   # position and orientation then place the mesh's own frame:
+                                   # the body sits at the hull's centre of mass, turned to its
+                                   # principal axes (physics/shapes.py); velocity is its centre's
     mass = 10.0                    # or density = 1000.0 (kg/m³): exactly one, unless static
     static = false                 # a plane must be static; mass/density are ignored when static
     position = [0, 0, 1]
@@ -167,8 +173,9 @@ from ..settings import DT, GYROSCOPIC
 from ..shapes import MAX_SIZE, MIN_SIZE, Box, Capsule, Cylinder, Plane, Sphere
 from ..solvers import FAMILIES, PLANNED as PLANNED_SOLVERS
 from ..world import SOLVERS, World
+from .mesh_shapes import compound_from_mesh, convex_from_mesh
 
-SHAPES = ("box", "sphere", "capsule", "cylinder", "plane")
+SHAPES = ("box", "sphere", "capsule", "cylinder", "plane", "convex", "compound")
 JOINT_TYPES = ("fixed", "spherical", "revolute", "universal", "prismatic")
 TABLES = ("world", "solver", "contacts", "view", "bodies", "chains", "joints", "loads", "ropes", "motor_events")
 NOT_YET = {}                # planned tables the engine lacks so far
@@ -179,7 +186,7 @@ SOLVER_KEYS = ("kind",) + tuple(dict.fromkeys(s.name for family in FAMILIES.valu
 VIEW_KEYS = ("eye", "target")
 BODY_KEYS = ("name", "shape", "size", "radius", "length", "mass", "density", "static", "position",
              "rotation_deg", "orientation", "velocity", "angular_velocity", "color", "visual_mesh", "friction",
-             "restitution", "collide")
+             "restitution", "collide", "mesh")
 CONTACT_KEYS = tuple(s.name for s in CONTACT_SETTINGS)
 CHAIN_KEYS = ("name", "links", "joint", "link_length", "radius", "mass", "origin", "direction", "axis",
               "parent", "color")
@@ -193,7 +200,8 @@ EVENT_KEYS = ("joint", "time", "target", "target_deg", "mode")
 MOTOR_JOINTS = ("revolute", "prismatic")
 
 # which shapes / joint types a key applies to
-SHAPE_ONLY = {"size": ("box",), "radius": ("sphere", "capsule", "cylinder"), "length": ("capsule", "cylinder")}
+SHAPE_ONLY = {"size": ("box",), "radius": ("sphere", "capsule", "cylinder"), "length": ("capsule", "cylinder"),
+              "mesh": ("convex", "compound")}
 JOINT_ONLY = {"axis2": ("universal",), "limits_deg": ("revolute", "universal"), "limits2_deg": ("universal",),
               "limits": ("prismatic",), "swing_deg": ("spherical",), "twist_deg": ("spherical",),
               "friction": ("spherical", "revolute", "universal", "prismatic"),
@@ -499,10 +507,19 @@ def _dimension(low, high):
     return (lambda v: low <= v <= high), f"a positive number between {low:g} and {high:g} (m)"
 
 
-def _shape(t):
+def _shape(t, scene_path):
     kind = t.choice("shape", SHAPES, required=True)
     lo, hi = MIN_SIZE, MAX_SIZE
-    if kind == "box":
+    if kind in ("convex", "compound"):
+        mesh = _jailed_mesh(t, scene_path, "mesh", required=True)
+        if not os.path.isfile(mesh):
+            raise t.error("mesh", "an existing mesh file", t.get("mesh", "str"))
+        try:
+            shape = (convex_from_mesh if kind == "convex" else compound_from_mesh)(mesh)
+        except ValueError as e:
+            raise t.error("mesh", f"a mesh whose {'vertices span' if kind == 'convex' else 'parts span'} "
+                                  f"a solid ({e})", t.get("mesh", "str")) from None
+    elif kind == "box":
         size = t.get("size", 3, required=True, check=lambda v: all(2 * lo <= x <= 2 * hi for x in v),
                      what=f"3 positive numbers between {2 * lo:g} and {2 * hi:g} (m, full extents)")
         shape = Box(tuple(0.5 * s for s in size))
@@ -531,7 +548,7 @@ def _body(path, world, i, entry):
     name = t.get("name", "str", required=True)
     if name == "world" or world.has_body(name):
         raise t.error("name", 'a unique body name (not "world")', name)
-    shape, inapplicable = _shape(t)
+    shape, inapplicable = _shape(t, path)
     static = t.get("static", "bool", False)
     mass = t.get("mass", "number", check=_positive, what=POSITIVE)
     density = t.get("density", "number", check=_positive, what=POSITIVE)
@@ -544,7 +561,10 @@ def _body(path, world, i, entry):
     quat = t.get("orientation", 4, check=_nonzero, what="a quaternion [x, y, z, w], not all zero")
     if quat is None:
         quat = [float(c) for c in q_from_euler_deg(*t.get("rotation_deg", 3, [0.0, 0.0, 0.0]))]
-    kw = dict(position=t.get("position", 3, [0.0, 0.0, 0.0]), orientation=quat,
+    position = t.get("position", 3, [0.0, 0.0, 0.0])
+    if hasattr(shape, "body_pose"):         # the mesh's frame given: the body at the hull's centre
+        position, quat = (v.tolist() for v in shape.body_pose(position, quat))
+    kw = dict(position=position, orientation=quat,
               velocity=t.get("velocity", 3, [0.0, 0.0, 0.0]),
               angular_velocity=t.get("angular_velocity", 3, [0.0, 0.0, 0.0]),
               color=t.get("color", 3, [0.7, 0.7, 0.7], check=_rgb, what="3 numbers between 0 and 1"),
@@ -568,17 +588,23 @@ def _inside(path, folder):
 
 
 def _visual_mesh(t, scene_path):
-    """The body's visual_mesh as an absolute path inside the scene file's folder or the
-    project's assets/ (symbolic links followed), or None. Relative paths are looked up
+    """The body's visual_mesh (_jailed_mesh); a missing file is the viewer's to report (it
+    draws the shape)."""
+    return _jailed_mesh(t, scene_path, "visual_mesh")
+
+
+def _jailed_mesh(t, scene_path, key, required=False):
+    """The mesh file named by `key` as an absolute path inside the scene file's folder or
+    the project's assets/ (symbolic links followed), or None. Relative paths are looked up
     in the scene's folder, then in assets/, then from the project root ("assets/…").
     The first of those that exists decides; if it lies outside both folders (through
     "..", an absolute path or a link) the path is refused before any reader sees it —
-    nothing is opened here. A missing file is the viewer's to report (it draws the shape)."""
-    raw = t.get("visual_mesh", "str")
+    nothing is opened here."""
+    raw = t.get(key, "str", required=required)
     if raw is None:
         return None
     if "\0" in raw:
-        raise t.error("visual_mesh", "a file path", raw)
+        raise t.error(key, "a file path", raw)
     scene_dir = os.path.realpath(os.path.dirname(os.path.abspath(str(scene_path))))
     allowed = (os.path.realpath(ASSETS),) if scene_dir == os.path.dirname(scene_dir) else \
         (scene_dir, os.path.realpath(ASSETS))           # a scene at the file-system root opens nothing but assets/
@@ -597,10 +623,10 @@ def _visual_mesh(t, scene_path):
         found = next((os.path.realpath(c) for c in candidates
                       if any(_inside(os.path.realpath(c), a) for a in allowed)), None)
     if found is None:
-        raise t.error("visual_mesh", "a mesh file inside the scene's folder or the project's assets/ "
-                                     "(paths may not leave them)", raw)
+        raise t.error(key, "a mesh file inside the scene's folder or the project's assets/ "
+                           "(paths may not leave them)", raw)
     if os.path.splitext(raw)[1].lower() not in MESH_SUFFIXES:
-        raise t.error("visual_mesh", "the path of an OBJ or STL file (" + ", ".join(MESH_SUFFIXES) + ")", raw)
+        raise t.error(key, "the path of an OBJ or STL file (" + ", ".join(MESH_SUFFIXES) + ")", raw)
     return found
 
 
