@@ -13,7 +13,7 @@
 | capsule–box | closest point of the segment to the box by golden-section search of the convex signed distance along the segment; if it touches a face and the segment is nearly parallel to the face (sin < 0.1) the segment clipped to the face's rectangle, 2 points | 1 or 2 | 0; 1, 2 |
 | box–box | box_box.py: SAT over 15 axes, face clipping or edge–edge | ≤ 4 | box_box.py |
 | convex–{plane, sphere, capsule, box, convex} | convex.py: GJK / EPA, then box_box's face rule and clipping | ≤ 4 | convex.py |
-| compound–anything | each piece against the other body (or its pieces, bounding spheres first), every pair as above; all their points reduced to 4 (deepest, farthest, largest triangles), each keeping its normal | ≤ 4 | the piece pair's and the piece's (common.fold_feature) |
+| compound–anything | each piece against the other body (or its pieces, bounding spheres first), every pair as above; all their points (only the touching ones when 3 or more touch) reduced to 4 (deepest, farthest, largest triangles), each keeping its normal | ≤ 4 | the piece pair's and the piece's (common.fold_feature) |
 
 Cylinders against spheres, capsules, boxes, cylinders and hulls are APPROXIMATE: the cylinder is
 taken as the capsule of the same radius and half length (its flat caps become hemispheres
@@ -561,9 +561,23 @@ def _swap(cf, ci, i, j):
 def _reduce4(cf, ci, m):
     """Keep 4 of m contacts (common.flush_manifold's choice: the deepest, the farthest from
     it, the largest triangle with them seen along the deepest's normal, the largest on the
-    other side), moved to the front; returns how many are kept."""
+    other side; only among the touching ones when 3 or more touch, as common.flush_manifold),
+    moved to the front; returns how many are kept."""
     if m <= 4:
         return m
+    touching = 0
+    for k in range(m):
+        if cf[k, 6] >= 0.0:
+            touching += 1
+    if 3 <= touching < m:
+        n = 0
+        for k in range(m):
+            if cf[k, 6] >= 0.0:
+                _swap(cf, ci, n, k)
+                n += 1
+        m = n
+        if m <= 4:
+            return m
     i1 = 0
     for j in range(1, m):
         if cf[j, 6] > cf[i1, 6]:

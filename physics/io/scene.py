@@ -58,7 +58,7 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
     size = [0.9, 0.04, 2.0]        # box (required): FULL extents
     radius = 0.1                   # sphere, capsule, cylinder (required)
     length = 0.5                   # capsule: cylindrical part (>= 0); cylinder: height (required)
-    mesh = "rock.obj"              # convex, compound (required): a mesh file (OBJ, STL), found and
+    mesh = "meshes/rock.obj"       # convex, compound (required): a mesh file (OBJ, STL), found and
                                    # jailed as visual_mesh is; convex: the hull of its vertices;
                                    # compound: one hull per connected part (V-HACD pieces).
                                    # position and orientation then place the mesh's own frame:
