@@ -259,16 +259,33 @@ def _inside_polygon(p, poly, n, tol=1e-12):
     return all(np.cross(poly[(k + 1) % m] - poly[k], p - poly[k]) @ n >= -tol for k in range(m))
 
 
-def _random_hull(rng, scale):
-    n = int(rng.integers(6, 30))
+def _random_hull(rng, scale, points=(6, 30)):
+    n = int(rng.integers(*points))
     return Convex(rng.normal(size=(n, 3)) * rng.uniform(0.5, 1.5, 3) * scale)
 
 
-def test_random_hull_pairs_agree_with_the_separating_axis_brute_force():
+def test_the_hill_climbing_support_finds_the_extreme_vertex():
+    from physics.collision.gjk import SCAN_VERTICES, support
+    from physics.collision.hulls import HullTable
+    rng = np.random.default_rng(4)
+    table = HullTable()
+    shapes = [Convex(_fibonacci_sphere(300, 1.0) * [1.0, 0.6, 0.3] + rng.normal(size=(300, 3)) * 0.01)
+              for _ in range(3)]
+    index = [table.add_convex(c) for c in shapes]
+    hulls = table.arrays()
+    for c, h in zip(shapes, index):
+        assert len(c.vertices) > SCAN_VERTICES
+        for d in rng.normal(size=(300, 3)):
+            k, x, y, z = support(hulls, h, 0.0, *d)
+            assert np.array([x, y, z]) @ d == pytest.approx((c.vertices @ d).max(), abs=1e-15)
+
+
+@pytest.mark.parametrize("points", [(6, 30), (30, 80)], ids=["small", "large"])
+def test_random_hull_pairs_agree_with_the_separating_axis_brute_force(points):
     rng = np.random.default_rng(7)
     overlapping = exact_depth = edges = missed = 0
     for _ in range(400):
-        ca, cb = _random_hull(rng, 0.3), _random_hull(rng, 0.3)
+        ca, cb = _random_hull(rng, 0.3, points), _random_hull(rng, 0.3, points)
         qa, qb = _random_quat(rng), _random_quat(rng)
         pa, pb = np.zeros(3), rng.uniform(-0.8, 0.8, 3)
         A, B = _world(ca, pa, qa), _world(cb, pb, qb)
@@ -286,29 +303,33 @@ def test_random_hull_pairs_agree_with_the_separating_axis_brute_force():
         assert np.abs(c["normal"] - n).max() < 1e-12       # one normal for the manifold
         np.testing.assert_allclose(n, axis, atol=1e-6)
         assert c["depth"].max() <= -sep + 1e-9
-        # the brute-force extreme point lies on the incident feature within the reference
-        # face: then the manifold reaches it, depth to 1e-9
+        # the brute-force extreme point lies within the reference face: then the manifold
+        # reaches it (the incident face is one around it), depth to 1e-9
         if kind == "edge":
             edges += 1
             exact = True
         else:
             (VR, FR, NR, DR, _), (VI, FI, NI, DI, _) = (A, B) if kind == "a" else (B, A)
             v = int(np.argmin(VI @ NR[face]))
-            inc = int(np.argmin(NI @ NR[face]))
-            exact = v in FI[inc] and _inside_polygon(VI[v], VR[FR[face]], NR[face])
+            exact = _inside_polygon(VI[v], VR[FR[face]], NR[face])
         if exact:
             exact_depth += 1
             assert c["depth"].max() == pytest.approx(-sep, abs=1e-9)
         # every point on b's surface and its partner point + depth·n on a's — except when
-        # the incident face misses the reference face (a deep, skewed overlap: one point,
-        # the incident hull's deepest vertex, whose partner is on the reference plane only)
+        # even the incident hull's deepest vertex lies outside the reference face (an overlap
+        # of half the hulls' size: one point, that vertex, whose partner is on the
+        # reference face's plane, outside the face)
         for p, d in zip(c["point"], c["depth"]):
-            assert abs(np.max(B[2] @ p - B[3])) <= 1e-9
             q = p + d * n
-            if abs(np.max(A[2] @ q - A[3])) > 1e-9:
-                assert len(c["depth"]) == 1 and kind != "edge"
+            on_b, on_a = abs(np.max(B[2] @ p - B[3])), abs(np.max(A[2] @ q - A[3]))
+            if max(on_a, on_b) > 1e-9:
+                assert len(c["depth"]) == 1 and kind != "edge" and -sep > 0.25      # hulls ~0.3-0.6 m across
+                if kind == "a":
+                    assert on_b <= 1e-9 and abs(A[2][face] @ q - A[3][face]) <= 1e-9
+                else:
+                    assert on_a <= 1e-9 and abs(B[2][face] @ p - B[3][face]) <= 1e-9
                 missed += 1
-    assert overlapping > 150 and exact_depth > 100 and edges > 10 and missed <= 0.02 * overlapping
+    assert overlapping > 150 and exact_depth > 100 and edges > 10 and missed <= 0.03 * overlapping
 
 
 def _canon(c):

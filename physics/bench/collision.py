@@ -9,9 +9,10 @@ Scenes (boxes of half extent 0.1 m, a ground plane z = 0):
 
 Convex pairs (physics/collision/convex.py), n/2 pairs 1 m apart, no ground; `pair us` is
 the call's time over the pairs:
-- `hulls64_resting`: hulls of 64 points on an ellipsoid (0.1 × 0.08 × 0.06 m; 124
-  triangular faces, as a V-HACD piece), one resting on the other, sunk 1 mm, turned ±30°
-  and tilted ±3° (face contact, GJK then EPA, up to 4 clipped points);
+- `hulls64_resting`: hulls of about 64 points on an ellipsoid (0.1 × 0.08 × 0.06 m) with a
+  flat octagonal top and bottom (~120 faces, as a V-HACD piece), one resting on the
+  other's top, sunk 1 mm, turned ±30° and tilted ±1° (face contact: GJK then EPA, the
+  octagons clipped, 4 points);
 - `hulls64_crossed`: the same hulls in random orientations, overlapping by ~1 cm;
 - `hulls16_resting`: 16-point hulls as `hulls64_resting`.
 
@@ -62,9 +63,16 @@ def heap(n, seed=0):
 
 
 def _ellipsoid_hull(points, rng):
-    d = rng.normal(size=(points, 3))
+    """The hull of `points` points: a quarter on the rims of its flat top and bottom (z = ±0.042
+    m, octagonal caps), the rest on the ellipsoid (0.1 × 0.08 × 0.06 m) between them."""
+    k = max(points // 8, 3)
+    d = rng.normal(size=(8 * points, 3))
     d /= np.linalg.norm(d, axis=1)[:, None]
-    return Convex(d * [0.1, 0.08, 0.06])
+    d = d[np.abs(d[:, 2]) < 0.65][:points - 2 * k]
+    t = 2 * np.pi * (np.arange(k) + 0.5) / k
+    rim = np.column_stack([np.cos(t) * 0.714, np.sin(t) * 0.714, np.full(k, 0.7)])
+    pts = np.vstack([d, rim, rim * [1, 1, -1]]) * [0.1, 0.08, 0.06]
+    return Convex(pts)
 
 
 def hull_pairs(n, points, crossed, seed=0):
@@ -83,7 +91,7 @@ def hull_pairs(n, points, crossed, seed=0):
             pos += [base, base + [0.0, 0.0, reach - 0.01]]
         else:
             qa = q_from_euler_deg(0.0, 0.0, 0.0)
-            qb = q_from_euler_deg(rng.uniform(-3, 3), rng.uniform(-3, 3), rng.uniform(-30, 30))
+            qb = q_from_euler_deg(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-30, 30))
             pos += [base, base + [0.0, 0.0, high + low - 0.001]]
         quats += [qa, qb]
     m = len(pos)

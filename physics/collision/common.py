@@ -88,6 +88,30 @@ def _emit_candidate(sp, sf, i, a, b, nx, ny, nz, ci, cf, count):
 
 
 @njit(**JIT_NO_REFS)
+def keep_bearing(sp, sf, m):
+    """When more than 4 candidates hold 3 or more that touch (depth ≥ 0), drop those with a
+    gap (moving the rest to the front), so that flush_manifold's four bear: a hull has many
+    vertices within the margin, and the farthest from the deepest is often one above the
+    floor, which makes no row. Returns the new count."""
+    if m <= 4:
+        return m
+    touching = 0
+    for k in range(m):
+        if sp[k, 3] >= 0.0:
+            touching += 1
+    if touching < 3 or touching == m:
+        return m
+    n = 0
+    for k in range(m):
+        if sp[k, 3] >= 0.0:
+            for c in range(4):
+                sp[n, c] = sp[k, c]
+            sf[n] = sf[k]
+            n += 1
+    return n
+
+
+@njit(**JIT_NO_REFS)
 def _beats(sp, j, k, vj, vk):
     """Whether candidate j beats the best so far k on the value v (largest wins). Values
     within round-off (1e-9 relative) tie; a tie goes to the deeper point, then to the
@@ -114,31 +138,11 @@ def flush_manifold(sp, sf, m, a, b, nx, ny, nz, ci, cf, count):
     at most 4: the deepest point p1; the point farthest from it p2; the point p3 making the
     largest triangle p1 p2 p3 (seen along n); then the largest triangle on the other side of
     the line p1 p2 — the four span the largest area the deepest point allows (the reduction
-    of Bullet / Box2D v3). Ties within round-off are broken by _beats. When 3 or more of
-    more than 4 candidates touch (depth ≥ 0), those with a gap are left out first, so the
-    four bear (a hull has many vertices within the margin, and the farthest from the
-    deepest is often one above the floor)."""
+    of Bullet / Box2D v3). Ties within round-off are broken by _beats."""
     if m <= 4:
         for i in range(m):
             _emit_candidate(sp, sf, i, a, b, nx, ny, nz, ci, cf, count)
         return
-    touching = 0
-    for k in range(m):
-        if sp[k, 3] >= 0.0:
-            touching += 1
-    if 3 <= touching < m:
-        n = 0
-        for k in range(m):
-            if sp[k, 3] >= 0.0:
-                for c in range(4):
-                    sp[n, c] = sp[k, c]
-                sf[n] = sf[k]
-                n += 1
-        m = n
-        if m <= 4:
-            for i in range(m):
-                _emit_candidate(sp, sf, i, a, b, nx, ny, nz, ci, cf, count)
-            return
     i1 = -1
     for j in range(m):
         if _beats(sp, j, i1, sp[j, 3], sp[i1, 3] if i1 >= 0 else 0.0):

@@ -2,7 +2,7 @@
 
 | pair | method | points | feature ids |
 |---|---|---|---|
-| plane–convex | every vertex below the plane plus the margin, reduced to 4 | ≤ 4 | vertex |
+| plane–convex | every vertex below the plane plus the margin (only those touching when 3 or more do: common.keep_bearing), reduced to 4 | ≤ 4 | vertex |
 | sphere–convex | centre inside: out through the face nearest to it; else GJK's closest point | 1 | 0 |
 | capsule–convex | GJK on the core segment and the hull (EPA when the segment enters); a segment nearly parallel to the face it touches (sin < 0.1): clipped to that face, 2 points | 1 or 2 | 0; 1, 2 |
 | box–convex, convex–convex | the box as its hull; GJK, or EPA when they overlap, gives the separating axis, then box_box's rule and manifold (below) | ≤ 4 | below |
@@ -14,8 +14,9 @@ features, tell which edges). The largest separations s_a, s_b over the faces of 
 b (their planes against the other hull's vertices) are found among the faces that could
 still win; as in box_box.py, a face axis is kept unless the edge axis separates by more
 (5 % of |s| + 10 µm), and a's face unless b's does. Face
-contact: the incident face (the other hull's face most against the reference normal)
-clipped by the reference face's side planes (Sutherland–Hodgman), the points below the
+contact: the incident face (of the other hull's faces around its vertex deepest below the
+reference face, the one most against the reference normal) clipped by the reference face's
+side planes (Sutherland–Hodgman), the points below the
 reference face plus the margin kept, depth their distance below it, reduced to 4. Edge
 contact: the closest points of the two edges, one point, depth −s*.
 
@@ -25,19 +26,40 @@ incident face)·2²⁴ + point, the point an incident vertex (its number in its 
 a side plane it was cut along) cut by a side plane; edge contact 2⁵⁰ + the four vertex
 numbers (base 1024).
 """
+from collections import namedtuple
 import math
 
+import numpy as np
 from numba import njit
 
 from ..quat import frame_axes
-from .common import JIT_NO_REFS, PAR, QUAT, emit, flush_manifold, fold_feature
-from .gjk import epa, epa_witness, gjk, witness
+from .common import JIT, JIT_NO_REFS, PAR, QUAT, emit, flush_manifold, fold_feature, keep_bearing
+from .gjk import epa, epa_witness, gjk, gjk_work, support, witness
+
+SolidWork = namedtuple("SolidWork", "gjk sp sf poly tags boxes rot table kinds ci cf count")
+"""The narrow phase's workspaces: gjk.GjkWork; the manifold candidates sp (C,4), sf (C,);
+the clipping polygons poly (2,C,3), tags (2,C,2); box_box's boxes (2,3,4), rot (3,3); for
+a compound's piece pairs a two-row body table (common.py layout), its kinds (2,) and their
+contacts ci (CP,3), cf (CP,7), count (2,) before the compound's reduction."""
+COMPOUND_POINTS = 64
 
 REL_TOL = 0.05          # box_box's face preference (an axis must separate by 5 % of |s| …
 ABS_TOL = 1e-5          # … plus 10 µm more to replace a face)
 PARALLEL_SIN_FACE = 0.1
 TOUCH = 1e-10           # GJK distances below TOUCH·size count as touching (EPA takes over)
 EPA_TOL = 1e-11         # EPA stops when a support adds less than EPA_TOL·size
+
+
+@njit(**JIT)
+def solid_work(hull_table, body_width):
+    """SolidWork sized for the hull table's largest face (clipping polygons twice as long)."""
+    cap = 16
+    for h in range(hull_table.shape[0]):
+        cap = max(cap, 2 * hull_table[h, 4] + 8)
+    return SolidWork(gjk_work(), np.empty((cap, 4)), np.empty(cap, np.int64), np.empty((2, cap, 3)),
+                     np.empty((2, cap, 2), np.int64), np.empty((2, 3, 4)), np.empty((3, 3)),
+                     np.zeros((2, body_width)), np.zeros(2, np.int64), np.zeros((COMPOUND_POINTS, 3), np.int64),
+                     np.zeros((COMPOUND_POINTS, 7)), np.zeros(2, np.int64))
 
 
 @njit(**JIT_NO_REFS)
@@ -95,9 +117,9 @@ def relative(F, p, q, rel):
 
 # ---------------------------------------------------------------- plane, sphere, capsule
 @njit(**JIT_NO_REFS)
-def plane_convex(body, p, b, h, margin, hulls, wk, sp, sf, ci, cf, count):
+def plane_convex(body, p, b, h, margin, hulls, work, ci, cf, count):
     """Every vertex of hull h (body b) below plane p plus the margin, reduced to 4."""
-    F = wk.frames
+    F, sp, sf = work.gjk.frames, work.sp, work.sf
     load_frame(body, p, F, 0)
     load_frame(body, b, F, 1)
     nx, ny, nz = F[0, 2], F[0, 5], F[0, 8]                 # the plane's local z
@@ -114,14 +136,15 @@ def plane_convex(body, p, b, h, margin, hulls, wk, sp, sf, ci, cf, count):
         if gap < margin:
             wx, wy, wz = to_world(F, 1, vert[v, 0], vert[v, 1], vert[v, 2])
             m = add_point(sp, sf, m, wx, wy, wz, -gap, v - v0)
-    flush_manifold(sp, sf, m, p, b, nx, ny, nz, ci, cf, count)
+    flush_manifold(sp, sf, keep_bearing(sp, sf, m), p, b, nx, ny, nz, ci, cf, count)
 
 
 @njit(**JIT_NO_REFS)
-def sphere_convex(body, a, b, h, margin, hulls, wk, ci, cf, count):
+def sphere_convex(body, a, b, h, margin, hulls, work, ci, cf, count):
     """Sphere a (radius r) against hull h of body b: the centre c's largest height above a
     face plane s (a lower bound of its distance); c inside (s ≤ 0): it leaves through that
     face, depth r − s; else the hull's point closest to c by GJK."""
+    wk = work.gjk
     F = wk.frames
     load_frame(body, b, F, 1)
     r = body[a, PAR]
@@ -144,7 +167,7 @@ def sphere_convex(body, a, b, h, margin, hulls, wk, ci, cf, count):
     for k in range(9):
         rel[k] = 1.0 if k % 4 == 0 else 0.0
     rel[9], rel[10], rel[11] = cx, cy, cz
-    n, dist = gjk(hulls.vert, hulls.hull[h, 0], hulls.hull[h, 1], 0.0, 0, 0, 0.0, wk, 0.0)
+    n, dist = gjk(hulls, h, 0.0, -1, 0.0, wk, 0.0)
     if dist - r >= margin or dist <= 0.0:
         return
     px, py, pz, qx, qy, qz = witness(wk, n)
@@ -154,11 +177,12 @@ def sphere_convex(body, a, b, h, margin, hulls, wk, ci, cf, count):
 
 
 @njit(**JIT_NO_REFS)
-def capsule_convex(body, a, b, h, margin, hulls, wk, ci, cf, count):
+def capsule_convex(body, a, b, h, margin, hulls, work, ci, cf, count):
     """Capsule (or cylinder, as a capsule) a against hull h of body b: GJK between the core
     segment and the hull (EPA when the segment enters it) gives the closest points and the
     normal; if that normal is a face's and the segment lies along the face (sin < 0.1), the
     segment clipped to the face's side planes gives 2 points, each at its own depth."""
+    wk = work.gjk
     F, rel = wk.frames, wk.rel
     load_frame(body, a, F, 0)
     load_frame(body, b, F, 1)
@@ -167,9 +191,9 @@ def capsule_convex(body, a, b, h, margin, hulls, wk, ci, cf, count):
     reach = hulls.box[h, 6] + hl + r + margin
     if rel[9] * rel[9] + rel[10] * rel[10] + rel[11] * rel[11] > reach * reach:
         return
-    vert, v0, nv = hulls.vert, hulls.hull[h, 0], hulls.hull[h, 1]
+    vert = hulls.vert
     size = hulls.box[h, 6] + hl + r
-    n, dist = gjk(vert, v0, nv, 0.0, 0, 0, hl, wk, TOUCH * size)
+    n, dist = gjk(hulls, h, 0.0, -1, hl, wk, TOUCH * size)
     if dist - r >= margin:
         return
     if dist > 0.0:
@@ -178,7 +202,7 @@ def capsule_convex(body, a, b, h, margin, hulls, wk, ci, cf, count):
         mx, my, mz = (qx - px) / dist, (qy - py) / dist, (qz - pz) / dist
         depth = r - dist
     else:
-        face, mx, my, mz, pen = epa(vert, v0, nv, 0.0, 0, 0, hl, wk, n, EPA_TOL * size)
+        face, mx, my, mz, pen = epa(hulls, h, 0.0, -1, hl, wk, n, EPA_TOL * size)
         if face < 0:
             return
         px, py, pz, qx, qy, qz = epa_witness(wk, face, pen)      # EPA's n: hull to segment
@@ -244,6 +268,22 @@ def _best_face(hulls, h, dx, dy, dz):
 
 
 @njit(**JIT_NO_REFS)
+def _face_around(hulls, h, v, dx, dy, dz):
+    """Of the faces of hull h that have vertex v, the one whose normal is most along d."""
+    plane, face, fvert = hulls.plane, hulls.face, hulls.fvert
+    f0, nf = hulls.hull[h, 2], hulls.hull[h, 3]
+    best, bf = -math.inf, f0
+    for f in range(f0, f0 + nf):
+        d = plane[f, 0] * dx + plane[f, 1] * dy + plane[f, 2] * dz
+        if d > best:
+            for k in range(face[f, 0], face[f, 0] + face[f, 1]):
+                if fvert[k] == v:
+                    best, bf = d, f
+                    break
+    return bf
+
+
+@njit(**JIT_NO_REFS)
 def _face_separation(hulls, f, o, rel):
     """Separation of hull o (placed by rel in face f's hull frame) from face f's plane: the
     lowest height of o's vertices above it."""
@@ -276,8 +316,9 @@ def _invert(rel, out):
 
 
 @njit(**JIT_NO_REFS)
-def hull_hull(body, a, b, ha, hb, margin, hulls, wk, sp, sf, poly, tags, ci, cf, count):
+def hull_hull(body, a, b, ha, hb, margin, hulls, work, ci, cf, count):
     """Contacts of hull ha (body a) and hull hb (body b): see the module docstring."""
+    wk = work.gjk
     F, rel = wk.frames, wk.rel
     load_frame(body, a, F, 0)
     load_frame(body, b, F, 1)
@@ -286,10 +327,8 @@ def hull_hull(body, a, b, ha, hb, margin, hulls, wk, sp, sf, poly, tags, ci, cf,
     reach = ra + rb + margin
     if rel[9] * rel[9] + rel[10] * rel[10] + rel[11] * rel[11] > reach * reach:
         return
-    vert, hull = hulls.vert, hulls.hull
-    av0, anv, bv0, bnv = hull[ha, 0], hull[ha, 1], hull[hb, 0], hull[hb, 1]
     size = ra + rb
-    n, dist = gjk(vert, av0, anv, 0.0, bv0, bnv, 0.0, wk, TOUCH * size)
+    n, dist = gjk(hulls, ha, 0.0, hb, 0.0, wk, TOUCH * size)
     if dist > 0.0 and dist >= margin:
         return
     e_a0 = e_a1 = e_b0 = e_b1 = -1
@@ -299,7 +338,7 @@ def hull_hull(body, a, b, ha, hb, margin, hulls, wk, sp, sf, poly, tags, ci, cf,
         s_best = dist
         rows = n
     else:
-        face, nx, ny, nz, depth = epa(vert, av0, anv, 0.0, bv0, bnv, 0.0, wk, n, EPA_TOL * size)
+        face, nx, ny, nz, depth = epa(hulls, ha, 0.0, hb, 0.0, wk, n, EPA_TOL * size)
         if face < 0:
             lt = math.sqrt(rel[9] * rel[9] + rel[10] * rel[10] + rel[11] * rel[11])
             if lt == 0.0:
@@ -325,7 +364,8 @@ def hull_hull(body, a, b, ha, hb, margin, hulls, wk, sp, sf, poly, tags, ci, cf,
     edge = e_a0 >= 0 and e_b0 >= 0
     if fa < 0 and fb < 0:
         if edge:
-            _edge_contact(a, b, hulls, F, e_a0, e_a1, e_b0, e_b1, nx, ny, nz, ha, hb, margin, ci, cf, count)
+            _edge_pair(wk, e_a0, e_a1, e_b0, e_b1)
+            _edge_contact(a, b, hulls, wk, ha, hb, nx, ny, nz, margin, ci, cf, count)
             return
         fa = _best_face(hulls, ha, nx, ny, nz)                # round-off: a's face along n
         s_a = _face_separation(hulls, fa, hb, rel)
@@ -333,14 +373,15 @@ def hull_hull(body, a, b, ha, hb, margin, hulls, wk, sp, sf, poly, tags, ci, cf,
     if fa < 0 or (fb >= 0 and s_b > s_a + REL_TOL * abs(s_a) + ABS_TOL):
         ref, face_sep = 1, s_b
     if edge and s_best > face_sep + REL_TOL * abs(face_sep) + ABS_TOL:
-        _edge_contact(a, b, hulls, F, e_a0, e_a1, e_b0, e_b1, nx, ny, nz, ha, hb, margin, ci, cf, count)
+        _edge_pair(wk, e_a0, e_a1, e_b0, e_b1)
+        _edge_contact(a, b, hulls, wk, ha, hb, nx, ny, nz, margin, ci, cf, count)
         return
     if face_sep >= margin:
         return
     if ref == 0:
-        _face_contact(a, b, 0, ha, fa, hb, rel, F, margin, hulls, sp, sf, poly, tags, ci, cf, count)
+        _face_contact(a, b, 0, ha, fa, hb, work, margin, hulls, ci, cf, count)
     else:
-        _face_contact(a, b, 1, hb, fb, ha, wk.inv, F, margin, hulls, sp, sf, poly, tags, ci, cf, count)
+        _face_contact(a, b, 1, hb, fb, ha, work, margin, hulls, ci, cf, count)
 
 
 @njit(**JIT_NO_REFS)
@@ -355,31 +396,40 @@ def _below(s):
 def _max_face(hulls, h, o, rel, low):
     """(face, separation): the face of hull h whose plane hull o (placed by rel in h's
     frame) stands farthest above, among the faces it stands at least `low` above; (−1,
-    −inf) if none. A face is dropped at the first vertex of o lower than `low`, the last
-    such vertex tried first on the next face (one or two vertices per face in the end)."""
+    −inf) if none. A face is dropped at the first vertex of o lower than `low`; the last
+    such vertex (kept in h's frame) is tried first on the next face, which most faces
+    fail: one plane test per face in the end."""
     plane, vert, hull = hulls.plane, hulls.vert, hulls.hull
     f0, nf, v0, nv = hull[h, 2], hull[h, 3], hull[o, 0], hull[o, 1]
     best, bf = -math.inf, -1
-    cut = v0
+    cx = cy = cz = math.nan                    # the cut vertex in h's frame (none yet)
     for f in range(f0, f0 + nf):
-        nx, ny, nz = plane[f, 0], plane[f, 1], plane[f, 2]
-        lx = rel[0] * nx + rel[3] * ny + rel[6] * nz
+        nx, ny, nz, d = plane[f, 0], plane[f, 1], plane[f, 2], plane[f, 3]
+        if nx * cx + ny * cy + nz * cz - d < low:
+            continue
+        lx = rel[0] * nx + rel[3] * ny + rel[6] * nz      # n in o's frame: heights (Rᵀ n)·v + n·t − d
         ly = rel[1] * nx + rel[4] * ny + rel[7] * nz
         lz = rel[2] * nx + rel[5] * ny + rel[8] * nz
-        base = nx * rel[9] + ny * rel[10] + nz * rel[11] - plane[f, 3]
-        if lx * vert[cut, 0] + ly * vert[cut, 1] + lz * vert[cut, 2] + base < low:
-            continue
+        base = nx * rel[9] + ny * rel[10] + nz * rel[11] - d
         lowest = math.inf
         for v in range(v0, v0 + nv):
             hgt = lx * vert[v, 0] + ly * vert[v, 1] + lz * vert[v, 2] + base
             if hgt < lowest:
                 lowest = hgt
                 if hgt < low:
-                    cut = v
+                    x, y, z = vert[v, 0], vert[v, 1], vert[v, 2]
+                    cx = rel[0] * x + rel[1] * y + rel[2] * z + rel[9]
+                    cy = rel[3] * x + rel[4] * y + rel[5] * z + rel[10]
+                    cz = rel[6] * x + rel[7] * y + rel[8] * z + rel[11]
                     break
         if lowest >= low and lowest > best:
             best, bf = lowest, f
     return bf, best
+
+
+@njit(**JIT_NO_REFS)
+def _edge_pair(wk, i0, i1, j0, j1):
+    wk.sid[0, 0], wk.sid[0, 1], wk.sid[1, 0], wk.sid[1, 1] = i0, j0, i1, j1
 
 
 @njit(**JIT_NO_REFS)
@@ -402,10 +452,12 @@ def _two(sid, rows, side):
 
 
 @njit(**JIT_NO_REFS)
-def _edge_contact(a, b, hulls, F, i0, i1, j0, j1, nx, ny, nz, ha, hb, margin, ci, cf, count):
-    """One point: the closest points of a's edge i0 i1 and b's edge j0 j1 (world), the axis
-    their cross product turned along n (a's frame), depth −(separation along it)."""
-    vert = hulls.vert
+def _edge_contact(a, b, hulls, wk, ha, hb, nx, ny, nz, margin, ci, cf, count):
+    """One point: the closest points of a's edge i0 i1 and b's edge j0 j1 (world; wk.sid
+    holds (i0, j0), (i1, j1)), the axis their cross product turned along n (a's frame),
+    depth −(separation along it)."""
+    vert, F = hulls.vert, wk.frames
+    i0, j0, i1, j1 = wk.sid[0, 0], wk.sid[0, 1], wk.sid[1, 0], wk.sid[1, 1]
     a0x, a0y, a0z = to_world(F, 0, vert[i0, 0], vert[i0, 1], vert[i0, 2])
     a1x, a1y, a1z = to_world(F, 0, vert[i1, 0], vert[i1, 1], vert[i1, 2])
     b0x, b0y, b0z = to_world(F, 1, vert[j0, 0], vert[j0, 1], vert[j0, 2])
@@ -444,16 +496,21 @@ def _edge_contact(a, b, hulls, F, i0, i1, j0, j1, nx, ny, nz, ha, hb, margin, ci
 
 
 @njit(**JIT_NO_REFS)
-def _face_contact(a, b, ref, hr, fr, hi, rel, F, margin, hulls, sp, sf, poly, tags, ci, cf, count):
+def _face_contact(a, b, ref, hr, fr, hi, work, margin, hulls, ci, cf, count):
     """Reference face fr of hull hr (body a when ref = 0, b when 1); the incident hull hi,
-    placed in hr's frame by rel. Clipping in hr's frame, then the points to the world."""
+    placed in hr's frame by work.gjk.rel (ref = 0) or .inv (ref = 1). Clipping in hr's
+    frame, then the points to the world."""
+    F, sp, sf, poly, tags = work.gjk.frames, work.sp, work.sf, work.poly, work.tags
+    rel = work.gjk.rel if ref == 0 else work.gjk.inv
     plane, vert, face, fvert = hulls.plane, hulls.vert, hulls.face, hulls.fvert
     Nx, Ny, Nz, Nd = plane[fr, 0], plane[fr, 1], plane[fr, 2], plane[fr, 3]
-    # incident face: the most against N (N in hi's frame: Rᵀ N)
+    # incident face: of the faces around the incident hull's vertex deepest along −N, the
+    # one most against N (N in hi's frame: Rᵀ N), so the deepest point is on it
     lx = rel[0] * Nx + rel[3] * Ny + rel[6] * Nz
     ly = rel[1] * Nx + rel[4] * Ny + rel[7] * Nz
     lz = rel[2] * Nx + rel[5] * Ny + rel[8] * Nz
-    fi = _best_face(hulls, hi, -lx, -ly, -lz)
+    deep = support(hulls, hi, 0.0, -lx, -ly, -lz)[0]
+    fi = _face_around(hulls, hi, deep, -lx, -ly, -lz)
     vi0 = hulls.hull[hi, 0]
     k0, k = face[fi, 0], face[fi, 1]
     for q in range(k):

@@ -1,8 +1,11 @@
 """Distance and penetration of two convex shapes given by their vertices — a hull's
 (hulls.py), a segment's two ends (a capsule's core), a point (a sphere's centre) — in the
 frame of the first, P; the second, Q, is placed in it by `rel` (R row-major 0:9, t 9:12:
-x_P = R x_Q + t). A shape side is (v0, nv, hl): hull rows v0 … v0 + nv − 1 of `vert`, or
-when nv = 0 the segment from (0, 0, −hl) to (0, 0, hl) of its own frame (a point when hl = 0).
+x_P = R x_Q + t). A shape side is (h, hl): hull h of the hull table, or when h < 0 the
+segment from (0, 0, −hl) to (0, 0, hl) of its own frame (a point when hl = 0). A hull's
+vertex extreme along a direction: a scan of its vertices up to SCAN_VERTICES, beyond that a
+hill climb along its edges from its vertex extreme along the direction's largest axis (a
+vertex no neighbour beats is the maximum, the hull being convex).
 
 `gjk`: the distance between P and Q by GJK (Gilbert, Johnson & Keerthi, "A fast procedure
 for computing the distance between complex objects in three-dimensional space", 1988)
@@ -33,6 +36,7 @@ GjkWork = namedtuple("GjkWork", "simplex sid lam ev eid ef ep ea ee rel inv fram
 EPA_VERTICES, EPA_FACES, EPA_EDGES = 128, 256, 128
 GJK_ITERATIONS, EPA_ITERATIONS = 64, 96
 REL_TOL = 1e-12       # GJK stops when |v|² − v·w ≤ REL_TOL |v|² (the distance to ~1e-12 relative)
+SCAN_VERTICES = 24    # hulls up to this many vertices are scanned, larger ones climbed
 
 
 @njit(**JIT)
@@ -44,15 +48,37 @@ def gjk_work():
 
 
 @njit(**JIT_NO_REFS)
-def support(vert, v0, nv, hl, dx, dy, dz):
+def support(hulls, h, hl, dx, dy, dz):
     """(id, x, y, z): the vertex of a shape side extreme along d, in its own frame."""
-    if nv > 0:
-        k = v0
-        best = vert[v0, 0] * dx + vert[v0, 1] * dy + vert[v0, 2] * dz
-        for i in range(v0 + 1, v0 + nv):
-            s = vert[i, 0] * dx + vert[i, 1] * dy + vert[i, 2] * dz
-            if s > best:
-                best, k = s, i
+    if h >= 0:
+        vert = hulls.vert
+        v0, nv = hulls.hull[h, 0], hulls.hull[h, 1]
+        if nv <= SCAN_VERTICES:
+            k = v0
+            best = vert[v0, 0] * dx + vert[v0, 1] * dy + vert[v0, 2] * dz
+            for i in range(v0 + 1, v0 + nv):
+                s = vert[i, 0] * dx + vert[i, 1] * dy + vert[i, 2] * dz
+                if s > best:
+                    best, k = s, i
+            return k, vert[k, 0], vert[k, 1], vert[k, 2]
+        ax, ay, az = abs(dx), abs(dy), abs(dz)
+        if ax >= ay and ax >= az:
+            k = hulls.hull[h, 5] if dx >= 0.0 else hulls.hull[h, 6]
+        elif ay >= az:
+            k = hulls.hull[h, 7] if dy >= 0.0 else hulls.hull[h, 8]
+        else:
+            k = hulls.hull[h, 9] if dz >= 0.0 else hulls.hull[h, 10]
+        best = vert[k, 0] * dx + vert[k, 1] * dy + vert[k, 2] * dz
+        adj, vadj = hulls.adj, hulls.vadj
+        for _ in range(nv):
+            here = k
+            for a in range(vadj[here, 0], vadj[here, 0] + vadj[here, 1]):
+                j = adj[a]
+                s = vert[j, 0] * dx + vert[j, 1] * dy + vert[j, 2] * dz
+                if s > best:
+                    best, k = s, j
+            if k == here:
+                break
         return k, vert[k, 0], vert[k, 1], vert[k, 2]
     if hl > 0.0 and dz >= 0.0:
         return 1, 0.0, 0.0, hl
@@ -60,14 +86,14 @@ def support(vert, v0, nv, hl, dx, dy, dz):
 
 
 @njit(**JIT_NO_REFS)
-def cso_support(vert, pv0, pnv, phl, qv0, qnv, qhl, rel, dx, dy, dz, out, row, ids):
+def cso_support(hulls, ph, phl, qh, qhl, rel, dx, dy, dz, out, row, ids):
     """The vertex of P − Q extreme along d (P's frame) into out[row] (w, p, q) and ids[row]."""
-    i, px, py, pz = support(vert, pv0, pnv, phl, dx, dy, dz)
+    i, px, py, pz = support(hulls, ph, phl, dx, dy, dz)
     # −d in Q's frame: Rᵀ(−d)
     ex = -(rel[0] * dx + rel[3] * dy + rel[6] * dz)
     ey = -(rel[1] * dx + rel[4] * dy + rel[7] * dz)
     ez = -(rel[2] * dx + rel[5] * dy + rel[8] * dz)
-    j, lx, ly, lz = support(vert, qv0, qnv, qhl, ex, ey, ez)
+    j, lx, ly, lz = support(hulls, qh, qhl, ex, ey, ez)
     qx = rel[0] * lx + rel[1] * ly + rel[2] * lz + rel[9]
     qy = rel[3] * lx + rel[4] * ly + rel[5] * lz + rel[10]
     qz = rel[6] * lx + rel[7] * ly + rel[8] * lz + rel[11]
@@ -189,7 +215,7 @@ def _closest(S, sid, lam, n):
 
 
 @njit(**JIT_NO_REFS)
-def gjk(vert, pv0, pnv, phl, qv0, qnv, qhl, wk, tol):
+def gjk(hulls, ph, phl, qh, qhl, wk, tol):
     """Distance between P and Q (wk.rel places Q): (n, dist) with the simplex's n points and
     their weights in wk (closest points p = Σ λ p_i on P, q = Σ λ q_i on Q, P's frame).
     dist = 0 when they overlap or are within `tol` (m) of touching: then epa."""
@@ -197,7 +223,7 @@ def gjk(vert, pv0, pnv, phl, qv0, qnv, qhl, wk, tol):
     dx, dy, dz = -rel[9], -rel[10], -rel[11]             # from Q's origin towards P's
     if dx * dx + dy * dy + dz * dz == 0.0:
         dx = 1.0
-    cso_support(vert, pv0, pnv, phl, qv0, qnv, qhl, rel, dx, dy, dz, S, 0, sid)
+    cso_support(hulls, ph, phl, qh, qhl, rel, dx, dy, dz, S, 0, sid)
     n = 1
     lam[0] = 1.0
     vx, vy, vz = S[0, 0], S[0, 1], S[0, 2]
@@ -205,7 +231,7 @@ def gjk(vert, pv0, pnv, phl, qv0, qnv, qhl, wk, tol):
         vv = vx * vx + vy * vy + vz * vz
         if vv <= tol * tol:
             return n, 0.0
-        cso_support(vert, pv0, pnv, phl, qv0, qnv, qhl, rel, -vx, -vy, -vz, S, n, sid)
+        cso_support(hulls, ph, phl, qh, qhl, rel, -vx, -vy, -vz, S, n, sid)
         vw = vx * S[n, 0] + vy * S[n, 1] + vz * S[n, 2]
         if vv - vw <= REL_TOL * vv:
             return n, math.sqrt(vv)
@@ -267,7 +293,7 @@ def _far_from(V, m, dx, dy, dz, tol):
 
 
 @njit(**JIT_NO_REFS)
-def _tetrahedron(vert, pv0, pnv, phl, qv0, qnv, qhl, wk, n, tol):
+def _tetrahedron(hulls, ph, phl, qh, qhl, wk, n, tol):
     """Grow GJK's final simplex (n points, the origin on it) into a tetrahedron of P − Q
     vertices containing the origin; returns False when P − Q is too thin to have one."""
     V, vid, rel = wk.ev, wk.eid, wk.rel
@@ -276,7 +302,7 @@ def _tetrahedron(vert, pv0, pnv, phl, qv0, qnv, qhl, wk, n, tol):
     if n == 1:
         for axis in range(6):
             d = 1.0 if axis < 3 else -1.0
-            cso_support(vert, pv0, pnv, phl, qv0, qnv, qhl, rel, d if axis % 3 == 0 else 0.0,
+            cso_support(hulls, ph, phl, qh, qhl, rel, d if axis % 3 == 0 else 0.0,
                         d if axis % 3 == 1 else 0.0, d if axis % 3 == 2 else 0.0, V, 1, vid)
             if _far_from(V, 1, d if axis % 3 == 0 else 0.0, d if axis % 3 == 1 else 0.0,
                          d if axis % 3 == 2 else 0.0, tol):
@@ -299,7 +325,7 @@ def _tetrahedron(vert, pv0, pnv, phl, qv0, qnv, qhl, wk, n, tol):
         for k in range(4):
             s = 1.0 if k % 2 == 0 else -1.0
             dx, dy, dz = (s * ux, s * uy, s * uz) if k < 2 else (s * vx, s * vy, s * vz)
-            cso_support(vert, pv0, pnv, phl, qv0, qnv, qhl, rel, dx, dy, dz, V, 2, vid)
+            cso_support(hulls, ph, phl, qh, qhl, rel, dx, dy, dz, V, 2, vid)
             if _far_from(V, 2, dx, dy, dz, tol):
                 n = 3
                 break
@@ -315,7 +341,7 @@ def _tetrahedron(vert, pv0, pnv, phl, qv0, qnv, qhl, wk, n, tol):
         nx, ny, nz = nx / ln, ny / ln, nz / ln
         for k in range(2):
             s = 1.0 if k == 0 else -1.0
-            cso_support(vert, pv0, pnv, phl, qv0, qnv, qhl, rel, s * nx, s * ny, s * nz, V, 3, vid)
+            cso_support(hulls, ph, phl, qh, qhl, rel, s * nx, s * ny, s * nz, V, 3, vid)
             if _far_from(V, 3, nx, ny, nz, tol):
                 n = 4
                 break
@@ -325,13 +351,13 @@ def _tetrahedron(vert, pv0, pnv, phl, qv0, qnv, qhl, wk, n, tol):
 
 
 @njit(**JIT_NO_REFS)
-def epa(vert, pv0, pnv, phl, qv0, qnv, qhl, wk, n, tol):
+def epa(hulls, ph, phl, qh, qhl, wk, n, tol):
     """Penetration of overlapping P and Q from GJK's final simplex (n points): the facet
     of P − Q nearest the origin, (face, nx, ny, nz, depth) — its unit outward normal n
     (P's frame; the direction to move Q out of P) and distance (m); wk.ev[wk.ef[face]] its
     corners. face = −1 when P − Q is degenerate (then depth 0 along the centres' line)."""
     V, vid, ef, ep, ea = wk.ev, wk.eid, wk.ef, wk.ep, wk.ea
-    if not _tetrahedron(vert, pv0, pnv, phl, qv0, qnv, qhl, wk, n, tol):
+    if not _tetrahedron(hulls, ph, phl, qh, qhl, wk, n, tol):
         return -1, 0.0, 0.0, 0.0, 0.0
     # orient the tetrahedron: faces counter-clockwise seen from outside
     abx, aby, abz = V[1, 0] - V[0, 0], V[1, 1] - V[0, 1], V[1, 2] - V[0, 2]
@@ -360,7 +386,7 @@ def epa(vert, pv0, pnv, phl, qv0, qnv, qhl, wk, n, tol):
         nx, ny, nz = ep[best, 0], ep[best, 1], ep[best, 2]
         if nv >= V.shape[0]:
             break
-        cso_support(vert, pv0, pnv, phl, qv0, qnv, qhl, wk.rel, nx, ny, nz, V, nv, vid)
+        cso_support(hulls, ph, phl, qh, qhl, wk.rel, nx, ny, nz, V, nv, vid)
         gain = nx * V[nv, 0] + ny * V[nv, 1] + nz * V[nv, 2] - dist
         if gain <= tol:
             break

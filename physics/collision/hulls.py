@@ -1,14 +1,17 @@
 """The hull table: Convex and Compound shapes (physics/shapes.py) as flat contiguous arrays
 for the kernels, built once per body layout (Python side, not on the hot path).
 
-    hull  (H,5) int64   per hull: first row in vert, vertex count, first row in plane/face,
-                        face count, the most vertices of one of its faces
+    hull  (H,11) int64  per hull: first row in vert, vertex count, first row in plane/face,
+                        face count, the most vertices of one of its faces, then its vertices
+                        extreme along +x, −x, +y, −y, +z, −z (where hill climbs start)
     box   (H,7)         per hull, in its body frame: the centre (3) and half extents (3) of
                         its bounding box, the radius of its bounding sphere about the origin
     vert  (V,3)         vertices, each hull's in its body frame (centre of mass, principal axes)
     plane (F,4)         faces' outward unit normal and offset d (n·x = d on the face)
     face  (F,2) int64   a face's first entry in fvert and its vertex count
     fvert (K,)  int64   the faces' vertices (rows of vert), counter-clockwise seen from outside
+    vadj  (V,2) int64   a vertex's first entry in adj and its neighbour count
+    adj   (A,)  int64   the vertices' neighbours along the hull's edges (rows of vert)
     piece (P,19)        compound pieces: position 0:3 and quaternion 3:7 in the compound's
                         body frame, shape numbers 7:11 (as a body's), kind code 11, bounding
                         box centre 12:15 and half extents 15:18 in the compound's body frame,
@@ -26,7 +29,7 @@ import numpy as np
 from ..quat import q_to_matrix
 from .common import CONVEX, KIND_CODES
 
-Hulls = namedtuple("Hulls", "hull box vert plane face fvert piece")
+Hulls = namedtuple("Hulls", "hull box vert plane face fvert vadj adj piece")
 PIECE_WIDTH = 19
 
 
@@ -47,6 +50,7 @@ class HullTable:
     def __init__(self, boxes=True):
         self.boxes = boxes
         self.hull, self.box, self.vert, self.plane, self.face, self.fvert, self.piece = [], [], [], [], [], [], []
+        self.vadj, self.adj = [], []
         self._rows = [0, 0, 0]                    # vertices, faces, face vertices so far
         self._seen = {}
 
@@ -67,9 +71,19 @@ class HullTable:
             self.fvert.extend(int(v0 + i) for i in f)
             k0 += len(f)
         self.vert.extend(verts.tolist())
+        near = [set() for _ in verts]
+        for f in faces:
+            for k in range(len(f)):
+                u, w = int(f[k]), int(f[(k + 1) % len(f)])
+                near[u].add(w)
+                near[w].add(u)
+        for nb in near:
+            self.vadj.append([len(self.adj), len(nb)])
+            self.adj.extend(v0 + w for w in sorted(nb))
         lo, hi = verts.min(axis=0), verts.max(axis=0)
         self.box.append([*(0.5 * (lo + hi)), *(0.5 * (hi - lo)), float(np.linalg.norm(verts, axis=1).max())])
-        self.hull.append([v0, len(verts), f0, len(faces), max(len(f) for f in faces)])
+        ext = [v0 + int(f(verts[:, c])) for c in range(3) for f in (np.argmax, np.argmin)]
+        self.hull.append([v0, len(verts), f0, len(faces), max(len(f) for f in faces), *ext])
         self._rows = [v0 + len(verts), f0 + len(faces), k0]
         index = len(self.hull) - 1
         if key is not None:
@@ -116,9 +130,10 @@ class HullTable:
 
     def arrays(self):
         f, i = np.float64, np.int64
-        return Hulls(np.array(self.hull, i).reshape(-1, 5), np.array(self.box, f).reshape(-1, 7),
+        return Hulls(np.array(self.hull, i).reshape(-1, 11), np.array(self.box, f).reshape(-1, 7),
                      np.array(self.vert, f).reshape(-1, 3), np.array(self.plane, f).reshape(-1, 4),
                      np.array(self.face, i).reshape(-1, 2), np.array(self.fvert, i).reshape(-1),
+                     np.array(self.vadj, i).reshape(-1, 2), np.array(self.adj, i).reshape(-1),
                      np.array(self.piece, f).reshape(-1, PIECE_WIDTH))
 
 

@@ -19,20 +19,17 @@ Cylinders against spheres, capsules, boxes, cylinders and hulls are APPROXIMATE:
 taken as the capsule of the same radius and half length (its flat caps become hemispheres
 that reach r further along the axis); only cylinder–plane treats the caps exactly.
 """
-from collections import namedtuple
 import math
 
-import numpy as np
 from numba import njit
 
 from ..contact_geometry import box_distance
 
 from ..quat import frame_axes, qmul, rotate, rotate_inv
 from .box_box import box_box
-from .common import BODY_WIDTH, BOX, CAPSULE, COMPOUND, CONVEX, CYLINDER, JIT, JIT_NO_REFS, MAX_CANDIDATES, PAR, \
-    PLANE, QUAT, SPHERE, add_candidate, emit, flush_manifold, fold_feature
-from .convex import capsule_convex, hull_hull, plane_convex, sphere_convex
-from .gjk import gjk_work
+from .common import BODY_WIDTH, BOX, CAPSULE, COMPOUND, CONVEX, CYLINDER, JIT, JIT_NO_REFS, PAR, PLANE, QUAT, \
+    SPHERE, add_candidate, emit, flush_manifold, fold_feature
+from .convex import capsule_convex, hull_hull, plane_convex, solid_work, sphere_convex
 
 PARALLEL_SIN_CAPSULES = 0.02
 PARALLEL_SIN_FACE = 0.1
@@ -387,51 +384,34 @@ def collide_pair(kind, body, a, b, margin, sp, sf, poly, tags, boxes, rot, ci, c
         box_box(body, a, b, margin, sp, sf, poly, tags, boxes, rot, ci, cf, count)
 
 
-SolidWork = namedtuple("SolidWork", "gjk table kinds ci cf count")
-"""Workspaces of the pairs with hulls and compounds: gjk.GjkWork; a two-row body table
-(common.py layout) and its kinds for a piece pair; their contacts ci (CP,3), cf (CP,7),
-count (2,) before the compound's reduction."""
-COMPOUND_POINTS = 64
-
-
 @njit(**JIT)
 def narrow_phase(kind, body, hulls, pairs, n_pairs, margin, ci, cf, count):
     """Contacts of the first n_pairs candidate pairs into ci, cf (common.py's layout; count
     reset first); hulls the hull table (hulls.py). Allocates its small workspaces once per
-    call (the clipping polygons as large as the largest hull face allows)."""
-    cap = 16
-    for h in range(hulls.hull.shape[0]):
-        cap = max(cap, 2 * hulls.hull[h, 4] + 8)
-    sp = np.empty((max(MAX_CANDIDATES, cap), 4))
-    sf = np.empty(max(MAX_CANDIDATES, cap), np.int64)
-    poly = np.empty((2, cap, 3))
-    tags = np.empty((2, cap, 2), np.int64)
-    boxes = np.empty((2, 3, 4))
-    rot = np.empty((3, 3))
-    work = SolidWork(gjk_work(), np.zeros((2, BODY_WIDTH)), np.zeros(2, np.int64),
-                     np.zeros((COMPOUND_POINTS, 3), np.int64), np.zeros((COMPOUND_POINTS, 7)), np.zeros(2, np.int64))
-    narrow_pairs(kind, body, hulls, pairs, n_pairs, margin, sp, sf, poly, tags, boxes, rot, work, ci, cf, count)
+    call (convex.solid_work: the clipping polygons as long as the largest hull face needs)."""
+    narrow_pairs(kind, body, hulls, pairs, n_pairs, margin, solid_work(hulls.hull, BODY_WIDTH), ci, cf, count)
 
 
 @njit(**JIT_NO_REFS)
-def narrow_pairs(kind, body, hulls, pairs, n_pairs, margin, sp, sf, poly, tags, boxes, rot, work, ci, cf, count):
-    """narrow_phase's loop over the pairs, with its workspaces (sp, sf: manifold candidates;
-    poly, tags, boxes, rot: box_box's and the hulls' clipping; work: SolidWork), without
-    reference counting (common.JIT_NO_REFS)."""
+def narrow_pairs(kind, body, hulls, pairs, n_pairs, margin, work, ci, cf, count):
+    """narrow_phase's loop over the pairs, with its workspaces (convex.SolidWork: sp, sf the
+    manifold candidates; poly, tags, boxes, rot box_box's and the hulls' clipping; gjk, the
+    piece table, …), without reference counting (common.JIT_NO_REFS)."""
     count[0] = 0
     count[1] = 0
     for p in range(n_pairs):
         a, b = pairs[p, 0], pairs[p, 1]
         if kind[a] == COMPOUND or kind[b] == COMPOUND:
-            compound_pair(kind, body, a, b, margin, hulls, sp, sf, poly, tags, boxes, rot, work, ci, cf, count)
+            compound_pair(kind, body, a, b, margin, hulls, work, ci, cf, count)
         elif kind[a] == CONVEX or kind[b] == CONVEX:
-            convex_pair(kind, body, a, b, margin, hulls, work.gjk, sp, sf, poly, tags, ci, cf, count)
+            convex_pair(kind, body, a, b, margin, hulls, work, ci, cf, count)
         else:
-            collide_pair(kind, body, a, b, margin, sp, sf, poly, tags, boxes, rot, ci, cf, count)
+            collide_pair(kind, body, a, b, margin, work.sp, work.sf, work.poly, work.tags, work.boxes, work.rot,
+                         ci, cf, count)
 
 
 @njit(**JIT_NO_REFS)
-def convex_pair(kind, body, a, b, margin, hulls, wk, sp, sf, poly, tags, ci, cf, count):
+def convex_pair(kind, body, a, b, margin, hulls, work, ci, cf, count):
     """A hull (kind CONVEX: params (hull, radius)) against a plane, sphere, capsule, cylinder
     (as a capsule), box (its hull: params[3]) or hull (convex.py). Output pair ordered."""
     ka, kb = kind[a], kind[b]
@@ -439,24 +419,25 @@ def convex_pair(kind, body, a, b, margin, hulls, wk, sp, sf, poly, tags, ci, cf,
         a, b, ka, kb = b, a, kb, ka
     h = int(body[b, PAR])
     if ka == PLANE:
-        plane_convex(body, a, b, h, margin, hulls, wk, sp, sf, ci, cf, count)
+        plane_convex(body, a, b, h, margin, hulls, work, ci, cf, count)
     elif ka == SPHERE:
-        sphere_convex(body, a, b, h, margin, hulls, wk, ci, cf, count)
+        sphere_convex(body, a, b, h, margin, hulls, work, ci, cf, count)
     elif ka == CAPSULE or ka == CYLINDER:
-        capsule_convex(body, a, b, h, margin, hulls, wk, ci, cf, count)
+        capsule_convex(body, a, b, h, margin, hulls, work, ci, cf, count)
     elif ka == BOX:
-        hull_hull(body, a, b, int(body[a, PAR + 3]), h, margin, hulls, wk, sp, sf, poly, tags, ci, cf, count)
+        hull_hull(body, a, b, int(body[a, PAR + 3]), h, margin, hulls, work, ci, cf, count)
     else:
-        hull_hull(body, a, b, int(body[a, PAR]), h, margin, hulls, wk, sp, sf, poly, tags, ci, cf, count)
+        hull_hull(body, a, b, int(body[a, PAR]), h, margin, hulls, work, ci, cf, count)
 
 
 @njit(**JIT_NO_REFS)
-def _single_pair(kind, body, a, b, margin, hulls, sp, sf, poly, tags, boxes, rot, wk, ci, cf, count):
+def _single_pair(kind, body, a, b, margin, hulls, work, ci, cf, count):
     """One pair of non-compound shapes (a piece pair of compound_pair)."""
     if kind[a] == CONVEX or kind[b] == CONVEX:
-        convex_pair(kind, body, a, b, margin, hulls, wk, sp, sf, poly, tags, ci, cf, count)
+        convex_pair(kind, body, a, b, margin, hulls, work, ci, cf, count)
     else:
-        collide_pair(kind, body, a, b, margin, sp, sf, poly, tags, boxes, rot, ci, cf, count)
+        collide_pair(kind, body, a, b, margin, work.sp, work.sf, work.poly, work.tags, work.boxes, work.rot,
+                     ci, cf, count)
 
 
 @njit(**JIT_NO_REFS)
@@ -498,7 +479,7 @@ def _load_side(kind, body, i, k, hulls, T, K, row):
 
 
 @njit(**JIT_NO_REFS)
-def compound_pair(kind, body, a, b, margin, hulls, sp, sf, poly, tags, boxes, rot, work, ci, cf, count):
+def compound_pair(kind, body, a, b, margin, hulls, work, ci, cf, count):
     """A compound against any body, or two compounds: each piece pair whose bounding spheres
     (a plane: the piece's height) come within the margin, by the pairs above, into the
     work's buffer (turned so that a piece of a is their first body); all their points then
@@ -525,7 +506,7 @@ def compound_pair(kind, body, a, b, margin, hulls, sp, sf, poly, tags, boxes, ro
             if gap >= margin:
                 continue
             first = c2[0]
-            _single_pair(K, T, 0, 1, margin, hulls, sp, sf, poly, tags, boxes, rot, work.gjk, ci2, cf2, c2)
+            _single_pair(K, T, 0, 1, margin, hulls, work, ci2, cf2, c2)
             for k in range(first, c2[0]):
                 if ci2[k, 0] == 1:               # made as (b's piece, a's piece): turned round
                     d = cf2[k, 6]
@@ -561,7 +542,7 @@ def _swap(cf, ci, i, j):
 def _reduce4(cf, ci, m):
     """Keep 4 of m contacts (common.flush_manifold's choice: the deepest, the farthest from
     it, the largest triangle with them seen along the deepest's normal, the largest on the
-    other side; only among the touching ones when 3 or more touch, as common.flush_manifold),
+    other side; only among the touching ones when 3 or more touch, as common.keep_bearing),
     moved to the front; returns how many are kept."""
     if m <= 4:
         return m
