@@ -120,21 +120,21 @@ def relative(F, p, q, rel):
 def plane_convex(body, p, b, h, margin, hulls, work, ci, cf, count):
     """Every vertex of hull h (body b) below plane p plus the margin, reduced to 4."""
     F, sp, sf = work.gjk.frames, work.sp, work.sf
-    load_frame(body, p, F, 0)
-    load_frame(body, b, F, 1)
+    load_frame(body, p, F, np.int64(0))
+    load_frame(body, b, F, np.int64(1))
     nx, ny, nz = F[0, 2], F[0, 5], F[0, 8]                 # the plane's local z
     off = nx * F[0, 9] + ny * F[0, 10] + nz * F[0, 11]
     height = nx * F[1, 9] + ny * F[1, 10] + nz * F[1, 11] - off
     if height - hulls.box[h, 6] >= margin:
         return
-    lx, ly, lz = turn_back(F, 1, nx, ny, nz)
+    lx, ly, lz = turn_back(F, np.int64(1), nx, ny, nz)
     vert = hulls.vert
     v0, nv = hulls.hull[h, 0], hulls.hull[h, 1]
     m = 0
     for v in range(v0, v0 + nv):
         gap = height + lx * vert[v, 0] + ly * vert[v, 1] + lz * vert[v, 2]
         if gap < margin:
-            wx, wy, wz = to_world(F, 1, vert[v, 0], vert[v, 1], vert[v, 2])
+            wx, wy, wz = to_world(F, np.int64(1), vert[v, 0], vert[v, 1], vert[v, 2])
             m = add_point(sp, sf, m, wx, wy, wz, -gap, v - v0)
     flush_manifold(sp, sf, keep_bearing(sp, sf, m), p, b, nx, ny, nz, ci, cf, count)
 
@@ -146,9 +146,9 @@ def sphere_convex(body, a, b, h, margin, hulls, work, ci, cf, count):
     face, depth r − s; else the hull's point closest to c by GJK."""
     wk = work.gjk
     F = wk.frames
-    load_frame(body, b, F, 1)
+    load_frame(body, b, F, np.int64(1))
     r = body[a, PAR]
-    cx, cy, cz = turn_back(F, 1, body[a, 0] - F[1, 9], body[a, 1] - F[1, 10], body[a, 2] - F[1, 11])
+    cx, cy, cz = turn_back(F, np.int64(1), body[a, 0] - F[1, 9], body[a, 1] - F[1, 10], body[a, 2] - F[1, 11])
     plane = hulls.plane
     f0, nf = hulls.hull[h, 2], hulls.hull[h, 3]
     s, best = -math.inf, f0
@@ -159,20 +159,20 @@ def sphere_convex(body, a, b, h, margin, hulls, work, ci, cf, count):
     if s - r >= margin:
         return
     if s <= 0.0:
-        nx, ny, nz = turn(F, 1, -plane[best, 0], -plane[best, 1], -plane[best, 2])    # a to b
-        px, py, pz = to_world(F, 1, cx - s * plane[best, 0], cy - s * plane[best, 1], cz - s * plane[best, 2])
+        nx, ny, nz = turn(F, np.int64(1), -plane[best, 0], -plane[best, 1], -plane[best, 2])    # a to b
+        px, py, pz = to_world(F, np.int64(1), cx - s * plane[best, 0], cy - s * plane[best, 1], cz - s * plane[best, 2])
         emit(ci, cf, count, a, b, px, py, pz, nx, ny, nz, r - s, 0)
         return
     rel = wk.rel
     for k in range(9):
         rel[k] = 1.0 if k % 4 == 0 else 0.0
     rel[9], rel[10], rel[11] = cx, cy, cz
-    n, dist = gjk(hulls, h, 0.0, -1, 0.0, wk, 0.0)
+    n, dist = gjk(hulls, h, 0.0, np.int64(-1), 0.0, wk, 0.0)
     if dist - r >= margin or dist <= 0.0:
         return
     px, py, pz, qx, qy, qz = witness(wk, n)
-    nx, ny, nz = turn(F, 1, (px - cx) / dist, (py - cy) / dist, (pz - cz) / dist)
-    wx, wy, wz = to_world(F, 1, px, py, pz)
+    nx, ny, nz = turn(F, np.int64(1), (px - cx) / dist, (py - cy) / dist, (pz - cz) / dist)
+    wx, wy, wz = to_world(F, np.int64(1), px, py, pz)
     emit(ci, cf, count, a, b, wx, wy, wz, nx, ny, nz, r - dist, 0)
 
 
@@ -184,16 +184,16 @@ def capsule_convex(body, a, b, h, margin, hulls, work, ci, cf, count):
     segment clipped to the face's side planes gives 2 points, each at its own depth."""
     wk = work.gjk
     F, rel = wk.frames, wk.rel
-    load_frame(body, a, F, 0)
-    load_frame(body, b, F, 1)
+    load_frame(body, a, F, np.int64(0))
+    load_frame(body, b, F, np.int64(1))
     r, hl = body[a, PAR], body[a, PAR + 1]
-    relative(F, 1, 0, rel)                  # the segment in the hull's frame
+    relative(F, np.int64(1), np.int64(0), rel)                  # the segment in the hull's frame
     reach = hulls.box[h, 6] + hl + r + margin
     if rel[9] * rel[9] + rel[10] * rel[10] + rel[11] * rel[11] > reach * reach:
         return
     vert = hulls.vert
     size = hulls.box[h, 6] + hl + r
-    n, dist = gjk(hulls, h, 0.0, -1, hl, wk, TOUCH * size)
+    n, dist = gjk(hulls, h, 0.0, np.int64(-1), hl, wk, TOUCH * size)
     if dist - r >= margin:
         return
     if dist > 0.0:
@@ -202,7 +202,7 @@ def capsule_convex(body, a, b, h, margin, hulls, work, ci, cf, count):
         mx, my, mz = (qx - px) / dist, (qy - py) / dist, (qz - pz) / dist
         depth = r - dist
     else:
-        face, mx, my, mz, pen = epa(hulls, h, 0.0, -1, hl, wk, n, EPA_TOL * size)
+        face, mx, my, mz, pen = epa(hulls, h, 0.0, np.int64(-1), hl, wk, n, EPA_TOL * size)
         if face < 0:
             return
         px, py, pz, qx, qy, qz = epa_witness(wk, face, pen)      # EPA's n: hull to segment
@@ -217,7 +217,7 @@ def capsule_convex(body, a, b, h, margin, hulls, work, ci, cf, count):
             best, bf = d, f
     ax, ay, az = rel[2], rel[5], rel[8]                     # the segment's axis in the hull's frame
     along = ax * plane[bf, 0] + ay * plane[bf, 1] + az * plane[bf, 2]
-    nwx, nwy, nwz = turn(F, 1, -mx, -my, -mz)               # a to b, world
+    nwx, nwy, nwz = turn(F, np.int64(1), -mx, -my, -mz)               # a to b, world
     if best > 1.0 - 1e-9 and hl > 0.0 and abs(along) < PARALLEL_SIN_FACE:
         # clip the segment s(t) = e0 + t (e1 − e0), t ∈ [0, 1], by the face's side planes
         e0x, e0y, e0z = rel[9] - hl * ax, rel[10] - hl * ay, rel[11] - hl * az
@@ -245,11 +245,11 @@ def capsule_convex(body, a, b, h, margin, hulls, work, ci, cf, count):
                 sx, sy, sz = e0x + t * dx, e0y + t * dy, e0z + t * dz
                 height = fnx * sx + fny * sy + fnz * sz - plane[bf, 3]
                 if height - r < margin:
-                    wx, wy, wz = to_world(F, 1, sx - height * fnx, sy - height * fny, sz - height * fnz)
-                    nx, ny, nz = turn(F, 1, -fnx, -fny, -fnz)
+                    wx, wy, wz = to_world(F, np.int64(1), sx - height * fnx, sy - height * fny, sz - height * fnz)
+                    nx, ny, nz = turn(F, np.int64(1), -fnx, -fny, -fnz)
                     emit(ci, cf, count, a, b, wx, wy, wz, nx, ny, nz, r - height, 1 + e)
             return
-    wx, wy, wz = to_world(F, 1, px, py, pz)
+    wx, wy, wz = to_world(F, np.int64(1), px, py, pz)
     emit(ci, cf, count, a, b, wx, wy, wz, nwx, nwy, nwz, depth, 0)
 
 
@@ -320,9 +320,9 @@ def hull_hull(body, a, b, ha, hb, margin, hulls, work, ci, cf, count):
     """Contacts of hull ha (body a) and hull hb (body b): see the module docstring."""
     wk = work.gjk
     F, rel = wk.frames, wk.rel
-    load_frame(body, a, F, 0)
-    load_frame(body, b, F, 1)
-    relative(F, 0, 1, rel)                                    # b in a's frame
+    load_frame(body, a, F, np.int64(0))
+    load_frame(body, b, F, np.int64(1))
+    relative(F, np.int64(0), np.int64(1), rel)                                    # b in a's frame
     ra, rb = hulls.box[ha, 6], hulls.box[hb, 6]
     reach = ra + rb + margin
     if rel[9] * rel[9] + rel[10] * rel[10] + rel[11] * rel[11] > reach * reach:
@@ -353,8 +353,8 @@ def hull_hull(body, a, b, ha, hb, margin, hulls, work, ci, cf, count):
                 wk.sid[k, 1] = wk.eid[wk.ef[face, k], 1]
     # the simplex's vertex ids: two on each hull make an edge pair
     if rows >= 2:
-        e_a0, e_a1 = _two(wk.sid, rows, 0)
-        e_b0, e_b1 = _two(wk.sid, rows, 1)
+        e_a0, e_a1 = _two(wk.sid, rows, np.int64(0))
+        e_b0, e_b1 = _two(wk.sid, rows, np.int64(1))
     # face axes: the faces of a and of b that the other hull stands farthest above, among
     # those that could win against s* under the face rule (then their values are exact)
     _invert(rel, wk.inv)                                      # a in b's frame
@@ -379,9 +379,9 @@ def hull_hull(body, a, b, ha, hb, margin, hulls, work, ci, cf, count):
     if face_sep >= margin:
         return
     if ref == 0:
-        _face_contact(a, b, 0, ha, fa, hb, work, margin, hulls, ci, cf, count)
+        _face_contact(a, b, np.int64(0), ha, fa, hb, work, margin, hulls, ci, cf, count)
     else:
-        _face_contact(a, b, 1, hb, fb, ha, work, margin, hulls, ci, cf, count)
+        _face_contact(a, b, np.int64(1), hb, fb, ha, work, margin, hulls, ci, cf, count)
 
 
 @njit(**JIT_NO_REFS)
@@ -458,15 +458,15 @@ def _edge_contact(a, b, hulls, wk, ha, hb, nx, ny, nz, margin, ci, cf, count):
     depth −(separation along it)."""
     vert, F = hulls.vert, wk.frames
     i0, j0, i1, j1 = wk.sid[0, 0], wk.sid[0, 1], wk.sid[1, 0], wk.sid[1, 1]
-    a0x, a0y, a0z = to_world(F, 0, vert[i0, 0], vert[i0, 1], vert[i0, 2])
-    a1x, a1y, a1z = to_world(F, 0, vert[i1, 0], vert[i1, 1], vert[i1, 2])
-    b0x, b0y, b0z = to_world(F, 1, vert[j0, 0], vert[j0, 1], vert[j0, 2])
-    b1x, b1y, b1z = to_world(F, 1, vert[j1, 0], vert[j1, 1], vert[j1, 2])
+    a0x, a0y, a0z = to_world(F, np.int64(0), vert[i0, 0], vert[i0, 1], vert[i0, 2])
+    a1x, a1y, a1z = to_world(F, np.int64(0), vert[i1, 0], vert[i1, 1], vert[i1, 2])
+    b0x, b0y, b0z = to_world(F, np.int64(1), vert[j0, 0], vert[j0, 1], vert[j0, 2])
+    b1x, b1y, b1z = to_world(F, np.int64(1), vert[j1, 0], vert[j1, 1], vert[j1, 2])
     ux, uy, uz = a1x - a0x, a1y - a0y, a1z - a0z
     vx, vy, vz = b1x - b0x, b1y - b0y, b1z - b0z
     lx, ly, lz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
     ln = math.sqrt(lx * lx + ly * ly + lz * lz)
-    wnx, wny, wnz = turn(F, 0, nx, ny, nz)
+    wnx, wny, wnz = turn(F, np.int64(0), nx, ny, nz)
     if ln < 1e-12 * math.sqrt((ux * ux + uy * uy + uz * uz) * (vx * vx + vy * vy + vz * vz)):
         lx, ly, lz = wnx, wny, wnz                              # parallel edges: keep n
     else:

@@ -175,7 +175,7 @@ def _closest(S, sid, lam, n):
             lam[0], lam[1] = 1.0 - t, t
         vx, vy, vz = ax + lam[1] * dx, ay + lam[1] * dy, az + lam[1] * dz
     elif n == 3:
-        vx, vy, vz, lam[0], lam[1], lam[2] = _triangle(S, 0, 1, 2)
+        vx, vy, vz, lam[0], lam[1], lam[2] = _triangle(S, np.int64(0), np.int64(1), np.int64(2))
     else:
         # each face whose plane has the origin on the far side from the fourth vertex
         best = math.inf
@@ -223,7 +223,7 @@ def gjk(hulls, ph, phl, qh, qhl, wk, tol):
     dx, dy, dz = -rel[9], -rel[10], -rel[11]             # from Q's origin towards P's
     if dx * dx + dy * dy + dz * dz == 0.0:
         dx = 1.0
-    cso_support(hulls, ph, phl, qh, qhl, rel, dx, dy, dz, S, 0, sid)
+    cso_support(hulls, ph, phl, qh, qhl, rel, dx, dy, dz, S, np.int64(0), sid)
     n = 1
     lam[0] = 1.0
     vx, vy, vz = S[0, 0], S[0, 1], S[0, 2]
@@ -303,8 +303,8 @@ def _tetrahedron(hulls, ph, phl, qh, qhl, wk, n, tol):
         for axis in range(6):
             d = 1.0 if axis < 3 else -1.0
             cso_support(hulls, ph, phl, qh, qhl, rel, d if axis % 3 == 0 else 0.0,
-                        d if axis % 3 == 1 else 0.0, d if axis % 3 == 2 else 0.0, V, 1, vid)
-            if _far_from(V, 1, d if axis % 3 == 0 else 0.0, d if axis % 3 == 1 else 0.0,
+                        d if axis % 3 == 1 else 0.0, d if axis % 3 == 2 else 0.0, V, np.int64(1), vid)
+            if _far_from(V, np.int64(1), d if axis % 3 == 0 else 0.0, d if axis % 3 == 1 else 0.0,
                          d if axis % 3 == 2 else 0.0, tol):
                 n = 2
                 break
@@ -325,8 +325,8 @@ def _tetrahedron(hulls, ph, phl, qh, qhl, wk, n, tol):
         for k in range(4):
             s = 1.0 if k % 2 == 0 else -1.0
             dx, dy, dz = (s * ux, s * uy, s * uz) if k < 2 else (s * vx, s * vy, s * vz)
-            cso_support(hulls, ph, phl, qh, qhl, rel, dx, dy, dz, V, 2, vid)
-            if _far_from(V, 2, dx, dy, dz, tol):
+            cso_support(hulls, ph, phl, qh, qhl, rel, dx, dy, dz, V, np.int64(2), vid)
+            if _far_from(V, np.int64(2), dx, dy, dz, tol):
                 n = 3
                 break
         if n < 3:
@@ -341,8 +341,8 @@ def _tetrahedron(hulls, ph, phl, qh, qhl, wk, n, tol):
         nx, ny, nz = nx / ln, ny / ln, nz / ln
         for k in range(2):
             s = 1.0 if k == 0 else -1.0
-            cso_support(hulls, ph, phl, qh, qhl, rel, s * nx, s * ny, s * nz, V, 3, vid)
-            if _far_from(V, 3, nx, ny, nz, tol):
+            cso_support(hulls, ph, phl, qh, qhl, rel, s * nx, s * ny, s * nz, V, np.int64(3), vid)
+            if _far_from(V, np.int64(3), nx, ny, nz, tol):
                 n = 4
                 break
         if n < 4:
@@ -369,10 +369,10 @@ def epa(hulls, ph, phl, qh, qhl, wk, n, tol):
             V[1, c], V[2, c] = V[2, c], V[1, c]
         vid[1, 0], vid[2, 0] = vid[2, 0], vid[1, 0]
         vid[1, 1], vid[2, 1] = vid[2, 1], vid[1, 1]
-    nf = _add_face(wk, 0, 0, 1, 2)
-    nf = _add_face(wk, nf, 0, 3, 1)
-    nf = _add_face(wk, nf, 0, 2, 3)
-    nf = _add_face(wk, nf, 1, 3, 2)
+    nf = _add_face(wk, np.int64(0), np.int64(0), np.int64(1), np.int64(2))
+    nf = _add_face(wk, nf, np.int64(0), np.int64(3), np.int64(1))
+    nf = _add_face(wk, nf, np.int64(0), np.int64(2), np.int64(3))
+    nf = _add_face(wk, nf, np.int64(1), np.int64(3), np.int64(2))
     nv = 4
     best = 0
     for _ in range(EPA_ITERATIONS):

@@ -21,6 +21,7 @@ that reach r further along the axis); only cylinder–plane treats the caps exac
 """
 import math
 
+import numpy as np
 from numba import njit
 
 from ..contact_geometry import box_distance
@@ -493,11 +494,11 @@ def compound_pair(kind, body, a, b, margin, hulls, work, ci, cf, count):
     c2[0] = 0
     c2[1] = 0
     for i in range(na):
-        ra = _load_side(kind, body, a, i, hulls, T, K, 0)
+        ra = _load_side(kind, body, a, i, hulls, T, K, np.int64(0))
         if K[0] == PLANE:
             nx, ny, nz = rotate(T[0, 3], T[0, 4], T[0, 5], T[0, 6], 0.0, 0.0, 1.0)
         for j in range(nb):
-            rb = _load_side(kind, body, b, j, hulls, T, K, 1)
+            rb = _load_side(kind, body, b, j, hulls, T, K, np.int64(1))
             if K[0] == PLANE:
                 gap = nx * (T[1, 0] - T[0, 0]) + ny * (T[1, 1] - T[0, 1]) + nz * (T[1, 2] - T[0, 2]) - rb
             else:
@@ -506,7 +507,7 @@ def compound_pair(kind, body, a, b, margin, hulls, work, ci, cf, count):
             if gap >= margin:
                 continue
             first = c2[0]
-            _single_pair(K, T, 0, 1, margin, hulls, work, ci2, cf2, c2)
+            _single_pair(K, T, np.int64(0), np.int64(1), margin, hulls, work, ci2, cf2, c2)
             for k in range(first, c2[0]):
                 if ci2[k, 0] == 1:               # made as (b's piece, a's piece): turned round
                     d = cf2[k, 6]
