@@ -14,6 +14,8 @@ point and each outward triangle): ∫_T x xᵀ dV = V/20 (Σᵢ xᵢxᵢᵀ + (�
 the tetrahedron's four vertices (Tonon, "Explicit exact formulas for the 3-D tetrahedron
 inertia tensor in terms of its vertex coordinates", 2004).
 """
+import math
+
 import numpy as np
 
 
@@ -21,10 +23,18 @@ class HullError(ValueError):
     """The points do not span a solid (too few, collinear, flat) or make too many vertices."""
 
 
+def _cross(u, v):
+    """u × v of two 3-vectors, on Python floats (np.cross costs ~20× more on one pair)."""
+    (u0, u1, u2), (v0, v1, v2) = u, v
+    return u1 * v2 - u2 * v1, u2 * v0 - u0 * v2, u0 * v1 - u1 * v0
+
+
 def _plane(P, a, b, c):
-    n = np.cross(P[b] - P[a], P[c] - P[a])
-    ln = np.linalg.norm(n)
-    n = n / ln if ln > 0.0 else n
+    pa = P[a].tolist()
+    pb, pc = P[b].tolist(), P[c].tolist()
+    n = _cross([pb[i] - pa[i] for i in range(3)], [pc[i] - pa[i] for i in range(3)])
+    ln = math.sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2])
+    n = np.array(n) / ln if ln > 0.0 else np.array(n)
     return n, float(n @ P[a])
 
 
@@ -136,7 +146,8 @@ def _polygons(P, tris, tol, max_vertices):
     edges or inside polygons, renumber: (vertices (V,3), faces list of int arrays)."""
     T = np.array(tris, np.int64)
     n = np.cross(P[T[:, 1]] - P[T[:, 0]], P[T[:, 2]] - P[T[:, 0]])
-    n /= np.linalg.norm(n, axis=1)[:, None]
+    area = np.linalg.norm(n, axis=1)
+    n /= area[:, None]
     d = np.einsum("ij,ij->i", n, P[T[:, 0]])
     owner = {}
     for t, (a, b, c) in enumerate(T):
@@ -172,8 +183,7 @@ def _polygons(P, tris, tol, max_vertices):
         while u != start:
             loop.append(u)
             u = nxt[u]
-        normal = np.sum([n[t] * np.linalg.norm(np.cross(P[T[t][1]] - P[T[t][0]], P[T[t][2]] - P[T[t][0]]))
-                         for t in members], axis=0)
+        normal = (n[members] * area[members, None]).sum(axis=0)
         normal /= np.linalg.norm(normal)
         loops.append((loop, normal))
     # drop the vertices where a polygon goes straight on (a point on an edge of the hull)
@@ -182,8 +192,7 @@ def _polygons(P, tris, tol, max_vertices):
         m = len(loop)
         for k in range(m):
             a, b, c = P[loop[k - 1]], P[loop[k]], P[loop[(k + 1) % m]]
-            e1, e2 = b - a, c - b
-            bend = np.cross(e1, e2) @ normal
+            bend = float(np.array(_cross((b - a).tolist(), (c - b).tolist())) @ normal)
             # b is on the straight line a–c (within tol) in this polygon
             st = bend <= tol * np.linalg.norm(c - a)
             straight[loop[k]] = straight.get(loop[k], True) and bool(st)
