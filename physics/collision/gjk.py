@@ -4,8 +4,9 @@ frame of the first, P; the second, Q, is placed in it by `rel` (R row-major 0:9,
 x_P = R x_Q + t). A shape side is (h, hl): hull h of the hull table, or when h < 0 the
 segment from (0, 0, −hl) to (0, 0, hl) of its own frame (a point when hl = 0). A hull's
 vertex extreme along a direction: a scan of its vertices up to SCAN_VERTICES, beyond that a
-hill climb along its edges from its vertex extreme along the direction's largest axis (a
-vertex no neighbour beats is the maximum, the hull being convex).
+hill climb along its edges from the vertex extreme along the centre of the direction's
+cell in a cube map (hulls.start_cell), most often one or two steps away: a vertex no
+neighbour beats is the maximum, the hull being convex.
 
 `gjk`: the distance between P and Q by GJK (Gilbert, Johnson & Keerthi, "A fast procedure
 for computing the distance between complex objects in three-dimensional space", 1988)
@@ -31,6 +32,7 @@ import numpy as np
 from numba import njit
 
 from .common import JIT, JIT_NO_REFS
+from .hulls import start_cell
 
 GjkWork = namedtuple("GjkWork", "simplex sid lam ev eid ef ep ea ee rel inv frames")
 EPA_VERTICES, EPA_FACES, EPA_EDGES = 128, 256, 128
@@ -61,13 +63,7 @@ def support(hulls, h, hl, dx, dy, dz):
                 if s > best:
                     best, k = s, i
             return k, vert[k, 0], vert[k, 1], vert[k, 2]
-        ax, ay, az = abs(dx), abs(dy), abs(dz)
-        if ax >= ay and ax >= az:
-            k = hulls.hull[h, 5] if dx >= 0.0 else hulls.hull[h, 6]
-        elif ay >= az:
-            k = hulls.hull[h, 7] if dy >= 0.0 else hulls.hull[h, 8]
-        else:
-            k = hulls.hull[h, 9] if dz >= 0.0 else hulls.hull[h, 10]
+        k = hulls.hull[h, 5 + start_cell(dx, dy, dz)]
         best = vert[k, 0] * dx + vert[k, 1] * dy + vert[k, 2] * dz
         adj, vadj = hulls.adj, hulls.vadj
         for _ in range(nv):

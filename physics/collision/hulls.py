@@ -1,9 +1,10 @@
 """The hull table: Convex and Compound shapes (physics/shapes.py) as flat contiguous arrays
 for the kernels, built once per body layout (Python side, not on the hot path).
 
-    hull  (H,11) int64  per hull: first row in vert, vertex count, first row in plane/face,
-                        face count, the most vertices of one of its faces, then its vertices
-                        extreme along +x, −x, +y, −y, +z, −z (where hill climbs start)
+    hull  (H,59) int64  per hull: first row in vert, vertex count, first row in plane/face,
+                        face count, the most vertices of one of its faces, then 54 start
+                        vertices for hill climbs: the vertex extreme along the centre of each
+                        cell of a cube map of directions (start_cell)
     box   (H,7)         per hull, in its body frame: the centre (3) and half extents (3) of
                         its bounding box, the radius of its bounding sphere about the origin
     vert  (V,3)         vertices, each hull's in its body frame (centre of mass, principal axes)
@@ -25,12 +26,51 @@ meet hulls through the hull–hull test.
 from collections import namedtuple
 
 import numpy as np
+from numba import njit
 
 from ..quat import q_to_matrix
-from .common import CONVEX, KIND_CODES
+from .common import CONVEX, JIT_NO_REFS, KIND_CODES
 
 Hulls = namedtuple("Hulls", "hull box vert plane face fvert vadj adj piece")
 PIECE_WIDTH = 19
+
+
+def _cell_directions():
+    """The centres of the 54 cells of start_cell's cube map: on each face of the cube (the
+    direction's dominant axis and its sign), a 3 × 3 grid of the other two components over
+    the dominant one (cut at ±1/3)."""
+    out = []
+    for face in range(6):
+        a, sign = face // 2, (1.0 if face % 2 == 0 else -1.0)
+        for iu in range(3):
+            for iv in range(3):
+                d = np.zeros(3)
+                d[a] = sign
+                d[(a + 1) % 3], d[(a + 2) % 3] = (iu - 1) * 2.0 / 3.0, (iv - 1) * 2.0 / 3.0
+                out.append(d / np.linalg.norm(d))
+    return np.array(out)
+
+
+CELL_DIRECTIONS = _cell_directions()
+
+
+@njit(**JIT_NO_REFS)
+def start_cell(dx, dy, dz):
+    """The cube-map cell (0 … 53) of direction d: 9·(2·axis + (d_axis < 0)) + 3·iu + iv."""
+    ax, ay, az = abs(dx), abs(dy), abs(dz)
+    if ax >= ay and ax >= az:
+        a, m, u, v = 0, ax, dy, dz
+        neg = dx < 0.0
+    elif ay >= az:
+        a, m, u, v = 1, ay, dz, dx
+        neg = dy < 0.0
+    else:
+        a, m, u, v = 2, az, dx, dy
+        neg = dz < 0.0
+    t = m / 3.0
+    iu = 0 if u < -t else (1 if u < t else 2)
+    iv = 0 if v < -t else (1 if v < t else 2)
+    return 9 * (2 * a + (1 if neg else 0)) + 3 * iu + iv
 
 
 def _box_hull(h):
@@ -82,8 +122,8 @@ class HullTable:
             self.adj.extend(v0 + w for w in sorted(nb))
         lo, hi = verts.min(axis=0), verts.max(axis=0)
         self.box.append([*(0.5 * (lo + hi)), *(0.5 * (hi - lo)), float(np.linalg.norm(verts, axis=1).max())])
-        ext = [v0 + int(f(verts[:, c])) for c in range(3) for f in (np.argmax, np.argmin)]
-        self.hull.append([v0, len(verts), f0, len(faces), max(len(f) for f in faces), *ext])
+        starts = [v0 + int(np.argmax(verts @ d)) for d in CELL_DIRECTIONS]
+        self.hull.append([v0, len(verts), f0, len(faces), max(len(f) for f in faces), *starts])
         self._rows = [v0 + len(verts), f0 + len(faces), k0]
         index = len(self.hull) - 1
         if key is not None:
@@ -130,7 +170,7 @@ class HullTable:
 
     def arrays(self):
         f, i = np.float64, np.int64
-        return Hulls(np.array(self.hull, i).reshape(-1, 11), np.array(self.box, f).reshape(-1, 7),
+        return Hulls(np.array(self.hull, i).reshape(-1, 5 + len(CELL_DIRECTIONS)), np.array(self.box, f).reshape(-1, 7),
                      np.array(self.vert, f).reshape(-1, 3), np.array(self.plane, f).reshape(-1, 4),
                      np.array(self.face, i).reshape(-1, 2), np.array(self.fvert, i).reshape(-1),
                      np.array(self.vadj, i).reshape(-1, 2), np.array(self.adj, i).reshape(-1),
