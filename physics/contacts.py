@@ -635,6 +635,7 @@ class Contacts:
         self._data = None
         self._layout = None         # (model version, contact-property edits) the data was built for
         self.edits = 0              # bumped when a body's friction, restitution or collide changes
+        self.apart = []             # body-index pairs that never touch, besides the joined ones
 
     def configure(self, **values):
         self.settings.update(checked(CONTACT_SETTINGS, values, "contacts"))
@@ -682,7 +683,8 @@ class Contacts:
         index = np.array(index, np.int64)
         compact = np.full(mb.count, -1, np.int64)
         compact[index] = np.arange(k)
-        joined = world.model.joints.body
+        joined = np.concatenate([np.asarray(world.model.joints.body, np.int64).reshape(-1, 2),
+                                 np.array(self.apart, np.int64).reshape(-1, 2)])
         pairs = compact[joined] if len(joined) else np.zeros((0, 2), np.int64)
         pairs = pairs[(pairs >= 0).all(axis=1)] if len(pairs) else pairs
         static = (mb.inv_mass[index] == 0.0) if k else np.zeros(0, bool)

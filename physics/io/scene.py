@@ -157,7 +157,9 @@ Bodies are added in file order, then chains, then robots, then joints (so a join
 attach to a chain link or a robot's link), then loads, ropes and motor events. Limits need lo <= hi.
 
 A URDF file given instead of a scene (`python app.py robot.urdf`) loads as a default
-scene: a floor, the robot on it with its base fixed, named after the URDF's <robot name>.
+scene: a floor, the robot on it with its base fixed, named after the URDF's <robot name>
+(raised when its moving links reach below the floor at the zero pose, as the xArm's
+gripper does, until they clear it by 1 cm).
 
 Overrides (`--set KEY=VALUE`, or `load_scene(path, {"KEY": "VALUE"})`) edit the parsed
 file before it is checked; keys name things the way the CSV does:
@@ -925,13 +927,21 @@ def build_world(path, data):
 def urdf_scene(path):
     """The scene data of a URDF opened on its own: a floor, the robot (named after its
     <robot name>, base fixed, servos holding its zero pose) and a view from the front
-    left; the default solver family at Δt = 2 ms."""
-    from .urdf import read_urdf
-    name = read_urdf(path).name.replace("/", "_")
+    left; the default solver family at Δt = 2 ms. A robot whose links reach below its
+    base at the zero pose (the xArm's gripper points down past it) stands raised until
+    they clear the floor by 1 cm: otherwise the floor would push them against the servos."""
+    from .urdf import add_robot, lowest_point, read_urdf
+    model = read_urdf(path)
+    name = model.name.replace("/", "_")
+    scratch = World()
+    low = lowest_point(scratch, add_robot(scratch, model, name))
+    robot = {"name": name, "urdf": os.path.abspath(str(path))}
+    if low < 0.0:
+        robot["position"] = [0.0, 0.0, round(0.01 - low, 4)]
     return {"world": {"dt": 0.002}, "solver": {"kind": DEFAULT_FAMILY},
             "view": {"eye": [1.6, -2.2, 1.3], "target": [0.0, 0.0, 0.5]},
             "bodies": [{"name": "floor", "shape": "plane", "static": True}],
-            "robots": [{"name": name, "urdf": os.path.abspath(str(path))}]}
+            "robots": [robot]}
 
 
 def load_scene(path, overrides=None):
