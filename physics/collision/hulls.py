@@ -100,13 +100,15 @@ class HullTable:
             return self._seen[key]
         v0, f0, k0 = self._rows
         verts = np.asarray(verts, float)
-        for f in faces:
-            p = verts[f]
-            n = np.cross(p[1] - p[0], p[2] - p[0])
-            for k in range(1, len(f) - 1):          # the polygon's area vector (Newell)
-                n = n if k == 1 else n + np.cross(p[k] - p[0], p[k + 1] - p[0])
-            n = n / np.linalg.norm(n)
-            self.plane.append([*n, float(np.max(p @ n))])
+        # each polygon's area vector: the sum of its fan triangles' cross products, all at once
+        fan = np.array([(i, f[0], f[k], f[k + 1]) for i, f in enumerate(faces) for k in range(1, len(f) - 1)],
+                       np.int64)
+        cross = np.cross(verts[fan[:, 2]] - verts[fan[:, 1]], verts[fan[:, 3]] - verts[fan[:, 1]])
+        normal = np.zeros((len(faces), 3))
+        np.add.at(normal, fan[:, 0], cross)
+        normal /= np.linalg.norm(normal, axis=1)[:, None]
+        for f, n in zip(faces, normal):
+            self.plane.append([*n, float(np.max(verts[f] @ n))])
             self.face.append([k0, len(f)])
             self.fvert.extend(int(v0 + i) for i in f)
             k0 += len(f)
