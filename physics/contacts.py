@@ -557,58 +557,6 @@ def penalty_contact_forces(data, bodies, h, kappa, zeta, force, torque, gravity)
             add_row_force(row_J, r, a, b, scale * f, force, torque)
 
 
-@njit(cache=True)
-def penalty_contact_friction(data, bodies, h):
-    """The stiff penalty preset's contact friction, after its implicit solve (whose normal
-    springs left their impulses f_n Δt in the normal rows' `impulse`): per touching pair,
-    the impulses p = −ġ_t/(J M⁻¹ Jᵀ) that stop each friction row (tangents and twist at the
-    patch centre) within the step, scaled into the Coulomb ball ‖p‖ ≤ μ Σ f_n Δt, change
-    the bodies' velocities (Coulomb at the velocity level: a sticking contact holds, a
-    sliding one feels μ f_n against its motion)."""
-    buf, rows = data.buffers, data.rows
-    body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega
-    body_inv_mass, body_inv_inertia = bodies.inv_mass, bodies.inv_inertia
-    row_J, row_kind, row_body, row_hi, row_impulse = rows.J, rows.kind, rows.body, rows.hi, rows.impulse
-    block_start, block_count = rows.block_start, rows.block_count
-    n_blocks = buf.n[N_BLOCKS] if buf.n[N_NOW] > 0 else 0
-    p = np.zeros(3)
-    for blk in range(n_blocks):
-        start = block_start[blk]
-        end = start + block_count[blk]
-        f0 = start
-        radius = 0.0
-        while row_kind[f0] != ROW_FREE:
-            radius += row_impulse[f0]
-            f0 += 1
-        mu = row_hi[f0]
-        a, b = row_body[start, 0], row_body[start, 1]
-        radius *= mu
-        if radius <= 0.0:
-            continue
-        norm = 0.0
-        for r in range(f0, end):
-            k = row_inverse_mass(row_J, r, a, b, bodies)
-            p[r - f0] = -row_speed(row_J, r, a, b, body_vel, body_omega) / k if k > 0.0 else 0.0
-            norm += p[r - f0] * p[r - f0]
-        norm = math.sqrt(norm)
-        scale = min(1.0, radius / norm) if norm > 0.0 else 0.0
-        for r in range(f0, end):
-            f = scale * p[r - f0]
-            for side in range(2):
-                i = a if side == 0 else b
-                o = 6 * side
-                im = body_inv_mass[i]
-                for q in range(3):
-                    body_vel[i, q] += im * row_J[r, o + q] * f
-                wx, wy, wz = world_inv_inertia_times(body_quat[i, 0], body_quat[i, 1], body_quat[i, 2],
-                                                     body_quat[i, 3], body_inv_inertia[i, 0], body_inv_inertia[i, 1],
-                                                     body_inv_inertia[i, 2], row_J[r, o + 3] * f, row_J[r, o + 4] * f,
-                                                     row_J[r, o + 5] * f)
-                body_omega[i, 0] += wx
-                body_omega[i, 1] += wy
-                body_omega[i, 2] += wz
-
-
 # ---------------------------------------------------------------------------- Python side
 def shape_numbers(shape, table):
     """(kind code, 4 shape numbers) of a shape for physics/collision (its hulls added to the

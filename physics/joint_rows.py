@@ -37,16 +37,24 @@ MOTOR_OFF, MOTOR_VELOCITY, MOTOR_POSITION = 0, 1, 2
 MOTOR_MODES = {"off": MOTOR_OFF, "velocity": MOTOR_VELOCITY, "position": MOTOR_POSITION}
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy")
 def wrap_angle(a):
     """Angle wrapped into (-π, π]."""
     return a - 2.0 * math.pi * math.floor((a + math.pi) / (2.0 * math.pi))
 
 
+@njit(cache=True, error_model="numpy")
+def unwrap(raw, previous):
+    """The angle equal to `raw` modulo 2π nearest to `previous` (a joint's angle tracked
+    through whole turns): raw plus whole turns, so that writing the rows again at the
+    same poses gives the same angle to the bit."""
+    return raw + 2.0 * math.pi * math.floor((previous - raw) / (2.0 * math.pi) + 0.5)
+
+
 # The row helpers below are plain njit functions, each compiled once and called (LLVM
 # inlines what pays), not inline="always": numba would type their IR again at each of the
 # ~40 call sites of compute_joint_rows, for a longer compile and slower code.
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy")
 def write_row(row_J, row_C, row_active, r, lin_a, ang_a, lin_b, ang_b, C, active):
     """Row r: J = [lin_a, ang_a, lin_b, ang_b] (3-tuples), value C, activity. (The row
     arrays come in one by one: taken from the Rows bundle inside a loop, numba would
@@ -59,7 +67,7 @@ def write_row(row_J, row_C, row_active, r, lin_a, ang_a, lin_b, ang_b, C, active
     row_active[r] = active
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy")
 def point_row(row_J, row_C, row_active, r, ex, ey, ez, rax, ray, raz, rbx, rby, rbz, C):
     """Point-to-point row along world direction e (eq. 11-12, seed 000):
     C = e·(p_b − p_a), Ċ = e·(v_b + ω_b×r_b − v_a − ω_a×r_a)."""
@@ -68,7 +76,7 @@ def point_row(row_J, row_C, row_active, r, ex, ey, ez, rax, ray, raz, rbx, rby, 
     write_row(row_J, row_C, row_active, r, (-ex, -ey, -ez), (-cax, -cay, -caz), (ex, ey, ez), (cbx, cby, cbz), C, np.int64(1))
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy")
 def perpendicular_row(row_J, row_C, row_active, r, ux, uy, uz, wx, wy, wz):
     """Angular row keeping axis u (on a) perpendicular to axis w (on b) (eq. 14, 15, 18,
     seed 000): C = u·w, Ċ = (u×w)·ω_a − (u×w)·ω_b."""
@@ -77,7 +85,7 @@ def perpendicular_row(row_J, row_C, row_active, r, ux, uy, uz, wx, wy, wz):
               ux * wx + uy * wy + uz * wz, np.int64(1))
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy")
 def slide_row(row_J, row_C, row_active, r, n, pba, rb, C, active):
     """Row along axis n fixed in body a through the anchor gap d = p_b − p_a
     (eq. 16-17, seed 000): Ċ = n·(v_b − v_a) + (r_b×n)·ω_b − ((p_b − x_a)×n)·ω_a."""
@@ -87,13 +95,13 @@ def slide_row(row_J, row_C, row_active, r, n, pba, rb, C, active):
     write_row(row_J, row_C, row_active, r, (-nx, -ny, -nz), (-cax, -cay, -caz), (nx, ny, nz), (cbx, cby, cbz), C, active)
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy")
 def twist_row(row_J, row_C, row_active, r, nx, ny, nz, C, active):
     """Angular row about axis n: Ċ = n·(ω_b − ω_a) (limits and free rotational DOFs)."""
     write_row(row_J, row_C, row_active, r, (0.0, 0.0, 0.0), (-nx, -ny, -nz), (0.0, 0.0, 0.0), (nx, ny, nz), C, active)
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy")
 def limit_value(q, lo, hi, on):
     """Dead-zone function χ (eq. 21, 25, seed 000) on an angle or slide: (C, active)."""
     if on == 0:
@@ -105,7 +113,7 @@ def limit_value(q, lo, hi, on):
     return 0.0, 0
 
 
-@njit(cache=True, error_model="numpy", fastmath=True, _nrt=False)
+@njit(cache=True, error_model="numpy", _nrt=False)
 def compute_joint_rows(bodies, joints, rows, readout):
     """Write every joint's rows from the body poses; update joint_q and joint_err.
 
@@ -186,7 +194,7 @@ def compute_joint_rows(bodies, joints, rows, readout):
                 n_eq = 5
                 cx, cy, cz = cross(a1x, a1y, a1z, b1x, b1y, b1z)
                 raw = math.atan2(cx * a0x + cy * a0y + cz * a0z, a1x * b1x + a1y * b1y + a1z * b1z)
-                phi = joint_q[j, 0] + wrap_angle(raw - joint_q[j, 0])
+                phi = unwrap(raw, joint_q[j, 0])
                 joint_q[j, 0] = phi
                 C, act = limit_value(phi, joint_limit_lo[j, 0], joint_limit_hi[j, 0], joint_limit_on[j, 0])
                 twist_row(row_J, row_C, row_active, r + 5, a0x, a0y, a0z, C, act)
@@ -198,8 +206,8 @@ def compute_joint_rows(bodies, joints, rows, readout):
                 n_eq = 4
                 raw1 = math.atan2(b1x * a2x + b1y * a2y + b1z * a2z, b1x * a1x + b1y * a1y + b1z * a1z)
                 raw2 = math.atan2(b2x * a0x + b2y * a0y + b2z * a0z, b0x * a0x + b0y * a0y + b0z * a0z)
-                phi1 = joint_q[j, 0] + wrap_angle(raw1 - joint_q[j, 0])
-                phi2 = joint_q[j, 1] + wrap_angle(raw2 - joint_q[j, 1])
+                phi1 = unwrap(raw1, joint_q[j, 0])
+                phi2 = unwrap(raw2, joint_q[j, 1])
                 joint_q[j, 0] = phi1
                 joint_q[j, 1] = phi2
                 C, act = limit_value(phi1, joint_limit_lo[j, 0], joint_limit_hi[j, 0], joint_limit_on[j, 0])
@@ -227,7 +235,7 @@ def compute_joint_rows(bodies, joints, rows, readout):
                     # twist: swing-twist decomposition of the relative rotation about n_a0
                     rx, ry, rz, rw = qmul(-fax, -fay, -faz, faw, fbx, fby, fbz, fbw)
                     raw = wrap_angle(2.0 * math.atan2(rx, rw))
-                    tw = joint_q[j, 1] + wrap_angle(raw - joint_q[j, 1])
+                    tw = unwrap(raw, joint_q[j, 1])
                     joint_q[j, 1] = tw
                     # the twist's rate is (ω_b − ω_a)·(n_a0 + n_b0)/(1 + n_a0·n_b0)
                     hx, hy, hz = a0x + b0x, a0y + b0y, a0z + b0z
@@ -250,7 +258,7 @@ def compute_joint_rows(bodies, joints, rows, readout):
         joint_err[j] = err
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy")
 def row_velocity(row_J, r, a, b, body_vel, body_omega):
     """Ċ = J·V for row r between bodies a and b."""
     return (row_J[r, 0] * body_vel[a, 0] + row_J[r, 1] * body_vel[a, 1] + row_J[r, 2] * body_vel[a, 2]
@@ -259,7 +267,7 @@ def row_velocity(row_J, r, a, b, body_vel, body_omega):
             + row_J[r, 9] * body_omega[b, 0] + row_J[r, 10] * body_omega[b, 1] + row_J[r, 11] * body_omega[b, 2])
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy")
 def compute_joint_rates(bodies, joints, rows):
     """Rate of each free DOF = its free row's J·V (rad/s or m/s)."""
     joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
@@ -339,7 +347,7 @@ def speculative_limits(bodies, joints, rows, h, reach):
     return n
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy")
 def swing_rise(body_quat, body_omega, frame_a, frame_b, a, b, j, h):
     """Second-order rise of a spherical joint's swing θ = ∠(n_a0, n_b0) in a step h: n_b0
     moves at u = (ω_b − ω_a)×n_b0; its part u_t across the swing direction carries it on a

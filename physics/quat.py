@@ -14,13 +14,13 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy")
 def cross(ax, ay, az, bx, by, bz):
     """a × b as three scalars."""
     return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy")
 def rotate(qx, qy, qz, qw, vx, vy, vz):
     """Rotate v by unit quaternion q: q v q*. Returns three scalars."""
     # t = 2 q.xyz × v ; v' = v + w t + q.xyz × t
@@ -32,13 +32,13 @@ def rotate(qx, qy, qz, qw, vx, vy, vz):
             vz + qw * tz + (qx * ty - qy * tx))
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy")
 def rotate_inv(qx, qy, qz, qw, vx, vy, vz):
     """Rotate v by the inverse of unit quaternion q."""
     return rotate(-qx, -qy, -qz, qw, vx, vy, vz)
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy")
 def qmul(ax, ay, az, aw, bx, by, bz, bw):
     """Hamilton product a ⊗ b."""
     return (aw * bx + ax * bw + ay * bz - az * by,
@@ -47,14 +47,14 @@ def qmul(ax, ay, az, aw, bx, by, bz, bw):
             aw * bw - ax * bx - ay * by - az * bz)
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy")
 def world_inv_inertia_times(qx, qy, qz, qw, inv_ix, inv_iy, inv_iz, tx, ty, tz):
     """I_world⁻¹ τ = R diag(inv_I) Rᵀ τ for a body with principal inverse inertia."""
     lx, ly, lz = rotate_inv(qx, qy, qz, qw, tx, ty, tz)
     return rotate(qx, qy, qz, qw, inv_ix * lx, inv_iy * ly, inv_iz * lz)
 
 
-@njit(cache=True, error_model="numpy", fastmath=True)
+@njit(cache=True, error_model="numpy")
 def frame_axes(qx, qy, qz, qw):
     """Columns n0, n1, n2 of the rotation matrix R(q) of a unit quaternion, as 9 scalars
     (the body's axes in world coordinates; a rope element's d1, d2, d3, eq. 2 seed 002)."""

@@ -408,13 +408,14 @@ class World:
         self.solvers = {name: family() for name, family in FAMILIES.items()}
         self._solver = None
         self.solver = solver
-        if settings:                        # {setting: value} of any families, by the settings' names
+        if settings:                        # {setting: value} to every family that has the setting
             by_family = {}
             for key, value in settings.items():
-                family = next((f for f, sv in self.solvers.items() if key in sv.schema()), None)
-                if family is None:
+                families = [f for f, sv in self.solvers.items() if key in sv.schema()]
+                if not families:
                     raise ValueError(f"no solver family has a setting {key!r}")
-                by_family.setdefault(family, {})[key] = value
+                for family in families:
+                    by_family.setdefault(family, {})[key] = value
             for family, values in by_family.items():
                 self.configure(family, **values)
         self.blown_up = None                # SimulationBlowUp once it happened

@@ -1,8 +1,9 @@
 """Cold compile time of the physics kernels, per kernel: `python -m shell.compile_times
-[--part impulse|penalty] [--json FILE]`.
+[--part FAMILY] [--kernels-first] [--json FILE]`.
 
-Runs the first-launch warm-up (shell/warmup.py: every shipped scene with each solver, or
-the one solver `--part` names) in a fresh interpreter with an empty numba cache, and
+Runs the first-launch warm-up (shell/warmup.py: every shipped scene with every solver
+family, or with the one family `--part` names, after its shared kernels with
+`--kernels-first`) in a fresh interpreter with an empty numba cache, and
 reports from numba's "numba:compile" events, in the order they compiled: each kernel
 specialization's exclusive CPU time (its own typing, lowering and LLVM work, without the
 njit functions it calls that compile as separate dispatchers) and inclusive time, then
@@ -50,9 +51,10 @@ def _cpu_listener():
     return CpuListener()
 
 
-def measure(part=None):
-    """In this process (its NUMBA_CACHE_DIR should be empty): run the warm-up with a compile
-    listener; returns a dict (steps, compiles, signatures, total_cpu_s)."""
+def measure(part=None, kernels_first=False):
+    """In this process (its NUMBA_CACHE_DIR should be empty): run the warm-up (of the
+    family `part`, after its warm_up_kernels if `kernels_first`) with a compile listener;
+    returns a dict (steps, compiles, signatures, total_cpu_s)."""
     from numba.core.event import install_listener
     from shell import warmup
     listener = _cpu_listener()
@@ -60,11 +62,14 @@ def measure(part=None):
     steps = []
     with install_listener("numba:compile", listener):
         import physics          # noqa: F401  (imports count as part of the first step)
-        for path, solver in warmup.steps(part=part):
+        todo = warmup.steps(family=part)
+        if kernels_first and part is not None:
+            todo = [(warmup.KERNELS, part)] + todo
+        for path, family in todo:
             t0 = time.process_time()
             n0 = len(listener.done)
-            warmup.exercise(path, solver)
-            steps.append({"step": f"{path.stem} ({solver})", "cpu_s": round(time.process_time() - t0, 2),
+            warmup.exercise(path, family)
+            steps.append({"step": warmup.label(path, family), "cpu_s": round(time.process_time() - t0, 2),
                           "compiles": len(listener.done) - n0})
     total = time.process_time() - t_start
     return {"part": part, "total_cpu_s": round(total, 1), "steps": steps,
@@ -111,18 +116,22 @@ def report(result, out=sys.stdout):
 
 
 def main(argv=None):
+    from shell.warmup import families
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", choices=("impulse", "penalty"), default=None)
+    ap.add_argument("--part", choices=tuple(families()), default=None, help="one solver family's steps only")
+    ap.add_argument("--kernels-first", action="store_true",
+                    help="with --part: the family's shared kernels (warm_up_kernels) as a step of their own first")
     ap.add_argument("--json", help="also write the measurement to this file")
     ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)   # the measuring child
     args = ap.parse_args(argv)
     if args.inside:
-        result = measure(args.part)
+        result = measure(args.part, args.kernels_first)
         print(json.dumps(result))
         return 0
     with tempfile.TemporaryDirectory(prefix="sharnir-cold-") as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
         cmd = [sys.executable, "-m", "shell.compile_times", "--inside"] + (["--part", args.part] if args.part else [])
+        cmd += ["--kernels-first"] if args.kernels_first else []
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, env=env, cwd=str(ROOT), capture_output=True, text=True)
         wall = time.perf_counter() - t0

@@ -2,21 +2,26 @@
 
 The physics kernels are numba functions cached on disk (`cache=True`). On a fresh
 clone (or after an edit of a physics file) the first process that steps a world
-compiles them: about 200 s of CPU in all (`python -m shell.compile_times` measures it
-per kernel), during which a window would show nothing. So the window opens first and
-runs the warm-up below in subprocesses, which load the shipped scenes and step each one
-with both solvers (bodies and joints, ropes, the mouse spring: every kernel the app
-calls) through physics' public API. That fills numba's on-disk cache; the window shows
+compiles them (`python -m shell.compile_times` measures it per kernel), during which a
+window would show nothing. So the window opens first and runs the warm-up below in
+subprocesses, which load the shipped scenes and step each one with every solver family
+in FAMILIES (bodies and joints, ropes, the mouse spring: every kernel the app calls)
+through physics' public API. That fills numba's on-disk cache; the window shows
 "Compiling physics kernels (first run only)…" with a progress bar meanwhile.
 
-On two cores or more the warm-up is two processes, `python -m shell.warmup impulse` and
-`… penalty` (numba compiles on one core per process). The window waits only for what
-its scene needs (`scene_needs`: its solver, and the rope kernels if it has ropes): each
-process compiles that first, the penalty process starts with the impulse solver's tree
-kernels (TREE) so that the impulse process loads them from the cache instead of
-compiling them itself, and once the scene's kernels are cached the window loads it
+The warm-up knows no family by name: it asks FAMILIES. Each family's COMPILE_WEIGHT (CPU
+s of its kernels on a cold cache) weighs its steps in the progress plan, and a family
+may expose kernels it shares with others (warm_up_kernels, e.g. the joint tree's) as a
+step of their own that another process can compile meanwhile.
+
+On two cores or more the warm-up is two processes (numba compiles on one core per
+process; `layout`). The window waits only for what its scene needs (`scene_needs`: its
+family, and the rope kernels if it has ropes): the first process starts with the
+window's scene itself under its family, the second with the family's shared kernels,
+and the other families and rope scenes are spread over both, balanced by weight. Once
+the scene's kernels are cached the window loads it
 while the rest compiles in the background at a lower priority. `python -m shell.warmup`
-runs it all in one process.
+runs it all in one process, `python -m shell.warmup FAMILY` one family's steps.
 
 Whether the cache is cold is decided cheaply: a successful warm-up leaves a marker
 beside numba's cache that records the physics sources' sizes and modification times
@@ -28,8 +33,10 @@ finishes in a few seconds).
 For the headless command line: `announce(stream)` prints NOTICE (one line) on `stream`
 when the cache is cold; `ensure_warm(stream)` does that and waits for the warm-up.
 
-Never imported by physics; imports physics only inside the warm-up itself.
+Never imported by physics; imports physics' solver registry to plan, and physics itself
+only inside the warm-up.
 """
+import functools
 import hashlib
 import json
 import os
@@ -37,6 +44,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import namedtuple
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,18 +55,17 @@ TITLE = "Compiling physics kernels (first run only)…"
 NOTICE = ("Compiling physics kernels (first run only; a few minutes on 2 cores, "
           "later runs start in seconds)…")
 SHOW_AFTER = 0.5          # s: a warm-up quicker than this shows no message
-SOLVERS = ("penalty", "impulse")
-# CPU seconds (2 cores, measured with shell/compile_times.py) of the kernels a process
-# compiles the first time it needs them: the ones every world uses (joint rows, energy),
-# each solver's, the ropes', the impulse solver's tree kernels (TREE; part of "impulse"
-# unless another process compiled them first). A step weighs what it compiles first.
-GROUP_WEIGHTS = {"common": 9.0, "penalty": 10.0, "impulse": 56.0, "tree": 33.0, "ropes": 70.0}
+# CPU s (shell/compile_times.py --part FAMILY, per kernel) of the kernels that are no
+# family's: the ones every world uses (collision, contacts, joint rows), and the ropes'
+COMMON_WEIGHT = 70.0
+ROPES_WEIGHT = 48.0
 SMALL = 0.3               # a step that compiles nothing new (loads from the cache)
-TREE = Path("tree kernels")   # the step compiling tree's kernels (not a scene)
-# The warm-up runs as two processes on two cores: the impulse solver (the longest
-# compile) beside the penalty solver, the ropes and the tree kernels.
-PARTS = ("impulse", "penalty")
-DEFAULT_NEEDS = ("impulse", False)    # the default scene's (gallery): impulse, no ropes
+KERNELS = Path("shared kernels")   # the step running a family's warm_up_kernels (not a scene)
+PROCESSES = 2 if (os.cpu_count() or 1) > 1 else 1
+
+Planned = namedtuple("Planned", "label weight provides")
+"""One step of a process's plan: its label, its weight (CPU s it is expected to compile)
+and what it leaves compiled ({"family:NAME"}, "ropes")."""
 
 
 # ---------------------------------------------------------------------------- is the cache warm?
@@ -119,104 +126,192 @@ def mark_warm():
 
 
 # ---------------------------------------------------------------------------- the warm-up
-def steps(scenes=SCENES, part=None, needs=None):
-    """(scene path, solver) pairs: every shipped scene with each solver, or with the one
-    solver `part` names; what `needs` ((solver, has ropes): the window's scene, default
-    DEFAULT_NEEDS) asks for comes first. The penalty part also runs (TREE, "impulse"):
-    first when the scene needs the impulse solver and no ropes (it is then compiled
-    beside the impulse part, which loads it), else last."""
-    solver, ropes = needs or DEFAULT_NEEDS
+def families():
+    """{name: family class} of physics' solver families, in FAMILIES' order."""
+    from physics.solvers import FAMILIES
+    return FAMILIES
+
+
+def default_needs():
+    """(family, has ropes) assumed when the scene is unknown: the default family's, no ropes."""
+    from physics.solvers import DEFAULT_FAMILY
+    return DEFAULT_FAMILY, False
+
+
+def shared_kernels(family):
+    """The family's warm_up_kernels function, or None when it has none (SolverBase's)."""
+    from physics.solvers import SolverBase
+    fn = families()[family].warm_up_kernels
+    fn = getattr(fn, "__func__", fn)
+    return None if fn is SolverBase.warm_up_kernels else fn
+
+
+def has_ropes(path):
+    """Whether a scene file has ropes ([[ropes]]), read with tomllib only (once per path)."""
+    return _has_ropes(str(path))
+
+
+@functools.lru_cache(maxsize=None)
+def _has_ropes(path):
+    import tomllib
+    try:
+        with open(path, "rb") as f:
+            return bool(tomllib.load(f).get("ropes"))
+    except (OSError, ValueError):
+        return False
+
+
+def _scenes(scenes, family, scene=None):
+    """(scenes without ropes, scenes with ropes) of the shipped scenes, as steps of
+    `family`; the window's `scene` first in its list (added if it is not shipped)."""
     paths = sorted(Path(scenes).glob("*.toml"), key=lambda p: p.stem)
-    joints = {s: [(p, s) for p in paths if "rope" not in p.stem] for s in SOLVERS}
-    with_ropes = {s: [(p, s) for p in paths if "rope" in p.stem] for s in SOLVERS}
-    if part == "impulse":
-        return joints["impulse"] + with_ropes["impulse"]
-    if part == "penalty":
-        if ropes:
-            return with_ropes["penalty"] + joints["penalty"] + [(TREE, "impulse")]
-        if solver == "penalty":
-            return joints["penalty"] + with_ropes["penalty"] + [(TREE, "impulse")]
-        return [(TREE, "impulse")] + joints["penalty"] + with_ropes["penalty"]
-    other = next(s for s in SOLVERS if s != solver)
-    first = with_ropes[solver] + joints[solver] if ropes else joints[solver] + with_ropes[solver]
-    return first + joints[other] + with_ropes[other]
+    if scene is not None:
+        scene = Path(scene)
+        paths = [scene] + [p for p in paths if p.resolve() != scene.resolve()]
+    ropes = {p for p in paths if has_ropes(p)}
+    return [(p, family) for p in paths if p not in ropes], [(p, family) for p in paths if p in ropes]
 
 
-def label(path, solver):
-    return f"{Path(path).stem} ({solver})"
-
-
-def plan(todo, elsewhere=()):
-    """[(label, weight)] of a process's steps: each weighs the kernel groups it is the
-    first of its process to need (GROUP_WEIGHTS), or SMALL; the groups `elsewhere` are
-    compiled by the other process before this one needs them (it loads them)."""
-    seen, out = set(elsewhere), []
-    for path, solver in todo:
-        if path == TREE:
-            groups = ["tree"]
+def steps(scenes=SCENES, family=None, needs=None, scene=None):
+    """(scene path, family) pairs of one process: every shipped scene with `family`, or
+    with every family, the one `needs` ((family, has ropes): the window's scene, default
+    default_needs()) asks for first, the window's `scene` (a path) first of all, else
+    its rope scenes first if it has ropes."""
+    if family is not None:
+        joints, ropes = _scenes(scenes, family)
+        return joints + ropes
+    first, ropes = needs or default_needs()
+    out = []
+    for name in [first] + [f for f in families() if f != first]:
+        joints, with_ropes = _scenes(scenes, name, scene if name == first else None)
+        if name == first and scene is not None:
+            out += [(Path(scene), name)] + [s for s in joints + with_ropes if s[0] != Path(scene)]
         else:
-            groups = ["common", solver] + (["ropes"] if "rope" in Path(path).stem else [])
-            groups += ["tree"] if solver == "impulse" else []
-        new = [g for g in groups if g not in seen]
-        seen.update(groups)
-        out.append((label(path, solver), sum(GROUP_WEIGHTS[g] for g in new) or SMALL))
+            out += with_ropes + joints if name == first and ropes else joints + with_ropes
     return out
 
 
-def part_plan(part=None, needs=None, scenes=SCENES):
-    """(steps, plan) of one part (or of all in one process): on two processes the impulse
-    part's rope scenes come after the penalty part's, and the tree kernels are compiled
-    by whichever part starts with them."""
-    todo = steps(scenes, part, needs)
-    elsewhere = set()
-    if part == "impulse":
-        elsewhere.add("ropes")
-        if steps(scenes, "penalty", needs)[0][0] == TREE:
-            elsewhere.add("tree")
-    elif part == "penalty" and todo[0][0] != TREE:
-        elsewhere.add("tree")
-    return todo, plan(todo, elsewhere)
+def _groups(path, family):
+    """{kernel group: CPU s} a step needs compiled: the common kernels, the family's own,
+    its shared kernels (keyed by their warm_up_kernels function, so families sharing
+    them share the group) and the ropes' for a rope scene; a KERNELS step the shared
+    kernels alone."""
+    cls = families()[family]
+    fn = shared_kernels(family)
+    shared = {f"kernels:{fn.__module__}.{fn.__qualname__}": cls.WARM_UP_WEIGHT} if fn else {}
+    if path == KERNELS:
+        return shared
+    own = {f"family:{family}": max(cls.COMPILE_WEIGHT - sum(shared.values()), 0.0)}
+    return {"common": COMMON_WEIGHT, **own, **shared, **({"ropes": ROPES_WEIGHT} if has_ropes(path) else {})}
 
 
-def provides(step_label):
-    """What a step leaves compiled: {"solver:NAME"} and "ropes" for a rope scene."""
-    stem, _, solver = step_label.rpartition(" (")
-    if stem == TREE.stem:
-        return set()
-    return {f"solver:{solver.rstrip(')')}"} | ({"ropes"} if "rope" in stem else set())
+def label(path, family):
+    return f"{Path(path).stem} ({family})"
+
+
+def weigh(parts):
+    """Per process, [Planned] of its steps, the processes running side by side (their
+    clocks: the weights): a step weighs the kernel groups it needs that are not cached
+    when it starts, or SMALL. A group is cached once the step that compiles it ends; a
+    KERNELS step's from its start: a family's step reaches its shared kernels late (they
+    are called deepest), after the other process has compiled them."""
+    clock, nxt, cached = [0.0] * len(parts), [0] * len(parts), {}
+    out = [[] for _ in parts]
+    while True:
+        live = [k for k in range(len(parts)) if nxt[k] < len(parts[k])]
+        if not live:
+            return out
+        k = min(live, key=lambda k: (clock[k], parts[k][nxt[k]][0] != KERNELS, k))
+        path, family = parts[k][nxt[k]]
+        groups = _groups(path, family)
+        new = [g for g in groups if cached.get(g, float("inf")) > clock[k]]
+        weight = sum(groups[g] for g in new) or SMALL
+        for g in new:
+            cached[g] = min(cached.get(g, float("inf")), clock[k] + (0.0 if path == KERNELS else weight))
+        gives = set() if path == KERNELS else {f"family:{family}"} | ({"ropes"} if "ropes" in groups else set())
+        out[k].append(Planned(label(path, family), weight, gives))
+        clock[k] += weight
+        nxt[k] += 1
+
+
+def _span(parts):
+    return max(sum(p.weight for p in plan) for plan in weigh(parts))
+
+
+def layout(needs=None, processes=PROCESSES, scenes=SCENES, scene=None):
+    """Per process, its steps: together every shipped scene with every family once. One
+    process: `steps`. More: the first starts with the scene's family (needs: (family, has
+    ropes), default default_needs()), with the window's `scene` itself when given (a
+    path), and the second with that family's shared kernels (KERNELS) — or, when no
+    scene is given and it has ropes, with the rope scenes under the family quickest to
+    compile. Then the other shared kernels (one step per warm_up_kernels function), then
+    the families' scenes without, then with ropes, heaviest first, each appended to the
+    process where the whole plan (weigh) ends soonest."""
+    if processes <= 1:
+        return [steps(scenes, needs=needs, scene=scene)]
+    first, ropes = needs or default_needs()
+    names = list(families())
+    units = {}
+    for name in names:
+        units[("joints", name)], units[("ropes", name)] = _scenes(scenes, name, scene if name == first else None)
+    parts = [[] for _ in range(processes)]
+    if scene is not None:
+        ropes = False                      # the scene's own step compiles its ropes
+        parts[0].append((Path(scene), first))
+        for key in (("joints", first), ("ropes", first)):
+            units[key] = [s for s in units[key] if s[0] != Path(scene)]
+    parts[0] += units.pop(("joints", first))
+    if ropes:
+        quick = min(names, key=lambda n: (n == first, families()[n].COMPILE_WEIGHT))
+        parts[1] += units.pop(("ropes", quick))
+    kernels = {}                                   # one KERNELS step per shared-kernels function
+    for name in names:
+        kernels.setdefault(shared_kernels(name), [(KERNELS, name)])
+    kernels.pop(None, None)
+    if not ropes and shared_kernels(first):
+        parts[1] += kernels.pop(shared_kernels(first))
+    heavy = lambda unit: -sum(sum(_groups(*step).values()) for step in unit)   # noqa: E731
+    rest = sorted((u for (kind, _), u in units.items() if u and kind == "joints"), key=heavy)
+    rest += sorted((u for (kind, _), u in units.items() if u and kind == "ropes"), key=heavy)
+    for unit in list(kernels.values()) + rest:
+        best = min(range(processes), key=lambda k: (_span([p + unit if i == k else p for i, p in enumerate(parts)]),
+                                                    sum(p.weight for p in weigh(parts)[k])))
+        parts[best] += unit
+    return parts
 
 
 def scene_needs(path, overrides=None):
-    """(solver, has ropes) of a scene file after `overrides` ({"solver.kind": …}), read
-    with tomllib only (nothing compiled; a URDF opens under impulse, physics.io.scene's
-    urdf_scene); DEFAULT_NEEDS' solver if the file names none,
-    None if it cannot be read (then the window waits for the whole warm-up)."""
+    """(family, has ropes) of a scene file after `overrides` ({"solver.kind": …}), read
+    with tomllib only (nothing compiled); the default family if the file names none (a
+    URDF opens under it: physics.io.scene's urdf_scene), None if it cannot be read or
+    names no family (then the window waits for the whole warm-up)."""
     import tomllib
+    from physics.solvers import DEFAULT_FAMILY
     try:
-        if str(path).lower().endswith(".urdf"):        # a robot on its own: physics.io.scene.urdf_scene
-            data = {"solver": {"kind": "impulse"}}
+        if str(path).lower().endswith(".urdf"):        # a robot on its own: no [solver], no ropes
+            data = {}
         else:
             with open(path, "rb") as f:
                 data = tomllib.load(f)
-        solver = (overrides or {}).get("solver.kind") or (data.get("solver") or {}).get("kind") or "penalty"
-        solver = str(solver).strip().strip("\"'")             # an override may be TOML: "\"penalty\""
-        if solver not in SOLVERS:
+        family = (overrides or {}).get("solver.kind") or (data.get("solver") or {}).get("kind") or DEFAULT_FAMILY
+        family = str(family).strip().strip("\"'")             # an override may be TOML: "\"lcp\""
+        if family not in families():
             return None
-        return str(solver), bool(data.get("ropes"))
+        return family, bool(data.get("ropes"))
     except (OSError, ValueError, AttributeError, TypeError):
         return None
 
 
-def exercise(path, solver, n=3):
-    """Load a scene, switch to `solver`, step it, pull a body and a rope with the mouse
+def exercise(path, family, n=3):
+    """Load a scene, switch to `family`, step it, pull a body and a rope with the mouse
     spring, reset: through physics' public API only. A blow-up (a scene that needs its
-    own solver) is fine: the kernels it ran are compiled all the same. (TREE: the tree
-    kernels of the impulse solver's direct path, through tree's Python entry.)"""
+    own solver) is fine: the kernels it ran are compiled all the same. (KERNELS: the
+    family's warm_up_kernels.)"""
     import physics
-    if path == TREE:
-        return exercise_tree()
+    if path == KERNELS:
+        return families()[family].warm_up_kernels()
     world = physics.load_scene(path)
-    world.solver = solver
+    world.solver = family
     grabs = [(b.name, b.position) for b in world.bodies if not b.is_static][:1]
     grabs += [(name, rope.positions[len(rope.positions) // 2].copy())
               for name, rope in getattr(world, "ropes", {}).items()][:1]
@@ -232,71 +327,56 @@ def exercise(path, solver, n=3):
         world.reset()
 
 
-def exercise_tree():
-    """Solve the equality rows of a 3-link chain by the articulated form
-    (tree.solve_joint_rows: the kernels the impulse solver's direct path calls, with
-    the argument types it passes), so they are in the cache when the impulse solver
-    compiles; then articulated_solve once more as the split-impulse solve calls it, with
-    the constant `two = False` (a specialization of its own: faster, compiled apart). The
-    rows are made up (random, full rank): writing them would compile the joint-row kernels
-    first, which the impulse process compiles meanwhile anyway."""
-    import numpy as np
-    from numba import njit
-    import physics
-    from physics.builders import make_chain
-    from physics.solvers.tree import (articulated_solve, build_tree_plan, make_tree, solve_joint_rows,
-                                            static_bodies)
-
-    @njit
-    def positions_solve(tree, joint_body, rate, body_z, vel, omega, body_z2):
-        articulated_solve(tree, joint_body, rate, body_z, vel, omega, False, 0.0, body_z2, vel, omega)
-
-    world = physics.World(solver="impulse")
-    make_chain(world, links=3)
-    m, nb = world.model, world.model.bodies.count
-    row_J = np.random.default_rng(0).normal(size=(m.rows.count, 12))
-    body_I = np.zeros((nb, 9))
-    body_I[:, [0, 4, 8]] = m.bodies.inertia
-    body_I[0] = 0.0
-    static = static_bodies(m.bodies.inv_mass, m.bodies.inv_inertia)
-    solve_joint_rows(m.joints.type, m.joints.body, m.joints.row_start, row_J, world.state.bodies.pos,
-                     m.bodies.inv_mass, body_I, static, np.ones(m.rows.count))
-    tree = make_tree(build_tree_plan(m.joints.body, m.joints.type, static), m.rows.count)
-    vel, omega = np.zeros((nb, 3)), np.zeros((nb, 3))
-    positions_solve(tree, np.ascontiguousarray(m.joints.body), 0.0, tree.body_z, vel, omega, tree.body_z2)
+def _todo(scenes, family, needs, process, scene):
+    """(steps, [Planned]) of this process: process (k, n) of layout(needs, n), else steps()."""
+    if process is not None:
+        k, n = process
+        parts = layout(needs, n, scenes, scene)
+        return parts[k], weigh(parts)[k]
+    todo = steps(scenes, family, needs, scene)
+    return todo, weigh([todo])[0]
 
 
-def warm_up(out=None, scenes=SCENES, part=None, needs=None):
-    """Run the steps (of one `part`, or all; ordered for `needs`) in this process,
-    printing `PLAN steps total_weight` first, `STEP i n weight label` before each step and
-    `OK seconds` at the end on `out` (the window reads them). A step that fails (a scene
-    someone just broke) is reported and skipped. Returns the number of failed steps;
-    a whole warm-up without failures leaves the marker."""
+def warm_up(out=None, scenes=SCENES, family=None, needs=None, process=None, scene=None):
+    """Run the steps (of one `family`, of `process` (k, n): the k-th of n processes, or
+    all; ordered for `needs` and the window's `scene`) in this process, printing `PLAN
+    steps total_weight` first, `STEP i n weight label` before each step, `DONE i cpu_s`
+    after it and `OK seconds` at the end on `out` (the window reads them). A step that
+    fails (a scene someone just broke) is reported and skipped. Returns the number of
+    failed steps; a whole warm-up without failures leaves the marker."""
     out = sys.stdout if out is None else out
-    todo, weights = part_plan(part, needs, scenes)
-    print(f"PLAN {len(todo)} {sum(w for _, w in weights):g}", file=out, flush=True)
+    todo, planned = _todo(scenes, family, needs, process, scene)
+    print(f"PLAN {len(todo)} {sum(p.weight for p in planned):g}", file=out, flush=True)
     t0 = time.perf_counter()
     failed = 0
-    for i, ((path, solver), (name, w)) in enumerate(zip(todo, weights)):
-        print(f"STEP {i} {len(todo)} {w:g} {name}", file=out, flush=True)
+    for i, ((path, name), step) in enumerate(zip(todo, planned)):
+        print(f"STEP {i} {len(todo)} {step.weight:g} {step.label}", file=out, flush=True)
+        cpu = time.process_time()
         try:
-            exercise(path, solver)
+            exercise(path, name)
         except Exception as e:       # a bad scene must not stop the warm-up of the others
             failed += 1
-            print(f"FAILED {Path(path).name} ({solver}): {type(e).__name__}: {e}", file=out, flush=True)
+            print(f"FAILED {Path(path).name} ({name}): {type(e).__name__}: {e}", file=out, flush=True)
+        print(f"DONE {i} {time.process_time() - cpu:.1f}", file=out, flush=True)   # CPU s: to check weights
     print(f"OK {time.perf_counter() - t0:.1f}", file=out, flush=True)
-    if not failed and part is None:
+    if not failed and family is None and process is None:
         mark_warm()
     return failed
 
 
-def main(part=None, needs=None, parent=None):
-    """`python -m shell.warmup [impulse|penalty]`: exit status 1 if a step failed.
-    `parent`: the pid of the app that started it, whose end ends this process too."""
+def main(family=None, needs=None, parent=None, process=None, scene=None):
+    """`python -m shell.warmup [FAMILY]`: exit status 1 if a step failed, 2 if FAMILY is
+    not a solver family. `parent`: the pid of the app that started it, whose end ends
+    this process too; `process`: (k, n), the k-th of the window's n processes; `scene`:
+    the window's scene (see layout)."""
+    if family is not None and family not in families():
+        print(f"shell.warmup: {family!r} is not a solver family (expected one of: {', '.join(families())})",
+              file=sys.stderr)
+        return 2
     if parent is not None:
         from shell.lifetime import die_with_parent
         die_with_parent(parent)
-    return 1 if warm_up(part=part, needs=needs) else 0
+    return 1 if warm_up(family=family, needs=needs, process=process, scene=scene) else 0
 
 
 # ---------------------------------------------------------------------------- for the CLI
@@ -335,15 +415,17 @@ class Progress:
     elapsed: float           # s since the warm-up started
 
 
-def command(part=None, needs=None):
-    """The command line of a warm-up subprocess (of one part, or all; ordered for `needs`)."""
-    return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
-                                  f"from shell.warmup import main; sys.exit(main({part!r}, {needs!r}, {os.getpid()}))"]
+def command(family=None, needs=None, process=None, scene=None):
+    """The command line of a warm-up subprocess (of one family, of process (k, n) of the
+    layout, or all; ordered for `needs` and the window's `scene`)."""
+    scene = None if scene is None else str(scene)
+    return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); from shell.warmup import main; "
+                                  f"sys.exit(main({family!r}, {needs!r}, {os.getpid()}, {process!r}, {scene!r}))"]
 
 
 class _Proc:
     """One warm-up subprocess, its output read by a thread, its steps' weights.
-    `plan`: its [(label, weight)] when known in advance (the window's own warm-up)."""
+    `plan`: its [Planned] when known in advance (the window's own warm-up)."""
 
     def __init__(self, cmd, env=None, plan=None, on_exit=None):
         self.plan = plan
@@ -396,7 +478,7 @@ class _Proc:
         `upto`, of the first `upto` steps of the plan only."""
         with self.lock:
             if upto is not None and self.plan is not None:
-                weights = [w for _, w in self.plan[:upto]]
+                weights = [step.weight for step in self.plan[:upto]]
                 total, done = sum(weights), sum(weights[:min(self.completed, upto)])
             else:
                 total, done = self.total_weight, self.done_weight
@@ -411,19 +493,19 @@ class _Proc:
 
 def _needed(plans, needs):
     """Per process, how many of its first steps must finish before a scene with `needs`
-    ((solver, has ropes)) finds its kernels in the cache: for the solver and for the
+    ((family, has ropes)) finds its kernels in the cache: for the family and for the
     ropes, the step that provides it earliest (by the weights before it)."""
     if needs is None:
         return [len(p) for p in plans]
-    solver, ropes = needs
+    family, ropes = needs
     needed = [0] * len(plans)
-    for want in [f"solver:{solver}"] + (["ropes"] if ropes else []):
+    for want in [f"family:{family}"] + (["ropes"] if ropes else []):
         best = None
         for k, steps_k in enumerate(plans):
             before = 0.0
-            for i, (name, w) in enumerate(steps_k):
-                before += w
-                if want in provides(name):
+            for i, step in enumerate(steps_k):
+                before += step.weight
+                if want in step.provides:
                     if best is None or before < best[0]:
                         best = (before, k, i)
                     break
@@ -434,17 +516,19 @@ def _needed(plans, needs):
 
 
 class WarmupJob:
-    """The warm-up subprocesses (`commands`: one per part by default, in parallel) and
-    their joint progress. `mark`: leave the cache-warm marker when all succeed. `needs`:
-    the window's scene's (solver, has ropes): each part compiles that first and `ready`
-    turns true once it is cached, before the rest is done (default parts, or given
-    commands with their `plans`: per command [(label, weight)] of its steps)."""
+    """The warm-up subprocesses (`commands`: by default one per process of `layout`, in
+    parallel) and their joint progress. `mark`: leave the cache-warm marker when all
+    succeed. `needs`: the window's scene's (family, has ropes): the processes compile
+    that first and `ready` turns true once it is cached, before the rest is done (default
+    processes, or given commands with their `plans`: per command [Planned] of its steps);
+    `scene`: the window's scene file, compiled first (layout)."""
 
-    def __init__(self, commands=None, env=None, mark=None, needs=None, plans=None):
+    def __init__(self, commands=None, env=None, mark=None, needs=None, plans=None, processes=PROCESSES, scene=None):
         if commands is None:
-            parts = PARTS if (os.cpu_count() or 1) > 1 else (None,)
-            plans = [part_plan(p, needs)[1] for p in parts]
-            commands = [command(p, needs) for p in parts]
+            scene = scene if needs is not None else None
+            parts = layout(needs, processes, scene=scene)
+            plans = weigh(parts)
+            commands = [command(needs=needs, process=(k, len(parts)), scene=scene) for k in range(len(parts))]
             mark = True if mark is None else mark
         elif commands and isinstance(commands[0], str):
             commands = [commands]                      # one command line
@@ -534,12 +618,13 @@ class WarmupJob:
                 p.proc.wait()
 
 
-def start(commands=None, force=False, needs=None):
+def start(commands=None, force=False, needs=None, scene=None):
     """Start the warm-up subprocesses unless the cache is warm (or `force`); returns the
-    WarmupJob or None. `needs`: the scene's (solver, has ropes), see WarmupJob."""
+    WarmupJob or None. `needs`: the scene's (family, has ropes), `scene` its file, see
+    WarmupJob."""
     if not force and is_warm():
         return None
-    return WarmupJob(commands, needs=needs)
+    return WarmupJob(commands, needs=needs, scene=scene)
 
 
 if __name__ == "__main__":

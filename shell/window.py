@@ -788,7 +788,8 @@ def run_viewer(scene_path, overrides=None, frames=None, screenshot=None, warmup=
     job = None
     try:
         _show(win, on_frame)                   # the window is up before anything compiles
-        job = wu.start(needs=wu.scene_needs(scene_path, overrides)) if warmup is None else (warmup or None)
+        job = (wu.start(needs=wu.scene_needs(scene_path, overrides), scene=scene_path) if warmup is None
+               else (warmup or None))
         if job is not None:
             wait_for_warmup(win, job, on_frame=on_frame)
             if win.closed:

@@ -259,7 +259,7 @@ def test_restitution_the_penalty_family_cannot_honour_is_reported_not_dropped():
 
 
 def test_penalty_contact_friction_holds_a_box_on_an_incline():
-    """Penalty friction at the patch (a velocity-level Coulomb law): μ = 0.7 holds a box on
+    """Penalty friction at the patch (dampers of the implicit solve, regularized Coulomb): μ = 0.7 holds a box on
     a 30° slope (creep < 1 mm in 1 s); μ = 0.3 lets it slide at g(sin − μ cos) (3 %)."""
     theta = math.radians(30.0)
     for mu, expected in ((0.7, 0.0), (0.3, G * (math.sin(theta) - 0.3 * math.cos(theta)))):

@@ -32,3 +32,19 @@ def test_an_index_naming_a_moved_type_loads_as_empty_and_a_fresh_one_loads(tmp_p
         pickle.dump("v1", f, protocol=-1)
         f.write(pickle.dumps((("stamp", 1), {("float64",): "entry-1.nbc"})))
     assert IndexDataCacheFile._load_index(owner) == {("float64",): "entry-1.nbc"}
+
+
+def test_a_physics_kernel_is_stale_after_an_edit_of_any_physics_file_it_calls_into(monkeypatch):
+    """numba stamps a kernel's index with its own file only; the guard adds the digest of
+    every physics source, so an edit of a helper's file (physics/quat.py) recompiles the
+    kernels of the other files that hold the old helper's code."""
+    from numba.core.caching import InTreeCacheLocator
+    from physics import kernel_cache, quat
+    import pytest as _pytest
+    locator = InTreeCacheLocator(quat.rotate.py_func, quat.__file__)
+    before = locator.get_source_stamp()
+    monkeypatch.setattr(kernel_cache, "_DIGEST", ["as if physics/joint_rows.py had been edited"])
+    assert locator.get_source_stamp() != before
+    outside = InTreeCacheLocator(_pytest.approx, _pytest.__file__)       # not physics: numba's own stamp
+    assert outside.get_source_stamp() == outside.get_source_stamp()
+    assert not (isinstance(outside.get_source_stamp(), tuple) and "edited" in str(outside.get_source_stamp()))

@@ -514,10 +514,10 @@ def test_stiff_contact_four_bar_comes_to_rest_on_the_wall_without_passing_throug
     [(i, i + 1) for i in range(6)] + [(6, 7), (7, 8), (8, 6), (2, 7)],    # loops: fill blocks, generic nodes
 ])
 def test_block_ldl_factor_solves_the_implicit_system_exactly(pairs):
-    """The implicit step's block LDLᵀ (factor_solve; factor then solve; solve_sparse) gives
-    the dense solution of a random symmetric positive definite system with the joints'
-    block pattern, to round-off."""
-    from physics.solvers.penalty import elimination_plan, factor, factor_solve, solve, solve_sparse
+    """The implicit step's block LDLᵀ (factor_solve; factor then solve) gives the dense
+    solution of a random symmetric positive definite system with the joints' block
+    pattern, to round-off."""
+    from physics.solvers.penalty import elimination_plan, factor, factor_solve, solve
     rng = np.random.default_rng(7)
     n = 1 + max(max(p) for p in pairs)
     plan = elimination_plan(n, np.ones(n, bool), pairs)
@@ -550,8 +550,3 @@ def test_block_ldl_factor_solves_the_implicit_system_exactly(pairs):
     x = b.copy()
     solve(d, o, up_ptr, up_node, x)
     assert np.abs(x - exact).max() <= 1e-10 * scale
-    sparse = np.zeros((n, 6))
-    sparse[2], sparse[n - 1] = b[2], b[n - 1]                 # a contact row's two nodes
-    exact = np.linalg.solve(An, sparse.ravel()).reshape(n, 6)
-    solve_sparse(d, o, up_ptr, up_node, sparse)
-    assert np.abs(sparse - exact).max() <= 1e-10 * np.abs(exact).max()

@@ -129,59 +129,30 @@ def test_the_headless_notice_is_printed_only_when_cold(tmp_path, monkeypatch, ca
 
 
 def test_the_real_warm_up_steps_every_scene_and_leaves_the_marker(tmp_path, monkeypatch):
-    """The subprocess itself, on the test session's (warm) numba cache: every shipped
-    scene with both solvers, a grab of a body and of a rope, no failure."""
+    """The subprocesses themselves, on the test session's (warm) numba cache: every
+    shipped scene with every solver family (and the families' shared kernels), a grab of
+    a body and of a rope, no failure."""
     from shell import warmup
     marker_dir = Path(os.environ.get("NUMBA_CACHE_DIR") or tmp_path)
     job = warmup.WarmupJob()
     while not job.done:
         time.sleep(0.1)
-        assert job.elapsed() < 600
-    out = job.output_tail(100)
+        assert job.elapsed() < 900
+    out = job.output_tail(200)
     assert job.ok, out
     assert "FAILED" not in out
-    parts = warmup.PARTS if (os.cpu_count() or 1) > 1 else (None,)
-    n = sum(len(warmup.steps(part=p)) for p in parts)
-    assert n >= 12 and out.count("STEP ") == n and out.splitlines()[-1].startswith("OK ")
+    n = sum(len(part) for part in warmup.layout(None))
+    assert n >= 27 and out.count("STEP ") == n
+    assert sum(line.startswith("OK ") for line in out.splitlines()) == len(job.procs)
     assert job.progress().fraction == 1.0
     if os.environ.get("NUMBA_CACHE_DIR"):
         assert warmup.is_warm() and warmup.marker_path().parent == marker_dir
 
 
-def test_each_part_runs_every_scene_once_with_its_solver_what_the_scene_needs_first():
-    """Whatever the window's scene needs, the two parts together step every shipped scene
-    with each solver once (and compile the tree kernels once); the scene's own solver
-    (and the ropes, for a rope scene) come first in their part."""
-    from shell import warmup
-    assert warmup.scene_needs(SCENES / "gallery.toml") == ("impulse", False)
-    assert warmup.scene_needs(SCENES / "rope_swing.toml") == ("impulse", True)
-    assert warmup.scene_needs(SCENES / "door.toml", {"solver.kind": '"penalty"'}) == ("penalty", False)
-    assert warmup.scene_needs(SCENES / "no such scene.toml") is None
-    every = {(p.stem, s) for p in SCENES.glob("*.toml") for s in ("penalty", "impulse")}
-    for needs in (None, ("impulse", False), ("penalty", False), ("impulse", True), ("penalty", True)):
-        impulse, penalty = (warmup.steps(part=p, needs=needs) for p in ("impulse", "penalty"))
-        both = [(Path(p).stem, s) for p, s in impulse + penalty if p != warmup.TREE]
-        assert sorted(both) == sorted(every) and len(both) == len(every)
-        assert [p for p, _ in penalty].count(warmup.TREE) == 1 and warmup.TREE not in [p for p, _ in impulse]
-        assert sorted((Path(p).stem, s) for p, s in warmup.steps(needs=needs)) == sorted(every)
-        plans = [warmup.part_plan(p, needs)[1] for p in ("impulse", "penalty")]
-        needed = warmup._needed(plans, needs)
-        solver, ropes = needs or warmup.DEFAULT_NEEDS
-        if needs is None:
-            assert needed == [len(plans[0]), len(plans[1])]
-            continue
-        waited = [name for plan, n in zip(plans, needed) for name, _ in plan[:n]]
-        assert any(f"({solver})" in name and "tree" not in name for name in waited)
-        assert any("rope" in name for name in waited) == ropes
-        assert sum(needed) <= 2                                     # the first step of one part or both
-    # the default scene (impulse, no ropes): the penalty part compiles the tree kernels first
-    assert warmup.steps(part="penalty", needs=("impulse", False))[0][0] == warmup.TREE
-
-
 def test_the_window_goes_on_once_its_steps_are_done_and_the_rest_compiles_behind_it():
     """A job ready after the first of its steps (what the scene needs): `ready` long before
     `done`, the progress bar measured on that step alone, then a lower priority."""
-    from shell.warmup import WarmupJob
+    from shell.warmup import Planned, WarmupJob
     slow = ("import time\n"
             "print('PLAN 2 11', flush=True)\n"
             "print('STEP 0 2 1 first (penalty)', flush=True)\n"
@@ -189,8 +160,8 @@ def test_the_window_goes_on_once_its_steps_are_done_and_the_rest_compiles_behind
             "print('STEP 1 2 10 rest (impulse)', flush=True)\n"
             "time.sleep(30)\n"
             "print('OK 30.5', flush=True)\n")
-    job = WarmupJob([[sys.executable, "-c", slow]], plans=[[("first (penalty)", 1.0), ("rest (impulse)", 10.0)]],
-                    needs=("penalty", False), mark=False)
+    plan = [Planned("first (penalty)", 1.0, {"family:penalty"}), Planned("rest (impulse)", 10.0, {"family:impulse"})]
+    job = WarmupJob([[sys.executable, "-c", slow]], plans=[plan], needs=("penalty", False), mark=False)
     try:
         assert job.needed == [1]
         t0 = time.perf_counter()

@@ -202,3 +202,12 @@ def test_reset_goes_back_to_t_0_with_bodies_added_since_at_their_initial_poses()
     assert _fingerprint(w) == first
     w.advance(0.3)
     assert _fingerprint(w) == after_one                    # a reset run repeats
+
+
+def test_a_setting_several_families_share_is_set_for_each_of_them():
+    """World(settings=…) as a scene's [solver] table: a name two families have is theirs both."""
+    from physics.solvers import FAMILIES
+    w = physics.World(settings={"projection_iterations": 3})
+    having = [f for f in FAMILIES if "projection_iterations" in w.solvers[f].schema()]
+    assert len(having) >= 2
+    assert all(w.solver_settings(f)["projection_iterations"] == 3 for f in having)

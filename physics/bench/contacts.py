@@ -1,5 +1,6 @@
 """Contact benchmark, whole World steps: `python -m physics.bench.contacts [--n 100]
-[--solver impulse lcp penalty] [--settle 1.5] [--steps 20] [--repeat 5] [--json]`.
+[--solver impulse lcp penalty] [--scene heap resting pyramid] [--dt 0.003] [--settle 1.5]
+[--steps 20] [--repeat 5] [--json]`.
 
 Scenes (boxes of half extent 0.1 m and 1 kg on a static ground plane, every solver at
 its defaults, Δt 3 ms):
@@ -8,7 +9,10 @@ its defaults, Δt 3 ms):
   vertically, each jittered by 1 cm, tilted up to 8° and turned up to 30° (seeded);
   stepped `--settle` seconds (untimed), then timed;
 - `resting`: n boxes on a grid 0.3 m apart resting on the ground (4 corner contacts each,
-  no box–box pairs), stepped 0.3 s first.
+  no box–box pairs), stepped 0.3 s first;
+- `pyramid`: a pyramid of r(r + 1)/2 boxes, r rows (the least with at least n boxes: 55 is
+  10 rows, 210 is 20), faces touching, stepped 0.3 s first (pyramid_world).
+`--dt` steps every scene at that Δt instead of the World's.
 
 Per scene and solver: ms per step — the process CPU time of `--steps` steps (one
 `advance_steps` call: detection, contact rows, the solve, integration), the smallest of
@@ -68,6 +72,22 @@ def resting_world(solver, n=100):
     return w
 
 
+def pyramid_world(solver, rows=10, dt=None):
+    """A pyramid of rows (rows + 1)/2 boxes on the ground: `rows` boxes side by side in
+    the bottom row along x, one fewer in each row above, each row centred on the one
+    below, the faces touching (no gap, no overlap); every box 1 kg; `dt` None: the World's."""
+    w = World(solver=solver) if dt is None else World(solver=solver, dt=dt)
+    w.add_body("ground", Plane(), static=True)
+    k = 0
+    for layer in range(rows):
+        n = rows - layer
+        for j in range(n):
+            w.add_body(f"box{k}", Box((HALF, HALF, HALF)), mass=1.0,
+                       position=(2 * HALF * (j - (n - 1) / 2), 0.0, HALF + 2 * HALF * layer))
+            k += 1
+    return w
+
+
 def time_steps(world, steps, repeat):
     """(smallest CPU ms per step, median wall ms per step) over `repeat` runs of `steps` steps."""
     cpu, wall = [], []
@@ -95,9 +115,25 @@ def stage_ms(world, steps, repeat):
     return out
 
 
-def run(scene, solver, n, settle, steps, repeat, stages=False):
-    """One row: the timings, or where the run blew up (a row too: the others go on)."""
+def pyramid_rows(n):
+    """The fewest rows of a pyramid of at least n boxes."""
+    return int(math.ceil((math.sqrt(8 * n + 1) - 1) / 2 - 1e-9))
+
+
+def scene_world(scene, solver, n, dt=None):
+    """The bench's world of `scene` (module docstring) on `solver`, at `dt` (None: the World's)."""
+    if scene == "pyramid":
+        return pyramid_world(solver, pyramid_rows(n), dt)
     world = heap_world(solver, n) if scene == "heap" else resting_world(solver, n)
+    if dt is not None:
+        world.dt = dt
+    return world
+
+
+def run(scene, solver, n, settle, steps, repeat, stages=False, dt=None):
+    """One row: the timings, or where the run blew up (a row too: the others go on)."""
+    world = scene_world(scene, solver, n, dt)
+    n = world.model.bodies.count - 2             # less the world and the ground
     t0 = time.perf_counter()
     try:
         return _run(world, scene, solver, n, settle, steps, repeat, stages)
@@ -125,14 +161,15 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m physics.bench.contacts", description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=100, help="boxes")
     p.add_argument("--solver", nargs="*", choices=SOLVERS, default=list(SOLVERS), help="solver families")
-    p.add_argument("--scene", nargs="*", choices=("heap", "resting"), default=["heap", "resting"])
+    p.add_argument("--scene", nargs="*", choices=("heap", "resting", "pyramid"), default=["heap", "resting", "pyramid"])
+    p.add_argument("--dt", type=float, default=None, help="step (s); default: the World's")
     p.add_argument("--settle", type=float, default=1.5, help="simulated seconds before timing the heap")
     p.add_argument("--steps", type=int, default=20, help="steps per timed run")
     p.add_argument("--repeat", type=int, default=5, help="timed runs; the smallest CPU time is reported")
     p.add_argument("--stages", action="store_true", help="also time detection and the contact rows alone")
     p.add_argument("--json", action="store_true", help="print a JSON list of records")
     args = p.parse_args(argv)
-    records = [run(scene, solver, args.n, args.settle, args.steps, args.repeat, args.stages)
+    records = [run(scene, solver, args.n, args.settle, args.steps, args.repeat, args.stages, args.dt)
                for scene in args.scene for solver in args.solver]
     print_records(records, args.json,
                   f"{'scene':8} {'solver':8} {'bodies':>6} {'cpu ms/step':>11} {'wall ms/step':>12} "

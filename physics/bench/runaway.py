@@ -1,4 +1,4 @@
-"""The runaway watch's margins (physics/world.py RunawayWatch): `python -m physics.bench.runaway
+"""The runaway watch's margins (physics/runaway.py RunawayWatch): `python -m physics.bench.runaway
 [--duration 20] [--scene …] [--solver FAMILY[:OPTION,…] …] [--json]`.
 
 Every scene in scenes/ under every solver family at its defaults (or the solvers named:

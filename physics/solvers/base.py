@@ -20,7 +20,8 @@ gives:
 and may override begin/after_run (per-call preparation and what a family adds up over
 the kernel calls of one step call), model_changed (its caches of the layout), substep,
 save_state/restore_state (what it carries between steps beyond the World's state),
-readouts and notes (the panel's lines). The step loop, the settings' checks and the
+readouts and notes (the panel's lines), and COMPILE_WEIGHT / warm_up_kernels for the
+first launch's warm-up (shell/warmup.py). The step loop, the settings' checks and the
 panel's layout are here, so the World, the panel, the command line and the scene files
 ask the solver object and never its name.
 """
@@ -43,6 +44,10 @@ class SolverBase:
     PANEL = ()
     WHEN = {}
     SIMULATION = ()
+    # CPU s its kernels take to compile on a cold cache (shell/compile_times.py, per step),
+    # of which WARM_UP_WEIGHT are warm_up_kernels' own: the first launch's progress plan
+    COMPILE_WEIGHT = 30.0
+    WARM_UP_WEIGHT = 0.0
 
     def __init__(self):
         self.settings = defaults(self.SETTINGS)
@@ -163,6 +168,14 @@ class SolverBase:
     def notes(self, world):
         """Warnings about settings that cannot act in this world: [str]."""
         return []
+
+    # ------------------------------------------------------------------ the first launch
+    @staticmethod
+    def warm_up_kernels():
+        """Compile kernels the family's step calls, on their own and without a World, so
+        that another process can fill numba's cache with them while this family's step
+        compiles the rest (the first launch's warm-up runs it in its other process).
+        Families that share kernels share this function. Default: nothing."""
 
     # ------------------------------------------------------------------ benchmarks
     def options(self, text):

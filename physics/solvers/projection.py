@@ -435,7 +435,7 @@ def project_step(iterations, bodies, joints, rows, proj, out, readout):
 
 
 @njit(cache=True, _nrt=False)
-def project_positions_step(h, iterations, above, bodies, joints, rows, proj, out, readout):
+def project_positions_step(h, iterations, above, bodies, joints, rows, proj, out):
     """The impulse solver's post-stabilization after a step of substep h, when some |g_E|
     exceeds `above` (m or rad): positions onto g_E = 0 (≤ `iterations` Newton steps) in
     the step's own metric M + h²K̃ (with the
@@ -443,19 +443,21 @@ def project_positions_step(h, iterations, above, bodies, joints, rows, proj, out
     solve, which is itself the projection onto J V = 0 in that metric. (The velocity
     projection in the plain M before it would undo the step's geometric stiffness: a
     30-link hinge chain whipping at Δt = 10 ms blows up with it.) out: (4,) the Violation
-    numbers (|J·V| after: at the new poses, unprojected), the rates only on the `readout`
-    step (the kernel's last, which the stats report)."""
-    if readout:
-        out[0], out[2] = equality_errors(bodies, joints, rows)
-    else:
-        out[0] = position_errors(bodies, joints, rows)
+    numbers before and after (the rate after: projection_readout). The same code runs at
+    every step, the kernel's last included: a run's bits do not depend on how it is cut
+    into calls."""
+    out[0], out[2] = equality_errors(bodies, joints, rows)
     out[1], out[3] = out[0], out[2]
     if out[0] > above:
         out[1] = project_positions(iterations, max(TOLERANCE, DRIFT_REMAINDER * above), bodies, joints, rows, proj, h)
-        if readout:
-            _, out[3] = equality_errors(bodies, joints, rows)
-    if readout:
-        compute_joint_rows(bodies, joints, rows, True)
+
+
+@njit(cache=True)
+def projection_readout(bodies, joints, rows, out):
+    """After a kernel's last step: |J·V| at the projected poses (out[3]) and the rows with
+    the readouts (the swing and twist angles)."""
+    _, out[3] = equality_errors(bodies, joints, rows)
+    compute_joint_rows(bodies, joints, rows, True)
 
 
 @njit(cache=True)

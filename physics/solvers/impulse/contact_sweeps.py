@@ -3,12 +3,13 @@ friction rows at the patch centre) swept on its couplings K = J M⁻¹ Jᵀ, and
 measure of convergence (the bodies' momentum change)."""
 import math
 
+import numpy as np
 from numba import njit
 
 from ...joint_rows import FREE_CONTACT
 from ...quat import rotate_inv
 from .rows import add12, coupling, free_rows, jv12, load12, normal_sum, store12
-from .sweeps import PATCH_PASSES, ball_metric_clamp, sweep_velocities
+from .sweeps import PATCH_PASSES, coulomb_block, sweep_velocities
 
 # ---------------------------------------------------------------------------- the blocks' couplings
 # A contact block (contacts.py: ≤ 4 normal rows, then 2-3 friction rows at the patch centre)
@@ -39,21 +40,22 @@ def prepare_contact_blocks(rows, work, block):
         if npt > MAX_PATCH or nf > 3:
             return 0
         # (only the entries of rows the block has are read)
-        for i in range(npt):
-            for j in range(i, npt):
-                kij = 0.0
-                if row_mass[start + i] > 0.0 and row_mass[start + j] > 0.0:
-                    kij = coupling(row_J, row_minv_jt, start + i, start + j)
-                block[k, CB_NN + 4 * i + j] = kij
-                block[k, CB_NN + 4 * j + i] = kij
-        for i in range(nf):
-            for j in range(i, nf):
-                kij = 0.0
-                if row_mass[f0 + i] > 0.0 and row_mass[f0 + j] > 0.0:
-                    kij = coupling(row_J, row_minv_jt, f0 + i, f0 + j)
-                block[k, CB_FF + 3 * i + j] = kij
-                block[k, CB_FF + 3 * j + i] = kij
+        store_couplings(row_J, row_minv_jt, row_mass, start, npt, block, k, np.int64(CB_NN), np.int64(4))
+        store_couplings(row_J, row_minv_jt, row_mass, f0, nf, block, k, np.int64(CB_FF), np.int64(3))
     return nb
+
+
+@njit(cache=True, _nrt=False)
+def store_couplings(row_J, row_minv_jt, row_mass, first, count, block, k, col, stride):
+    """block[k, col + stride·i + j] = J_i M⁻¹ J_jᵀ for rows first + i, first + j (i, j < count;
+    0 for a row without mass): a block's coupling matrix, symmetric, row-major."""
+    for i in range(count):
+        for j in range(i, count):
+            kij = 0.0
+            if row_mass[first + i] > 0.0 and row_mass[first + j] > 0.0:
+                kij = coupling(row_J, row_minv_jt, first + i, first + j)
+            block[k, col + stride * i + j] = kij
+            block[k, col + stride * j + i] = kij
 
 
 # ---------------------------------------------------------------------------- the blocks' sweep
@@ -115,66 +117,15 @@ def sweep_contacts(baumgarte, erp_rate, tol, rows, work, vel, omega, block):
             store12(a, b, v, vel, omega)
             continue
         pmax = row_hi[f0] * normal_sum(row_lambda, start, f0)     # a contact's ball: μ Σλ_n
-        # friction: (B M⁻¹ Bᵀ) Δp = −B V  (eq. 15), then the ball clamp (eq. 16)
-        r0 = -jv12(row_J, f0, v)
+        # friction: eq. 15 on the block's coupling, then the ball clamp of eq. 16
         k00 = block[k, CB_FF]
-        d0 = d1 = d2 = 0.0
-        k01 = k02 = k12 = 0.0
-        k11 = k22 = 1.0
-        if nf == 1:
-            if k00 > 0.0:
-                d0 = r0 / k00
-        else:
-            r1 = -jv12(row_J, f0 + 1, v)
-            k01 = block[k, CB_FF + 1]
-            k11 = block[k, CB_FF + 4]
-            if nf == 2:
-                det = k00 * k11 - k01 * k01
-                if det > 0.0:
-                    d0 = (r0 * k11 - k01 * r1) / det
-                    d1 = (k00 * r1 - k01 * r0) / det
-            else:
-                r2 = -jv12(row_J, f0 + 2, v)
-                k02 = block[k, CB_FF + 2]
-                k12 = block[k, CB_FF + 5]
-                k22 = block[k, CB_FF + 8]
-                c00 = k11 * k22 - k12 * k12
-                c01 = k02 * k12 - k01 * k22
-                c02 = k01 * k12 - k02 * k11
-                det = k00 * c00 + k01 * c01 + k02 * c02
-                if det > 0.0:
-                    c11 = k00 * k22 - k02 * k02
-                    c12 = k01 * k02 - k00 * k12
-                    c22 = k00 * k11 - k01 * k01
-                    d0 = (c00 * r0 + c01 * r1 + c02 * r2) / det
-                    d1 = (c01 * r0 + c11 * r1 + c12 * r2) / det
-                    d2 = (c02 * r0 + c12 * r1 + c22 * r2) / det
-        p0 = row_lambda[f0] + d0
-        p1 = (row_lambda[f0 + 1] + d1) if nf > 1 else 0.0
-        p2 = (row_lambda[f0 + 2] + d2) if nf > 2 else 0.0
-        n = math.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
-        if n > pmax and nf > 1 and pmax > 0.0:
-            p0, p1, p2 = ball_metric_clamp(k00, k01, k02, k11, k12, k22, p0, p1, p2, pmax)
-        elif n > pmax:
-            s = pmax / n if n > 0.0 else 0.0
-            p0 *= s
-            p1 *= s
-            p2 *= s
-        d0 = p0 - row_lambda[f0]
-        row_lambda[f0] = p0
-        v = add12(row_minv_jt, f0, d0, v)
-        dn = d0 * d0
-        if nf > 1:
-            d1 = p1 - row_lambda[f0 + 1]
-            row_lambda[f0 + 1] = p1
-            v = add12(row_minv_jt, f0 + 1, d1, v)
-            dn += d1 * d1
-        if nf > 2:
-            d2 = p2 - row_lambda[f0 + 2]
-            row_lambda[f0 + 2] = p2
-            v = add12(row_minv_jt, f0 + 2, d2, v)
-            dn += d2 * d2
-        residual = max(residual, math.sqrt(dn))
+        k01 = block[k, CB_FF + 1] if nf > 1 else 0.0
+        k11 = block[k, CB_FF + 4] if nf > 1 else 1.0
+        k02 = block[k, CB_FF + 2] if nf > 2 else 0.0
+        k12 = block[k, CB_FF + 5] if nf > 2 else 0.0
+        k22 = block[k, CB_FF + 8] if nf > 2 else 1.0
+        v, dp = coulomb_block(row_J, row_minv_jt, row_lambda, f0, nf, k00, k01, k02, k11, k12, k22, pmax, True, v)
+        residual = max(residual, dp)
         store12(a, b, v, vel, omega)
     return residual
 

@@ -7,6 +7,7 @@ from .. import projection
 from ..base import Readout, SolverBase
 from ..stats import SolverStats
 from ..tree import build_tree_plan, make_tree, static_bodies
+from ..tree.warm_up import compile_tree_kernels
 from .direct import uses_direct_solve
 from .settings import (METHODS, N_STATS, S_CAPPED, S_CAPPED_STEPS, S_ITERATIONS, S_RESIDUAL, S_SOLVE_TICKS,
                        S_VIOLATION, SETTINGS, make_params)
@@ -34,6 +35,9 @@ class ImpulseSolver(SolverBase):
              ("stabilization", "position_iterations"), ("method", "keep_energy"))
     WHEN = {"position_iterations": ("stabilization", ("split",))}
     SIMULATION = ("substeps",)
+    COMPILE_WEIGHT = 211.0
+    WARM_UP_WEIGHT = 18.6
+    warm_up_kernels = staticmethod(compile_tree_kernels)       # its direct path's, shared with lcp
 
     def __init__(self):
         super().__init__()

@@ -179,7 +179,7 @@ def _make_kernel(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY):    # noqa: N803 (com
                         energy[:, 1] += energy[:, 2]
             if PROJECT and n_project > 0:       # post-stabilization: seed 004 eqs. 15-16
                 projection.project_positions_step(h, n_project, params.projection_above, bodies, joints, rows, proj,
-                                                  stats[S_VIOLATION:S_VIOLATION + 4], step == n_steps - 1)
+                                                  stats[S_VIOLATION:S_VIOLATION + 4])
                 proj.fresh[0] = 0
             if ENERGY and keep_energy:          # back to E_n + the loads' work (Dinev, Liu & Kavan 2018)
                 projection.energy_projection(bodies, gravity, grounded, energy)
@@ -191,6 +191,8 @@ def _make_kernel(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY):    # noqa: N803 (com
             if CONTACTS and detection_overflowed(contacts):
                 compute_joint_rates(bodies, joints, rows)
                 return step + 1                 # a later substep overflowed: grow before the next step
+        if PROJECT and n_project > 0 and n_steps > 0:
+            projection.projection_readout(bodies, joints, rows, stats[S_VIOLATION:S_VIOLATION + 4])
         compute_joint_rates(bodies, joints, rows)
         return n_steps
 

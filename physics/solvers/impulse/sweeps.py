@@ -90,6 +90,66 @@ def ball_metric_clamp(k00, k01, k02, k11, k12, k22, p0, p1, p2, pmax):
     return x0 * s, x1 * s, x2 * s
 
 
+@njit(cache=True)
+def coulomb_block(row_J, row_minv_jt, row_lambda, f0, nf, k00, k01, k02, k11, k12, k22, pmax, ball, v):
+    """A block's nf coupled friction rows f0, …: (B M⁻¹ Bᵀ) Δp = −B V (eq. 15, seed 001) with
+    B M⁻¹ Bᵀ = (k00 … k22) (unused rows: k = 1 on the diagonal, 0 off it), then the
+    Coulomb clamp ‖p‖ ≤ pmax (eq. 16): for a contact's ball (`ball`) in the block's metric
+    (ball_metric_clamp), else radially. The change is applied to the pair's velocities v
+    (load12's twelve). Returns (v, ‖Δp‖)."""
+    r0 = -jv12(row_J, f0, v)
+    d0 = d1 = d2 = 0.0
+    if nf == 1:
+        if k00 > 0.0:
+            d0 = r0 / k00
+    else:
+        r1 = -jv12(row_J, f0 + 1, v)
+        if nf == 2:
+            det = k00 * k11 - k01 * k01
+            if det > 0.0:
+                d0 = (r0 * k11 - k01 * r1) / det
+                d1 = (k00 * r1 - k01 * r0) / det
+        else:
+            r2 = -jv12(row_J, f0 + 2, v)
+            c00 = k11 * k22 - k12 * k12
+            c01 = k02 * k12 - k01 * k22
+            c02 = k01 * k12 - k02 * k11
+            det = k00 * c00 + k01 * c01 + k02 * c02
+            if det > 0.0:
+                c11 = k00 * k22 - k02 * k02
+                c12 = k01 * k02 - k00 * k12
+                c22 = k00 * k11 - k01 * k01
+                d0 = (c00 * r0 + c01 * r1 + c02 * r2) / det
+                d1 = (c01 * r0 + c11 * r1 + c12 * r2) / det
+                d2 = (c02 * r0 + c12 * r1 + c22 * r2) / det
+    p0 = row_lambda[f0] + d0
+    p1 = (row_lambda[f0 + 1] + d1) if nf > 1 else 0.0
+    p2 = (row_lambda[f0 + 2] + d2) if nf > 2 else 0.0
+    n = math.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
+    if n > pmax and ball and nf > 1 and pmax > 0.0:
+        p0, p1, p2 = ball_metric_clamp(k00, k01, k02, k11, k12, k22, p0, p1, p2, pmax)
+    elif n > pmax:
+        s = pmax / n if n > 0.0 else 0.0
+        p0 *= s
+        p1 *= s
+        p2 *= s
+    d0 = p0 - row_lambda[f0]
+    row_lambda[f0] = p0
+    v = add12(row_minv_jt, f0, d0, v)
+    dn = d0 * d0
+    if nf > 1:
+        d1 = p1 - row_lambda[f0 + 1]
+        row_lambda[f0 + 1] = p1
+        v = add12(row_minv_jt, f0 + 1, d1, v)
+        dn += d1 * d1
+    if nf > 2:
+        d2 = p2 - row_lambda[f0 + 2]
+        row_lambda[f0 + 2] = p2
+        v = add12(row_minv_jt, f0 + 2, d2, v)
+        dn += d2 * d2
+    return v, math.sqrt(dn)
+
+
 
 # ---------------------------------------------------------------------------- velocities
 @njit(cache=True, _nrt=False)
@@ -143,66 +203,16 @@ def sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct):
         pmax = row_hi[f0]
         if row_active[f0] == FREE_CONTACT:
             pmax *= normal_sum(row_lambda, start, f0)     # a contact's ball: μ Σλ_n
-        # friction: (B M⁻¹ Bᵀ) Δp = −B V  (eq. 15), then the ball clamp (eq. 16)
-        r0 = -jv12(row_J, f0, v)
+        # friction: eq. 15 on the rows' coupling, then the Coulomb clamp of eq. 16
         k00 = coupling(row_J, row_minv_jt, f0, f0)
-        d0 = d1 = d2 = 0.0
-        k01 = k02 = k12 = 0.0
-        k11 = k22 = 1.0
-        if nf == 1:
-            if k00 > 0.0:
-                d0 = r0 / k00
-        else:
-            r1 = -jv12(row_J, f0 + 1, v)
-            k01 = coupling(row_J, row_minv_jt, f0, f0 + 1)
-            k11 = coupling(row_J, row_minv_jt, f0 + 1, f0 + 1)
-            if nf == 2:
-                det = k00 * k11 - k01 * k01
-                if det > 0.0:
-                    d0 = (r0 * k11 - k01 * r1) / det
-                    d1 = (k00 * r1 - k01 * r0) / det
-            else:
-                r2 = -jv12(row_J, f0 + 2, v)
-                k02 = coupling(row_J, row_minv_jt, f0, f0 + 2)
-                k12 = coupling(row_J, row_minv_jt, f0 + 1, f0 + 2)
-                k22 = coupling(row_J, row_minv_jt, f0 + 2, f0 + 2)
-                c00 = k11 * k22 - k12 * k12
-                c01 = k02 * k12 - k01 * k22
-                c02 = k01 * k12 - k02 * k11
-                det = k00 * c00 + k01 * c01 + k02 * c02
-                if det > 0.0:
-                    c11 = k00 * k22 - k02 * k02
-                    c12 = k01 * k02 - k00 * k12
-                    c22 = k00 * k11 - k01 * k01
-                    d0 = (c00 * r0 + c01 * r1 + c02 * r2) / det
-                    d1 = (c01 * r0 + c11 * r1 + c12 * r2) / det
-                    d2 = (c02 * r0 + c12 * r1 + c22 * r2) / det
-        p0 = row_lambda[f0] + d0
-        p1 = (row_lambda[f0 + 1] + d1) if nf > 1 else 0.0
-        p2 = (row_lambda[f0 + 2] + d2) if nf > 2 else 0.0
-        n = math.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
-        if n > pmax and row_active[f0] == FREE_CONTACT and nf > 1 and pmax > 0.0:
-            p0, p1, p2 = ball_metric_clamp(k00, k01, k02, k11, k12, k22, p0, p1, p2, pmax)
-        elif n > pmax:
-            s = pmax / n
-            p0 *= s
-            p1 *= s
-            p2 *= s
-        d0 = p0 - row_lambda[f0]
-        row_lambda[f0] = p0
-        v = add12(row_minv_jt, f0, d0, v)
-        dn = d0 * d0
-        if nf > 1:
-            d1 = p1 - row_lambda[f0 + 1]
-            row_lambda[f0 + 1] = p1
-            v = add12(row_minv_jt, f0 + 1, d1, v)
-            dn += d1 * d1
-        if nf > 2:
-            d2 = p2 - row_lambda[f0 + 2]
-            row_lambda[f0 + 2] = p2
-            v = add12(row_minv_jt, f0 + 2, d2, v)
-            dn += d2 * d2
-        residual = max(residual, math.sqrt(dn))
+        k01 = coupling(row_J, row_minv_jt, f0, f0 + 1) if nf > 1 else 0.0
+        k11 = coupling(row_J, row_minv_jt, f0 + 1, f0 + 1) if nf > 1 else 1.0
+        k02 = coupling(row_J, row_minv_jt, f0, f0 + 2) if nf > 2 else 0.0
+        k12 = coupling(row_J, row_minv_jt, f0 + 1, f0 + 2) if nf > 2 else 0.0
+        k22 = coupling(row_J, row_minv_jt, f0 + 2, f0 + 2) if nf > 2 else 1.0
+        v, dp = coulomb_block(row_J, row_minv_jt, row_lambda, f0, nf, k00, k01, k02, k11, k12, k22, pmax,
+                              row_active[f0] == FREE_CONTACT, v)
+        residual = max(residual, dp)
         store12(a, b, v, vel, omega)
     return residual
 

@@ -9,6 +9,7 @@ from ..base import Readout, SolverBase
 from ..projection import Violation, projection_for
 from ..stats import SolverStats
 from ..tree import articulated_factor, build_tree_plan, make_tree, select_rows, static_bodies
+from ..tree.warm_up import compile_tree_kernels
 from .settings import LEMKE, PGS, SETTINGS, make_params
 from .step import lcp_kernel
 from .system import clear_column, mark_tree, mhat_column
@@ -53,6 +54,9 @@ class LcpSolver(SolverBase):
     PANEL = (("lcp_method", "lemke_max_rows"), ("pgs_iterations", "pgs_tolerance"), ("lcp_time_cap_ms", "lcp_erp"),
              ("lcp_stabilization",), ("impact_lcp", "projection"), ("geometric_stiffness", "projection_iterations"))
     WHEN = {"projection_iterations": ("projection", (True,))}
+    COMPILE_WEIGHT = 211.2
+    WARM_UP_WEIGHT = 18.6
+    warm_up_kernels = staticmethod(compile_tree_kernels)       # the tree kernels it shares with impulse
 
     def __init__(self):
         super().__init__()

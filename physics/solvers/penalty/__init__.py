@@ -38,10 +38,10 @@ The free rows' forces of the last step are kept as impulses (force·Δt) in the 
 next step starts its active set from them, so a restored state replays bit for bit);
 the stiff preset keeps its joint rows' forces there too (the geometric stiffness).
 """
-from .block_ldl import elimination_plan, factor, factor_solve, solve, solve_sparse
+from .block_ldl import elimination_plan, factor, factor_solve, solve
 from .contact_springs import CONTACT_STIFF_KAPPA
 from .explicit import CONTACT_KAPPA
 from .solver import PenaltySolver
 
-__all__ = ["PenaltySolver", "elimination_plan", "factor", "factor_solve", "solve", "solve_sparse", "CONTACT_KAPPA",
+__all__ = ["PenaltySolver", "elimination_plan", "factor", "factor_solve", "solve", "CONTACT_KAPPA",
            "CONTACT_STIFF_KAPPA"]

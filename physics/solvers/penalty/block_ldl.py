@@ -10,13 +10,13 @@ has no fill and costs O(N); a loop of joints adds fill blocks, still exact).
 
 Stages: the 6×6 block algebra (a block's LDLᵀ, its triangular solves, the downdate of a
 later block), one node's factor and substitutions, the whole factor and solve, and the
-plan (elimination_plan, Python, once per layout).
+plan (plan_layout: a minimum-degree order and its fill; elimination_plan once per layout,
+contact_graph.py again when the contacts between moving bodies change).
 """
-import heapq
-
 import numpy as np
 from numba import njit
 
+BIG = np.int64(1) << 62     # past every node index (minimum_degree's merge)
 FMA = {"contract", "reassoc"}   # fused multiply-adds and reordered sums (round-off only; no NaN assumptions)
 
 
@@ -369,84 +369,249 @@ def solve(diag, offd, up_ptr, up_node, x):
         backward_node(diag, offd, k, up_ptr, up_node, x)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def zero6(x, k):
-    """Whether node k's row of x is all zero."""
-    return x[k, 0] == 0.0 and x[k, 1] == 0.0 and x[k, 2] == 0.0 and x[k, 3] == 0.0 and x[k, 4] == 0.0 \
-        and x[k, 5] == 0.0
+# ---------------------------------------------------------------------------- the plan
+@njit(cache=True)
+def grow_rows(a):
+    """a (n, c) copied into an (n, 2c) array (its first c columns)."""
+    b = np.empty((a.shape[0], 2 * a.shape[1]), a.dtype)
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            b[i, j] = a[i, j]
+    return b
 
 
-@njit(cache=True, error_model="numpy")
-def solve_sparse(diag, offd, up_ptr, up_node, x):
-    """solve for a right side with few nonzero nodes (a contact row's Jacobian): the same
-    substitutions, the forward one skipping the nodes whose block is still zero (on a
-    forest of joints only the two nodes' ancestors and what hangs from them fill in)."""
-    nn = diag.shape[0]
+@njit(cache=True)
+def grow1(a):
+    """a (n,) copied into a (2n,) array."""
+    b = np.empty(2 * a.shape[0], a.dtype)
+    for i in range(a.shape[0]):
+        b[i] = a[i]
+    return b
+
+
+@njit(cache=True)
+def heap_push(keys, nodes, size, key, node):
+    """(key, node) onto the binary min-heap keys[:size] (grown when full); returns the heap."""
+    if size == keys.shape[0]:
+        keys, nodes = grow1(keys), grow1(nodes)
+    i = size
+    while i > 0:
+        p = (i - 1) >> 1
+        if keys[p] <= key:
+            break
+        keys[i], nodes[i] = keys[p], nodes[p]
+        i = p
+    keys[i], nodes[i] = key, node
+    return keys, nodes, size + 1
+
+
+@njit(cache=True)
+def heap_pop(keys, nodes, size):
+    """The smallest (key, node) off the heap keys[:size]; returns it and the new size."""
+    key, node = keys[0], nodes[0]
+    size -= 1
+    k, n = keys[size], nodes[size]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and keys[c + 1] < keys[c]:
+            c += 1
+        if k <= keys[c]:
+            break
+        keys[i], nodes[i] = keys[c], nodes[c]
+        i = c
+    if size > 0:
+        keys[i], nodes[i] = k, n
+    return key, node, size
+
+
+@njit(cache=True)
+def add_neighbour(adj, deg, a, b):
+    """b into node a's sorted neighbour list adj[a, :deg[a]] (once); returns adj (grown when full)."""
+    d = deg[a]
+    p = 0
+    while p < d and adj[a, p] < b:
+        p += 1
+    if p < d and adj[a, p] == b:
+        return adj
+    if d == adj.shape[1]:
+        adj = grow_rows(adj)
+    for q in range(d, p, -1):
+        adj[a, q] = adj[a, q - 1]
+    adj[a, p] = b
+    deg[a] = d + 1
+    return adj
+
+
+@njit(cache=True)
+def minimum_degree(nn, ea, eb):
+    """A minimum-degree elimination order of the graph of nn nodes and edges (ea, eb): the
+    node of fewest remaining neighbours first, its neighbours then joined into a clique (the
+    fill of its elimination); ties first in, first out (a chain goes from both ends at
+    once). Returns the order (nn,) and, in that order, each node's neighbours when it was
+    eliminated (its later neighbours: CSR ptr (nn+1,), nodes)."""
+    deg = np.zeros(nn, np.int64)
+    for e in range(ea.shape[0]):
+        if ea[e] != eb[e]:
+            deg[ea[e]] += 1
+            deg[eb[e]] += 1
+    cap = 4
+    for i in range(nn):
+        cap = max(cap, deg[i])
+    adj = np.empty((nn, cap), np.int64)
+    for i in range(nn):
+        deg[i] = 0
+    for e in range(ea.shape[0]):
+        if ea[e] != eb[e]:
+            adj = add_neighbour(adj, deg, ea[e], eb[e])
+            adj = add_neighbour(adj, deg, eb[e], ea[e])
+    keys, nodes = np.empty(2 * nn + 8, np.int64), np.empty(2 * nn + 8, np.int64)
+    size = 0
+    for i in range(nn):
+        keys, nodes, size = heap_push(keys, nodes, size, (deg[i] << 32) + i, i)
+    seq = nn
+    done = np.zeros(nn, np.bool_)
+    order = np.empty(nn, np.int64)
+    later_ptr = np.zeros(nn + 1, np.int64)
+    later = np.empty(max(16, 2 * ea.shape[0]), np.int64)
+    merged = np.empty(2 * adj.shape[1], np.int64)
+    k = 0
+    while size > 0:
+        key, i, size = heap_pop(keys, nodes, size)
+        d = deg[i]
+        if done[i] or (key >> 32) != d:
+            continue                                # eliminated, or a stale degree
+        done[i] = True
+        order[k] = i
+        while later_ptr[k] + d > later.shape[0]:
+            later = grow1(later)
+        for p in range(d):
+            later[later_ptr[k] + p] = adj[i, p]
+        later_ptr[k + 1] = later_ptr[k] + d
+        k += 1
+        for p in range(d):                           # each neighbour: i out, the others in
+            n = adj[i, p]
+            dn = deg[n]
+            if dn + d > merged.shape[0]:
+                merged = np.empty(2 * (dn + d), np.int64)
+            m = 0
+            q, r = 0, 0
+            while q < dn or r < d:                   # the two sorted lists merged
+                x = adj[n, q] if q < dn else BIG
+                y = adj[i, r] if r < d else BIG
+                if x <= y:
+                    v = x
+                    q += 1
+                    if x == y:
+                        r += 1
+                else:
+                    v = y
+                    r += 1
+                if v != i and v != n:
+                    merged[m] = v
+                    m += 1
+            while m > adj.shape[1]:
+                adj = grow_rows(adj)
+            for q in range(m):
+                adj[n, q] = merged[q]
+            deg[n] = m
+            keys, nodes, size = heap_push(keys, nodes, size, (m << 32) + seq, n)
+            seq += 1
+    return order, later_ptr, later[:later_ptr[nn]]
+
+
+@njit(cache=True)
+def find_slot(up_ptr, up_node, k, n):
+    """The slot of block A[n, k] (n a later neighbour of node k; −1: none), by bisection."""
+    lo, hi = up_ptr[k], up_ptr[k + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if up_node[mid] < n:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < up_ptr[k + 1] and up_node[lo] == n else -1
+
+
+@njit(cache=True)
+def plan_layout(dynamic, pair_a, pair_b):
+    """The block layout of the implicit system (Plan's body_node … pair_target, then per
+    pair its slot, −1 when a body is static, and whether b is the later node) for the
+    dynamic bodies (`dynamic` (n,) bool) joined by the pairs (pair_a, pair_b): a minimum-
+    degree order (minimum_degree) and its fill."""
+    n_bodies = dynamic.shape[0]
+    compact = np.full(n_bodies, -1, np.int64)
+    nn = 0
+    for i in range(n_bodies):
+        if dynamic[i]:
+            compact[i] = nn
+            nn += 1
+    nodes = np.empty(nn, np.int64)
+    for i in range(n_bodies):
+        if dynamic[i]:
+            nodes[compact[i]] = i
+    ne = 0
+    for e in range(pair_a.shape[0]):
+        if compact[pair_a[e]] >= 0 and compact[pair_b[e]] >= 0 and pair_a[e] != pair_b[e]:
+            ne += 1
+    ea, eb = np.empty(ne, np.int64), np.empty(ne, np.int64)
+    ne = 0
+    for e in range(pair_a.shape[0]):
+        if compact[pair_a[e]] >= 0 and compact[pair_b[e]] >= 0 and pair_a[e] != pair_b[e]:
+            ea[ne], eb[ne] = compact[pair_a[e]], compact[pair_b[e]]
+            ne += 1
+    order, up_ptr, later = minimum_degree(nn, ea, eb)
+    position = np.empty(nn, np.int64)
+    node_body = np.empty(nn, np.int64)
+    body_node = np.full(n_bodies, -1, np.int64)
     for k in range(nn):
-        if not zero6(x, k):
-            forward_node(diag, offd, k, up_ptr, up_node, x)
-    for k in range(nn - 1, -1, -1):
-        backward_node(diag, offd, k, up_ptr, up_node, x)
+        position[order[k]] = k
+        node_body[k] = nodes[order[k]]
+        body_node[nodes[order[k]]] = k
+    up_node = np.empty(later.shape[0], np.int64)
+    for s in range(later.shape[0]):
+        up_node[s] = position[later[s]]
+    for k in range(nn):                              # each node's later neighbours ascending
+        for s in range(up_ptr[k] + 1, up_ptr[k + 1]):
+            v = up_node[s]
+            t = s
+            while t > up_ptr[k] and up_node[t - 1] > v:
+                up_node[t] = up_node[t - 1]
+                t -= 1
+            up_node[t] = v
+    pair_ptr = np.zeros(nn + 1, np.int64)
+    for k in range(nn):
+        d = up_ptr[k + 1] - up_ptr[k]
+        pair_ptr[k + 1] = pair_ptr[k] + d * (d + 1) // 2
+    n_pairs = pair_ptr[nn]
+    pair_lo, pair_hi, pair_target = np.empty(n_pairs, np.int64), np.empty(n_pairs, np.int64), np.empty(n_pairs,
+                                                                                                        np.int64)
+    p = 0
+    for k in range(nn):
+        for s1 in range(up_ptr[k], up_ptr[k + 1]):
+            for s2 in range(s1, up_ptr[k + 1]):
+                n1, n2 = up_node[s1], up_node[s2]
+                pair_lo[p], pair_hi[p] = s1, s2
+                pair_target[p] = -1 - n1 if n1 == n2 else find_slot(up_ptr, up_node, n1, n2)
+                p += 1
+    slot = np.full(pair_a.shape[0], -1, np.int64)
+    b_late = np.zeros(pair_a.shape[0], np.int64)
+    for e in range(pair_a.shape[0]):
+        na, nb = body_node[pair_a[e]], body_node[pair_b[e]]
+        if na >= 0 and nb >= 0 and na != nb:
+            slot[e] = find_slot(up_ptr, up_node, min(na, nb), max(na, nb))
+            b_late[e] = 1 if nb > na else 0
+    return body_node, node_body, up_ptr, up_node, pair_ptr, pair_lo, pair_hi, pair_target, slot, b_late
 
 
 def elimination_plan(n_bodies, dynamic, pairs):
     """The block layout of the implicit system: `dynamic` (n,) bool, `pairs` the (a, b) body
     pairs of the joints. Orders the dynamic bodies by minimum degree (greedy, with the fill
-    of each elimination), so a tree is eliminated leaves first with no fill; ties go first
-    in, first out, so a chain is eliminated from both ends at once (consecutive nodes are
-    independent: the substitutions of solve run as two chains the processor overlaps).
-    Returns the layout arrays
-    of Plan (body_node … joint_b_late)."""
-    nodes = np.flatnonzero(dynamic)
-    adj = {int(i): set() for i in nodes}
-    for a, b in pairs:
-        if dynamic[a] and dynamic[b] and a != b:
-            adj[a].add(b)
-            adj[b].add(a)
-    heap = [(len(s), q, i) for q, (i, s) in enumerate(adj.items())]
-    pushed = len(heap)
-    heapq.heapify(heap)
-    order, later, done = [], {}, set()
-    while heap:
-        deg, _, i = heapq.heappop(heap)
-        if i in done or deg != len(adj[i]):
-            continue
-        done.add(i)
-        order.append(i)
-        nb = adj.pop(i)
-        later[i] = nb
-        for n in nb:
-            adj[n].discard(i)
-            adj[n] |= nb - {n}                       # the fill: the neighbours become a clique
-            heapq.heappush(heap, (len(adj[n]), pushed, n))
-            pushed += 1
-    body_node = np.full(n_bodies, -1, np.int64)
-    body_node[order] = np.arange(len(order))
-    up_ptr, up_node, slot_of = [0], [], {}
-    for k, i in enumerate(order):
-        for n in sorted(int(body_node[x]) for x in later[i]):
-            slot_of[(k, n)] = len(up_node)
-            up_node.append(n)
-        up_ptr.append(len(up_node))
-    pair_ptr, pair_lo, pair_hi, pair_target = [0], [], [], []
-    for k in range(len(order)):
-        slots = range(up_ptr[k], up_ptr[k + 1])
-        for s1 in slots:
-            for s2 in slots:
-                if s2 < s1:
-                    continue
-                n1, n2 = up_node[s1], up_node[s2]
-                pair_lo.append(s1)
-                pair_hi.append(s2)
-                pair_target.append(-1 - n1 if n1 == n2 else slot_of[(n1, n2)])
-        pair_ptr.append(len(pair_lo))
-    joint_slot = np.full(len(pairs), -1, np.int64)
-    joint_b_late = np.zeros(len(pairs), np.int64)
-    for j, (a, b) in enumerate(pairs):
-        na, nb = body_node[a], body_node[b]
-        if na >= 0 and nb >= 0 and na != nb:
-            joint_slot[j] = slot_of[(min(na, nb), max(na, nb))]
-            joint_b_late[j] = int(nb > na)
-    as_int = lambda x: np.asarray(x, np.int64)
-    return (body_node, as_int(order), as_int(up_ptr), as_int(up_node), as_int(pair_ptr), as_int(pair_lo),
-            as_int(pair_hi), as_int(pair_target), joint_slot, joint_b_late)
+    of each elimination: plan_layout), so a tree is eliminated leaves first with no fill;
+    ties go first in, first out, so a chain is eliminated from both ends at once
+    (consecutive nodes are independent: the substitutions of solve run as two chains the
+    processor overlaps). Returns the layout arrays of Plan (body_node … joint_b_late)."""
+    pairs = np.asarray(pairs, np.int64).reshape(-1, 2)
+    return plan_layout(np.ascontiguousarray(dynamic, np.bool_), pairs[:, 0].copy(), pairs[:, 1].copy())

@@ -1,256 +1,343 @@
-"""Contacts under the stiff preset: each contact point a one-sided spring of the implicit
-system (physics/contacts.py: per touching pair a manifold of ≤ 4 points, their normal
-rows J V = ġ, the separation rate, and G = −depth).
+"""Contacts under the stiff preset: rows of the implicit system, like the joints' (physics/
+contacts.py: per touching pair a manifold of ≤ 4 points, their normal rows J V = ġ, the
+separation rate, and G = −depth; then two friction rows and a twist row at the patch's
+centre).
 
-α = m ω², β = 2ζ m ω, ω = CONTACT_STIFF_KAPPA/Δt, ζ = CONTACT_ZETA, m = 1/(p (1/m_a +
-1/m_b)) over the pair's p points (the whole patch: k = m_eff ω²), so a box resting on the
-ground sinks m g/k = g (Δt/κ)² and a load F on a pair closes it by F/k. Seed 000's dead
-zone χ = min(0, G), taken at the end of the step, and one-sidedness make the springs an
-active set over the solves (check_springs): a row is in when it penetrates at the end of
-the step (depth − Δt ġ⁺ > 0) and its force f = α(depth − Δt ġ⁺) − β ġ⁺ pushes, at most
-CONTACT_PASSES solves (with the drives' active set), starting from the rows that would
-penetrate at the start's velocity. A spring against a static body adds only to the
-dynamic body's diagonal block and right side; one between two dynamic bodies couples two
-nodes the elimination plan (the joint graph) does not link: those rows enter by the
-Woodbury identity — x = A⁻¹b − A⁻¹U (W⁻¹ + Uᵀ A⁻¹ U)⁻¹ Uᵀ A⁻¹b, one solve with A's factor
-per row and a dense m×m Cholesky (coupled_springs), the exact solution of the whole
-system, as seed 004's Schur complement does for loop joints. Past MAX_COUPLED such rows in
-a step, the rest are block Jacobi (each side against the other's velocity of the last
-pass). Friction follows the solve (contacts.penalty_contact_friction): per pair the
-impulses that stop its friction rows within the step, scaled into the Coulomb ball of
-radius μ Σ f_n Δt of the springs just solved, change the velocities before the positions
-(explicit friction before the solve misses the normal springs' torques: a box on a slope
-creeps). Where a touching body is also a joint's (a driven wheel on its axle), those
-friction impulses then act as forces in the implicit solve, done again from the step's
-start (friction_as_forces), so the joints pass the traction on within the step (applied
-after the solve only, it opens a driven wheel's axle).
+Normal rows — one-sided springs. α = m ω², β = 2ζ m ω, ω = CONTACT_STIFF_KAPPA/Δt,
+ζ = CONTACT_ZETA, m = 1/(p (1/m_a + 1/m_b)) over the pair's p points (the patch k = m_eff ω²:
+the masses in contact), so a box resting on the ground sinks m g/k = g (Δt/κ)² and a load
+F on a pair closes it by F/k. Seed 000's dead zone χ = min(0, G) is taken at the end of
+the step, on both the spring and its damper (F = −Jᵀ(α χ + β χ̇), χ̇ ≈ (χ⁺ − χ)/Δt): with
+the penetration p⁺ = depth − Δt ġ⁺ at the end of the step and p = max(0, depth) at its
+start,
+
+    f = α p⁺ + β (p⁺ − p)/Δt  when p⁺ > 0 and f > 0, else 0,
+
+a force continuous in ġ⁺ (a damper on ġ alone jumps by β ġ where p⁺ crosses zero, and a
+closing contact then has no consistent active set: the damper stops it short of touching,
+without the damper it passes through), and the damper acts only while the pair is in
+contact. Implicitly: w = Δt²α + Δtβ, g = Δt α depth + β min(0, depth), f Δt = g − w ġ⁺.
+The spring's push is capped: a penetration is pushed out at most at PUSH_SPEED (the
+depth in g at most the one a lone body on the ground leaves at that speed,
+PUSH_SPEED Δt (1 + 2ζκ + κ²)/κ²; Box2D's contact push speed) — bodies dropped into each
+other, or found a step's travel deep, come apart over a few steps instead of in one at
+depth/Δt. A load of m_eff · κ² PUSH_SPEED/Δt per patch (10⁴ m/s² at Δt = 10 ms) is the
+most the capped spring carries: far beyond any stack's.
+The springs are an active set over the solves (check_contacts: a row is in when p⁺ > 0
+and f > 0), starting from the rows that would penetrate at the start's velocity.
+
+Friction rows — the joints' friction law (drives.py), kept a damper: on the patch's sliding
+and twist rates ġ_t a damper of weight c Δt, c = S m_b/Δt while it sticks (S = STICK,
+m_b = n/Σ_rows J M⁻¹ Jᵀ), and while it slides the damper whose impulse is the Coulomb
+ball's radius R = μ Σ f_n Δt of the normal springs (seed 001 eq. 8, 16) at the rate of the
+last solve, c Δt = R/|ġ_t| — regularized Coulomb friction solved implicitly (the lagged
+damper of TAMSI, Castro et al. 2019): each solve is a passive system (springs and dampers
+only: it cannot gain energy whatever the active set), and the passes converge on
+|f_t| = R against the sliding. A constant impulse R along an earlier pass's direction
+pushes wherever the rates have turned since, and, through the normal springs it loads,
+feeds its own radius. The state (stick, or slide and c) is an active set over the solves
+with the normal springs', started from the last step's forces (kept with the contacts'
+warm start) and R following the normal springs from solve to solve. In the system,
+friction sees the normal springs' torques (a box on a slope does not creep) and joints
+pass it on within the step (a driven wheel's traction).
+
+Between two dynamic bodies a contact couples their nodes as a joint does: the system is
+laid out again with the contact graph (contact_graph.py) and solved exactly.
+
+Inelastic (penalty has no restitution): a contact is found once it overlaps, up to a
+step's travel deep, and the spring pushes that depth out within about a step — momentum
+the pair never had coming in (a ball dropped at Δt = 10 ms would leave the floor at
+~depth/Δt). So the positions take the solved velocities, and then a contact still
+penetrating at the end of the step keeps no separating rate (relax_contacts: normal
+impulses that only take separating velocity out, Gauss–Seidel, RELAX_SWEEPS sweeps): the
+spring moves the body out, not its momentum — the split of position and velocity of
+split impulses (Catto's soft step relaxes its bias velocity the same way, Box2D v3).
+It only takes kinetic energy out.
 """
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
-from ...contacts import N_NOW, N_ROWS
-from ...joint_rows import ROW_FREE, row_velocity
-from ..row_ops import fill2d
-from .assemble import add_force, add_row
-from .block_ldl import solve_sparse
+from ...contacts import N_BLOCKS, N_NOW, N_ROWS
+from ...joint_rows import FREE_CONTACT, ROW_FREE, row_velocity
+from .assemble import add_row, inv_inertia_quad
+from .contact_graph import pair_slot
+from .drives import STICK
 
-# the stiff preset's contact springs (implicit, contact_springs): ωΔt and damping ratio; a
-# body resting on the ground sinks m g/k = g(Δt/κ)²
+# the stiff preset's contact springs: ωΔt and damping ratio; a body resting on the ground
+# sinks m g/k = g(Δt/κ)²
 CONTACT_STIFF_KAPPA = 10.0
 CONTACT_ZETA = 1.0
 CONTACT_PASSES = 8      # most solves per step of the contacts' (and drives') active set
-MAX_COUPLED = 256       # most contact rows between two dynamic bodies solved exactly per step (coupled_springs)
+RELAX_SWEEPS = 4        # Gauss–Seidel sweeps of relax_contacts
+PUSH_SPEED = 1.0        # m/s: a spring pushes a penetration out no faster (contact_springs)
+FRICTION_PASSES = 2     # most solves of a step that only refine the patches' friction
+UNCHANGED, REFINED, SWITCHED = 0, 1, 2  # what a solve changed (check_contacts)
+FRICTION_TOL = 1e-3     # a patch's friction impulse may miss the law's by this share of its radius …
+WEIGHT_TOL = 1e-2       # … and this share of its weight's impulse m_b |g| Δt (check_contacts)
+NO_FRICTION, STUCK, SLIDING = -1, 0, 1    # a patch's friction: none, the sticking damper, the sliding one
+
+Springs = namedtuple("Springs", "w g depth on slot late fric fw fc radius tol")
+"""The contact rows of one step in the implicit system (new_springs). Per contact row: w, g
+its weight and right side (normal rows), depth (m, a normal row's point), on (1: a normal
+row in the active set). Per contact block: slot, late its pair's block in the plan (−1: a
+static body) and whether b is the later node; fric NO_FRICTION, STUCK or SLIDING; fw the
+sticking damper's weight c Δt (kg), fc the damper's weight in use (fw, or R/|ġ_t|
+sliding), radius R = μ Σ f_n Δt (N·s), tol the friction impulse a solve may miss R by
+beyond FRICTION_TOL of it (N·s: check_contacts)."""
+
+
+@njit(cache=True)
+def new_springs(contacts):
+    """Springs sized for this step's contact rows and blocks."""
+    n = contacts.buffers.n
+    n_rows = n[N_ROWS] if n[N_NOW] > 0 else 0
+    n_blocks = n[N_BLOCKS] if n[N_NOW] > 0 else 0
+    z, i = np.zeros, np.int64
+    return Springs(z(n_rows), z(n_rows), z(n_rows), z(n_rows, i), z(n_blocks, i), z(n_blocks, i), z(n_blocks, i),
+                   z(n_blocks), z(n_blocks), z(n_blocks), z(n_blocks))
+
 
 @njit(cache=True, error_model="numpy")
-def contact_springs(h, bodies, contacts, body_node, spring_w, spring_g, spring_on, spring_depth, coupled):
-    """The stiff preset's contact springs (module docstring, "Contacts"): per normal row of
-    this step's contacts (contacts.write_contact_rows) its weight w = Δt²α + Δtβ and right
-    side g = Δt α depth (depth > 0: penetration; the row's G = −depth), with
-    α = m ω², β = 2ζ m ω, ω = CONTACT_STIFF_KAPPA/Δt, ζ = CONTACT_ZETA, m = 1/(p (1/m_a + 1/m_b)) over the pair's p points;
-    spring_depth its depth (m); spring_on the first guess of the active set (penetrating at
-    the end of the step at the start's velocity); coupled lists the rows between two dynamic bodies (the solve's
-    Schur complement, coupled_springs), at most MAX_COUPLED. Returns the number of rows."""
+def row_inv_mass_full(row_J, r, a, b, body_inv_mass, inv_inertia_world):
+    """J_r M⁻¹ J_rᵀ of a contact row (world inverse inertia, 9 numbers per body)."""
+    k = 0.0
+    for side in range(2):
+        i = a if side == 0 else b
+        o = 6 * side
+        k += body_inv_mass[i] * (row_J[r, o] ** 2 + row_J[r, o + 1] ** 2 + row_J[r, o + 2] ** 2)
+        k += inv_inertia_quad(inv_inertia_world, i, row_J[r, o + 3], row_J[r, o + 4], row_J[r, o + 5])
+    return k
+
+
+@njit(cache=True, error_model="numpy")
+def first_free(row_kind, start):
+    """The first friction row of the block starting at `start` (after its normal rows)."""
+    f0 = start
+    while row_kind[f0] != ROW_FREE:
+        f0 += 1
+    return f0
+
+
+@njit(cache=True, error_model="numpy")
+def contact_springs(h, g_norm, bodies, contacts, plan, s):
+    """The step's contact rows into s (Springs; module docstring): per normal row its
+    weight, right side and depth and the active set's first guess (penetrating at the end
+    of the step at the start's velocity); per block its pair's slot in `plan`, its friction
+    damper and where the friction's active set starts — sliding (c Δt = R/|ġ_t| at its
+    rate now) when the last step's friction was on its Coulomb ball and the sticking
+    damper would leave it, else sticking. plan.inv_inertia_world must hold this step's world inverse inertias."""
     buf, crows = contacts.buffers, contacts.rows
-    row_J, row_kind, row_body = crows.J, crows.kind, crows.body
-    cf, row_of, block_of, block_start = buf.cf, buf.row_of, buf.block_of, crows.block_start
+    row_J, row_kind, row_body, row_active, row_hi, row_impulse = (crows.J, crows.kind, crows.body, crows.active,
+                                                                  crows.hi, crows.impulse)
+    block_start, block_count = crows.block_start, crows.block_count
+    cf, row_of = buf.cf, buf.row_of
     body_vel, body_omega, body_inv_mass = bodies.vel, bodies.omega, bodies.inv_mass
-    n_rows = spring_w.shape[0]
+    inv_inertia_world = plan.inv_inertia_world
+    w_, g_, depth_, on_ = s.w, s.g, s.depth, s.on
     omega = CONTACT_STIFF_KAPPA / h
-    for r in range(n_rows):
-        spring_w[r] = 0.0
-        spring_g[r] = 0.0
-        spring_on[r] = 0
-        spring_depth[r] = 0.0
-    n_coupled = 0
+    kappa = CONTACT_STIFF_KAPPA
+    push_depth = PUSH_SPEED * h * (1.0 + 2.0 * CONTACT_ZETA * kappa + kappa * kappa) / (kappa * kappa)
     for q in range(buf.n[N_NOW]):
         r = row_of[q]
-        if r < 0:
-            continue
-        a, b = row_body[r, 0], row_body[r, 1]
+        if r >= 0:
+            depth_[r] = cf[q, 6]
+    for blk in range(s.slot.shape[0]):
+        start = block_start[blk]
+        end = start + block_count[blk]
+        a, b = row_body[start, 0], row_body[start, 1]
+        slot, late = pair_slot(plan, a, b)
+        s.slot[blk], s.late[blk] = slot, late
+        s.fric[blk] = NO_FRICTION
+        f0 = first_free(row_kind, start)
         k = body_inv_mass[a] + body_inv_mass[b]
         if k <= 0.0:
             continue
-        s = block_start[block_of[q]]
-        p = 0
-        while row_kind[s + p] != ROW_FREE:
-            p += 1
-        m = 1.0 / (k * p)
+        m = 1.0 / (k * (f0 - start))
         alpha = m * omega * omega
-        depth = cf[q, 6]
-        spring_w[r] = h * h * alpha + h * 2.0 * CONTACT_ZETA * m * omega
-        spring_g[r] = h * alpha * depth
-        spring_depth[r] = depth
-        if depth - h * row_velocity(row_J, r, a, b, body_vel, body_omega) > 0.0:
-            spring_on[r] = 1
-        if body_node[a] >= 0 and body_node[b] >= 0:
-            if n_coupled < MAX_COUPLED:
-                coupled[n_coupled] = r
-                n_coupled += 1
-            else:
-                spring_on[r] |= 2                    # beyond the Schur complement: lagged (add_springs)
-    return n_coupled
+        beta = 2.0 * CONTACT_ZETA * m * omega
+        fn = 0.0
+        for r in range(start, f0):
+            d = depth_[r]
+            w_[r] = h * h * alpha + h * beta
+            g_[r] = h * alpha * min(d, push_depth) + beta * min(0.0, d)
+            on_[r] = 1 if d - h * row_velocity(row_J, r, a, b, body_vel, body_omega) > 0.0 else 0
+            fn += row_impulse[r]                  # the last step's f_n Δt (warm start)
+        if row_active[f0] != FREE_CONTACT:
+            continue
+        ksum = vn = 0.0
+        for r in range(f0, end):
+            ksum += row_inv_mass_full(row_J, r, a, b, body_inv_mass, inv_inertia_world)
+            v = row_velocity(row_J, r, a, b, body_vel, body_omega)
+            vn += v * v
+        if ksum <= 0.0:
+            continue
+        fw = STICK * (end - f0) / ksum
+        radius = row_hi[f0] * fn
+        s.fw[blk] = fw
+        s.fc[blk] = fw
+        s.radius[blk] = radius
+        s.tol[blk] = WEIGHT_TOL * (end - f0) / ksum * g_norm * h
+        s.fric[blk] = STUCK
+        vn = np.sqrt(vn)
+        if fw * vn > radius:                    # sliding now: its damper at its rate now
+            s.fric[blk] = SLIDING
+            s.fc[blk] = radius / vn
 
 
 @njit(cache=True, error_model="numpy")
-def add_springs(row_J, row_body, body_node, spring_w, spring_g, spring_on, body_vel, body_omega, diag, offd, rhs):
-    """The contact springs in the active set into one solve's matrix and right side: against
-    a static body into the dynamic body's diagonal block; between two dynamic bodies only
-    g Jᵀ (the matrix part is coupled_springs' Schur complement), or, past MAX_COUPLED rows,
-    each side's own part with the other side's velocity of the last pass (block Jacobi)."""
-    none = np.int64(-1)
-    late = np.int64(0)
-    for r in range(spring_w.shape[0]):
-        if spring_on[r] & 1 == 0 or spring_w[r] == 0.0:
-            continue
-        a, b = row_body[r, 0], row_body[r, 1]
+def add_contacts(contacts, plan, s):
+    """The contact rows into one solve's matrix and right side (plan.diag, offd, rhs): the
+    normal springs in the active set, each patch's friction damper (fc)."""
+    crows = contacts.rows
+    row_J, row_kind, row_body, block_start, block_count = (crows.J, crows.kind, crows.body, crows.block_start,
+                                                           crows.block_count)
+    body_node, diag, offd, rhs = plan.body_node, plan.diag, plan.offd, plan.rhs
+    for blk in range(s.slot.shape[0]):
+        start = block_start[blk]
+        end = start + block_count[blk]
+        a, b = row_body[start, 0], row_body[start, 1]
         na, nb = body_node[a], body_node[b]
-        w, g = spring_w[r], spring_g[r]
-        if na >= 0 and nb >= 0:
-            if spring_on[r] & 2 == 0:
-                add_force(row_J, r, na, nb, g, rhs)
+        slot, late = s.slot[blk], s.late[blk]
+        f0 = first_free(row_kind, start)
+        for r in range(start, f0):
+            if s.on[r] != 0:
+                add_row(row_J, r, na, nb, slot, late, s.w[r], s.g[r], diag, offd, rhs)
+        if s.fric[blk] != NO_FRICTION:
+            for r in range(f0, end):
+                add_row(row_J, r, na, nb, slot, late, s.fc[blk], 0.0, diag, offd, rhs)
+
+
+@njit(cache=True, error_model="numpy")
+def check_contacts(h, bodies, contacts, s):
+    """The contacts' active set after a solve: a normal row is in when it penetrates at the
+    end of the step (p⁺ = depth − Δt ġ⁺ > 0) and its force pushes (g − w ġ⁺ > 0); a patch's
+    radius becomes R = μ Σ f_n Δt of this solve; a patch whose sticking damper's impulse
+    would leave the ball slides, its damper c Δt = R/|ġ_t| at this solve's rate, one whose
+    sticking damper stays within it sticks. Returns SWITCHED when a spring changed state,
+    else REFINED when a patch's friction impulse missed the law's at its rate (the
+    sticking damper's within the ball, else R) by more than FRICTION_TOL of R and tol,
+    else UNCHANGED. (A patch whose normal force is all but nothing — boxes side by side
+    in a row — or that is about to slip would take a solve per digit: its friction is
+    refined in at most FRICTION_PASSES solves a step, and goes on from the next step's
+    start.)"""
+    crows = contacts.rows
+    row_J, row_kind, row_body, row_hi, block_start, block_count = (crows.J, crows.kind, crows.body, crows.hi,
+                                                                   crows.block_start, crows.block_count)
+    body_vel, body_omega = bodies.vel, bodies.omega
+    changed = UNCHANGED
+    for blk in range(s.slot.shape[0]):
+        start = block_start[blk]
+        end = start + block_count[blk]
+        a, b = row_body[start, 0], row_body[start, 1]
+        f0 = first_free(row_kind, start)
+        fn = 0.0
+        for r in range(start, f0):
+            if s.w[r] == 0.0:
                 continue
-            va = vb = 0.0
-            for c in range(3):
-                va += row_J[r, c] * body_vel[a, c] + row_J[r, 3 + c] * body_omega[a, c]
-                vb += row_J[r, 6 + c] * body_vel[b, c] + row_J[r, 9 + c] * body_omega[b, c]
-            add_row(row_J, r, na, none, none, late, w, g - w * vb, diag, offd, rhs)
-            add_row(row_J, r, none, nb, none, late, w, g - w * va, diag, offd, rhs)
-        else:
-            add_row(row_J, r, na, nb, none, late, w, g, diag, offd, rhs)
-
-
-@njit(cache=True, error_model="numpy")
-def row_dot_nodes(row_J, r, na, nb, x, y, c):
-    """J_r · x over the row's two nodes (x (k,6) when c < 0, else y[c] (…, k, 6))."""
-    s = 0.0
-    for i in range(6):
-        if c < 0:
-            s += row_J[r, i] * x[na, i] + row_J[r, 6 + i] * x[nb, i]
-        else:
-            s += row_J[r, i] * y[c, na, i] + row_J[r, 6 + i] * y[c, nb, i]
-    return s
-
-
-@njit(cache=True, error_model="numpy")
-def coupled_springs(row_J, row_body, body_node, spring_w, spring_on, coupled, n_coupled, diag, offd, up_ptr, up_node,
-                    x, y):
-    """x := (A + U W Uᵀ)⁻¹ b from x = A⁻¹ b (A factored by `factor`), U the Jacobians of the
-    coupled contact rows in the active set, W their weights: the Woodbury identity
-    x −= A⁻¹U (W⁻¹ + Uᵀ A⁻¹ U)⁻¹ Uᵀ x, one solve per row (solve_sparse; y: (≥ m, k, 6)) and a
-    dense m×m Cholesky: the exact solution of the whole system, as the Schur complement of
-    seed 004 eq. 12-14 does for loop joints."""
-    idx = np.empty(n_coupled, np.int64)
-    m = 0
-    for c in range(n_coupled):
-        r = coupled[c]
-        if spring_on[r] & 1 != 0:
-            idx[m] = r
-            m += 1
-    if m == 0:
-        return
-    for c in range(m):
-        r = idx[c]
-        na, nb = body_node[row_body[r, 0]], body_node[row_body[r, 1]]
-        yc = y[c]
-        fill2d(yc, 0.0)
-        for i in range(6):
-            yc[na, i] = row_J[r, i]
-            yc[nb, i] = row_J[r, 6 + i]
-        solve_sparse(diag, offd, up_ptr, up_node, yc)
-    S = np.empty((m, m))
-    t = np.empty(m)
-    for c in range(m):
-        r = idx[c]
-        na, nb = body_node[row_body[r, 0]], body_node[row_body[r, 1]]
-        t[c] = row_dot_nodes(row_J, r, na, nb, x, y, -1)
-        for d in range(c + 1):
-            S[c, d] = row_dot_nodes(row_J, r, na, nb, x, y, d)
-        S[c, c] += 1.0 / spring_w[r]
-    for j in range(m):                               # S = L Lᵀ (lower), then L Lᵀ z = t
-        s = S[j, j]
-        for p in range(j):
-            s -= S[j, p] * S[j, p]
-        s = np.sqrt(s) if s > 0.0 else 1e-150
-        S[j, j] = s
-        for i in range(j + 1, m):
-            v = S[i, j]
-            for p in range(j):
-                v -= S[i, p] * S[j, p]
-            S[i, j] = v / s
-    for i in range(m):
-        v = t[i]
-        for p in range(i):
-            v -= S[i, p] * t[p]
-        t[i] = v / S[i, i]
-    for i in range(m - 1, -1, -1):
-        v = t[i]
-        for p in range(i + 1, m):
-            v -= S[p, i] * t[p]
-        t[i] = v / S[i, i]
-    for c in range(m):
-        z = t[c]
-        for k in range(x.shape[0]):
-            for i in range(6):
-                x[k, i] -= z * y[c, k, i]
-
-
-@njit(cache=True, error_model="numpy")
-def check_springs(h, row_J, row_body, spring_depth, spring_w, spring_g, spring_on, body_vel, body_omega):
-    """The contact springs' active set after a solve — seed 000's dead zone at the end of the
-    step, one-sided: a row is in when it penetrates at the end of the step
-    (depth − Δt J V⁺ > 0) and its force f = (g − w J V⁺)/Δt pushes (f > 0). Returns
-    whether anything changed."""
-    changed = False
-    for r in range(spring_w.shape[0]):
-        if spring_w[r] == 0.0:
+            v = row_velocity(row_J, r, a, b, body_vel, body_omega)
+            f = s.g[r] - s.w[r] * v
+            on = 1 if s.depth[r] - h * v > 0.0 and f > 0.0 else 0
+            if on != s.on[r]:
+                s.on[r] = on
+                changed = SWITCHED
+            if on != 0:
+                fn += f
+        fric = s.fric[blk]
+        if fric == NO_FRICTION:
             continue
-        v = row_velocity(row_J, r, row_body[r, 0], row_body[r, 1], body_vel, body_omega)
-        on = spring_depth[r] - h * v > 0.0 and spring_g[r] - spring_w[r] * v > 0.0
-        if on != (spring_on[r] & 1 != 0):
-            spring_on[r] ^= 1
-            changed = True
+        radius = row_hi[f0] * fn
+        vn = 0.0
+        for r in range(f0, end):
+            v = row_velocity(row_J, r, a, b, body_vel, body_omega)
+            vn += v * v
+        vn = np.sqrt(vn)
+        fw = s.fw[blk]
+        wanted = min(radius, fw * vn)           # the law's impulse at this rate: stick within the ball
+        if abs(s.fc[blk] * vn - wanted) > FRICTION_TOL * radius + s.tol[blk]:
+            changed = max(changed, REFINED)
+        if fw * vn <= radius:
+            s.fric[blk] = STUCK
+            s.fc[blk] = fw
+        else:
+            s.fric[blk] = SLIDING
+            s.fc[blk] = radius / vn
+        s.radius[blk] = radius
     return changed
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
-def contact_on_joints(joints, contacts):
-    """Whether a touching contact's body is also a joint's (its friction then has to pass
-    through the joints within the step: stiff_step solves again)."""
-    buf, row_body = contacts.buffers, contacts.rows.body
-    n_rows = buf.n[N_ROWS] if buf.n[N_NOW] > 0 else 0
-    joint_body = joints.body
-    for r in range(n_rows):
-        for side in range(2):
-            i = row_body[r, side]
-            for j in range(joint_body.shape[0]):
-                if joint_body[j, 0] == i or joint_body[j, 1] == i:
-                    return True
-    return False
+@njit(cache=True, error_model="numpy")
+def store_contact_impulses(bodies, contacts, s):
+    """The contact rows' impulses of the last solve into their `impulse` (the readouts, and
+    the next step's warm start: contacts.keep_contact_impulses): a normal spring's
+    f Δt = g − w ġ⁺, a patch's friction −c Δt ġ⁺ per friction row."""
+    crows = contacts.rows
+    row_J, row_kind, row_body, row_impulse = crows.J, crows.kind, crows.body, crows.impulse
+    block_start, block_count = crows.block_start, crows.block_count
+    body_vel, body_omega = bodies.vel, bodies.omega
+    for blk in range(s.slot.shape[0]):
+        start = block_start[blk]
+        end = start + block_count[blk]
+        a, b = row_body[start, 0], row_body[start, 1]
+        f0 = first_free(row_kind, start)
+        for r in range(start, f0):
+            row_impulse[r] = 0.0
+            if s.on[r] != 0:
+                row_impulse[r] = max(0.0, s.g[r] - s.w[r] * row_velocity(row_J, r, a, b, body_vel, body_omega))
+        for r in range(f0, end):
+            row_impulse[r] = 0.0
+            if s.fric[blk] != NO_FRICTION:
+                row_impulse[r] = -s.fc[blk] * row_velocity(row_J, r, a, b, body_vel, body_omega)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
-def friction_as_forces(h, bodies, work, plan, vel0, omega0, sign):
-    """sign = +1: the contact friction's change of the velocities (now (vel, omega), before
-    it (pvel, pomega)) as forces m Δv/Δt, I Δω/Δt added to force_acc/torque_acc, kept in
-    (pvel, pomega), and the velocities put back to the step's start (vel0, omega0), for the
-    implicit solve to be done again; sign = −1: those forces taken off again."""
+@njit(cache=True, error_model="numpy")
+def relax_contacts(h, bodies, contacts, plan, s):
+    """After the positions: a normal row still penetrating at the end of the step
+    (p⁺ = depth − Δt ġ⁺ > 0 at the solved rate, whether or not its spring was in the active
+    set: a spring that would pull is out of it, yet its pair still overlaps — another
+    contact pushed the body away faster) keeps no separating rate — impulses λ ≤ 0 along
+    it (accumulated per row, projected Gauss–Seidel, RELAX_SWEEPS sweeps) bring ġ > 0 to 0
+    (module docstring, "Inelastic"). Each takes kinetic energy out and keeps momentum."""
+    crows = contacts.rows
+    row_J, row_kind, row_body = crows.J, crows.kind, crows.body
+    block_start = crows.block_start
     body_vel, body_omega, body_inv_mass = bodies.vel, bodies.omega, bodies.inv_mass
-    force_acc, torque_acc, pvel, pomega = work.force_acc, work.torque_acc, work.pvel, work.pomega
-    inertia_world, node_body = plan.inertia_world, plan.node_body
-    for k in range(node_body.shape[0]):
-        i = node_body[k]
-        if sign > 0.0:
-            m = 1.0 / body_inv_mass[i] if body_inv_mass[i] > 0.0 else 0.0
-            dwx, dwy, dwz = body_omega[i, 0] - pomega[i, 0], body_omega[i, 1] - pomega[i, 1], \
-                body_omega[i, 2] - pomega[i, 2]
-            for c in range(3):
-                pvel[i, c] = m * (body_vel[i, c] - pvel[i, c]) / h
-            for c in range(3):
-                pomega[i, c] = (inertia_world[i, 3 * c] * dwx + inertia_world[i, 3 * c + 1] * dwy
-                                + inertia_world[i, 3 * c + 2] * dwz) / h
-            for c in range(3):
-                body_vel[i, c] = vel0[i, c]
-                body_omega[i, c] = omega0[i, c]
-        for c in range(3):
-            force_acc[i, c] += sign * pvel[i, c]
-            torque_acc[i, c] += sign * pomega[i, c]
+    inv_inertia_world = plan.inv_inertia_world
+    n_blocks = s.slot.shape[0]
+    lam = np.zeros(s.w.shape[0])
+    inside = np.zeros(s.w.shape[0], np.bool_)
+    for blk in range(n_blocks):
+        start = block_start[blk]
+        a, b = row_body[start, 0], row_body[start, 1]
+        for r in range(start, first_free(row_kind, start)):
+            inside[r] = s.depth[r] - h * row_velocity(row_J, r, a, b, body_vel, body_omega) > 0.0
+    for sweep in range(RELAX_SWEEPS):
+        for blk in range(n_blocks):
+            start = block_start[blk]
+            a, b = row_body[start, 0], row_body[start, 1]
+            f0 = first_free(row_kind, start)
+            for r in range(start, f0):
+                if not inside[r]:
+                    continue
+                v = row_velocity(row_J, r, a, b, body_vel, body_omega)
+                if v <= 0.0 and lam[r] == 0.0:
+                    continue
+                k = row_inv_mass_full(row_J, r, a, b, body_inv_mass, inv_inertia_world)
+                if k <= 0.0:
+                    continue
+                new = min(0.0, lam[r] - v / k)
+                dl = new - lam[r]
+                lam[r] = new
+                if dl == 0.0:
+                    continue
+                for side in range(2):
+                    i = a if side == 0 else b
+                    o = 6 * side
+                    im = body_inv_mass[i]
+                    for c in range(3):
+                        body_vel[i, c] += im * row_J[r, o + c] * dl
+                    jx, jy, jz = row_J[r, o + 3] * dl, row_J[r, o + 4] * dl, row_J[r, o + 5] * dl
+                    for c in range(3):
+                        body_omega[i, c] += (inv_inertia_world[i, 3 * c] * jx + inv_inertia_world[i, 3 * c + 1] * jy
+                                             + inv_inertia_world[i, 3 * c + 2] * jz)

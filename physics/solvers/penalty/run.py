@@ -18,17 +18,18 @@
 import numpy as np
 from numba import njit
 
-from ...contacts import (N_BLOCKS, N_ROWS, broad_contacts, detection_overflowed, narrow_contacts,
-                         penalty_contact_forces, penalty_contact_friction, write_contact_rows)
+from ...contacts import (N_BLOCKS, N_ROWS, broad_contacts, detection_overflowed, keep_contact_impulses,
+                         narrow_contacts, penalty_contact_forces, write_contact_rows)
 from ...integrate import blown_up, gather_forces, gyroscopic_implicit, integrate_positions, integrate_velocities
-from ...joint_rows import ROW_FREE, ROW_LIMIT, compute_joint_rates, compute_joint_rows, row_velocity
+from ...joint_rows import ROW_FREE, ROW_LIMIT, compute_joint_rates, compute_joint_rows
 from ...joint_types import N_EQ
 from ..projection import project_step
 from ..row_ops import copy2d, fill2d
 from .assemble import body_blocks, limit_raw, stiff_rows, store_impulses
 from .block_ldl import factor_solve
-from .contact_springs import (CONTACT_PASSES, add_springs, check_springs, contact_on_joints, contact_springs,
-                              coupled_springs, friction_as_forces)
+from .contact_graph import contact_pair_keys, contact_plan, same_keys
+from .contact_springs import (CONTACT_PASSES, FRICTION_PASSES, REFINED, SWITCHED, UNCHANGED, add_contacts,
+                              check_contacts, contact_springs, new_springs, relax_contacts, store_contact_impulses)
 from .drives import PASSES, add_drives, any_drive, check_drives, servo_masses, setup_drives
 from .explicit import CONTACT_KAPPA, penalty_forces
 from .settings import STIFF
@@ -115,49 +116,38 @@ def joint_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, driv
 
 @njit(cache=True, error_model="numpy")
 def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, contacts,
-                        n_contacts, drives_on):
-    """joint_velocities with the stiff preset's contact springs (n_contacts > 0 blocks:
-    contact_springs) as rows of the same system; the drives' bounds and the springs' dead
-    zone by an active set of at most CONTACT_PASSES solves. Contact rows stay linearized
-    at X in a Newton iteration."""
-    stiff = params.preset == STIFF
-    n_springs = contacts.buffers.n[N_ROWS] if stiff and n_contacts > 0 else 0
-    if n_springs == 0:
-        joint_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, drives_on)
-        return
-    body_vel, body_omega = bodies.vel, bodies.omega
-    node_body, up_ptr, up_node, body_node = plan.node_body, plan.up_ptr, plan.up_node, plan.body_node
+                        springs, drives_on):
+    """joint_velocities with the stiff preset's contact rows (contact_springs.py: normal
+    springs and the patches' friction, `springs` sized for this step's contacts, `plan` laid
+    out with the contacts between dynamic bodies: contact_graph) in the same system; the
+    drives' bounds, the springs' dead zone and the friction's Coulomb balls by an active
+    set of at most CONTACT_PASSES solves, of which at most FRICTION_PASSES only refine
+    sliding patches' dampers (the refinement goes on from the next step's start). Contact
+    rows stay linearized at X in a Newton iteration."""
+    up_ptr, up_node = plan.up_ptr, plan.up_node
     pair_ptr, pair_lo, pair_hi, pair_target = plan.pair_ptr, plan.pair_lo, plan.pair_hi, plan.pair_target
     diag, offd, rhs = plan.diag, plan.offd, plan.rhs
-    crow_J, crow_body, crow_impulse = contacts.rows.J, contacts.rows.body, contacts.rows.impulse
     n_drives = open_system(params, h, relin, gravity, bodies, joints, drives, rows, work, plan, drives_on)
-    spring_w, spring_g, spring_depth = np.zeros(n_springs), np.zeros(n_springs), np.zeros(n_springs)
-    spring_on, coupled = np.zeros(n_springs, np.int64), np.zeros(n_springs, np.int64)
-    n_coupled = contact_springs(h, bodies, contacts, body_node, spring_w, spring_g, spring_on, spring_depth, coupled)
-    y = np.empty((n_coupled, node_body.shape[0], 6))
+    contact_springs(h, np.sqrt(gravity[0] ** 2 + gravity[1] ** 2 + gravity[2] ** 2), bodies, contacts, plan, springs)
+    refined = 0
     for it in range(CONTACT_PASSES):
         restart_system(plan)
         if n_drives > 0:
             add_drives(h, joints, rows, plan)
-        add_springs(crow_J, crow_body, body_node, spring_w, spring_g, spring_on, body_vel, body_omega, diag, offd, rhs)
+        add_contacts(contacts, plan, springs)
         factor_solve(diag, offd, up_ptr, up_node, pair_ptr, pair_lo, pair_hi, pair_target, rhs)
-        if n_coupled > 0:
-            coupled_springs(crow_J, crow_body, body_node, spring_w, spring_on, coupled, n_coupled, diag, offd, up_ptr,
-                            up_node, rhs, y)
         write_velocities(bodies, plan, rhs)
         if it == CONTACT_PASSES - 1:
             break
-        changed = n_drives > 0 and check_drives(h, bodies, joints, rows, plan)
-        if check_springs(h, crow_J, crow_body, spring_depth, spring_w, spring_g, spring_on, body_vel, body_omega):
-            changed = True
-        if not changed:
+        changed = check_contacts(h, bodies, contacts, springs)
+        if n_drives > 0 and check_drives(h, bodies, joints, rows, plan):
+            changed = SWITCHED
+        if changed == REFINED:
+            refined += 1
+        if changed == UNCHANGED or (changed == REFINED and refined > FRICTION_PASSES):
             break
-    for r in range(n_springs):      # the springs' impulses f Δt = g − w J V⁺ (friction's radius next step)
-        crow_impulse[r] = 0.0
-        if spring_on[r] & 1 != 0:
-            v = row_velocity(crow_J, r, crow_body[r, 0], crow_body[r, 1], body_vel, body_omega)
-            crow_impulse[r] = max(0.0, spring_g[r] - spring_w[r] * v)
-    close_system(h, stiff, gyroscopic, bodies, joints, rows, plan)
+    store_contact_impulses(bodies, contacts, springs)
+    close_system(h, params.preset == STIFF, gyroscopic, bodies, joints, rows, plan)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -238,32 +228,20 @@ def stiff_joint_step(params, h, gravity, gyroscopic, bodies, joints, drives, row
 
 
 @njit(cache=True, error_model="numpy")
-def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, readout, contacts, n_contacts,
-               drives_on):
-    """stiff_joint_step with n_contacts > 0 contact blocks: their springs in the implicit
-    solve (implicit_velocities), then their friction (penalty_contact_friction); a
-    jointed body's friction passes through its joints by a second solve within the step."""
-    body_vel, body_omega = bodies.vel, bodies.omega
-    vel0, omega0 = plan.vel0, plan.omega0
+def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, readout, contacts, drives_on):
+    """stiff_joint_step with this step's contacts as rows of the implicit system
+    (implicit_velocities; `plan` laid out with the contacts between dynamic bodies), then,
+    at the poses reached, no separating rate left where a contact still penetrates
+    (contact_springs.relax_contacts)."""
+    springs = new_springs(contacts)
     newton = params.newton
-    jointed_contact = contact_on_joints(joints, contacts)
-    begin_newton(bodies, plan, newton > 0 or jointed_contact)
+    begin_newton(bodies, plan, newton > 0)
     for it in range(newton + 1):
         implicit_velocities(params, h, it > 0, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, contacts,
-                            n_contacts, drives_on)
-        if jointed_contact:
-            copy2d(work.pvel, body_vel)
-            copy2d(work.pomega, body_omega)
-        penalty_contact_friction(contacts, bodies, h)
-        if jointed_contact:
-            # a jointed body's friction is passed on by its joints in this step: the
-            # friction impulses act as forces in the implicit solve, done again from V
-            friction_as_forces(h, bodies, work, plan, vel0, omega0, 1.0)
-            implicit_velocities(params, h, it > 0, gravity, gyroscopic, bodies, joints, drives, rows, work, plan,
-                                contacts, n_contacts, drives_on)
-            friction_as_forces(h, bodies, work, plan, vel0, omega0, -1.0)
+                            springs, drives_on)
         if end_newton(h, it, newton, bodies, joints, rows, plan, readout):
             break
+    relax_contacts(h, bodies, contacts, plan, springs)
 
 
 @njit(cache=True, error_model="numpy")
@@ -283,6 +261,7 @@ def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows
     implicit = stiff or drives_on
     n_project = params.projection
     contact_n = contacts.buffers.n
+    cplan, contact_keys, joint_body = plan, np.empty(0, np.int64), joints.body
     if not drives_on:                       # no friction or motor for the whole run: clear the drives once
         setup_drives(h, bodies, joints, drives, rows, plan)
     for step in range(n_steps):
@@ -302,8 +281,13 @@ def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows
         if n_contacts > 0 and not stiff:
             penalty_contact_forces(contacts, bodies, h, CONTACT_KAPPA, 1.0, force_acc, torque_acc, gravity)
         if stiff and n_contacts > 0:
-            stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, step == n_steps - 1,
-                       contacts, n_contacts, drives_on)
+            keys = contact_pair_keys(contacts, plan.body_node)
+            if not same_keys(keys, contact_keys):       # the touching pairs changed: lay the system out again
+                contact_keys = keys
+                cplan = contact_plan(plan, joint_body, keys) if keys.shape[0] > 0 else plan
+            stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, cplan, step == n_steps - 1,
+                       contacts, drives_on)
+            keep_contact_impulses(contacts, n_contacts)
         elif stiff:
             stiff_joint_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan,
                              step == n_steps - 1, drives_on)

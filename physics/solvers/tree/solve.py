@@ -8,7 +8,7 @@ from .factor import FAST as _FAST, _axpy6, _dot6
 
 # Compiled twice: with `two` a bool (the velocity solve) and the constant False (the split
 # impulses' solve: numba folds the one right-hand side away). The
-# first-launch warm-up compiles both beside the impulse solver (shell/warmup.exercise_tree).
+# first-launch warm-up compiles both beside the impulse solver (tree/warm_up.py).
 @njit(cache=True, fastmath=_FAST, _nrt=False)
 def articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, body_z2, vel2, omega2):
     """Velocities of the tree's bodies from their momenta, with J V = −rate·C on the
