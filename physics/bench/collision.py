@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 from ..collision import Detector, collide, collide_packed, make_shapes
-from ..quat import q_from_euler_deg, q_rotate
+from ..quat import q_from_euler_deg, q_rotate, q_to_matrix
 from ..shapes import Convex
 from . import print_records
 
@@ -76,11 +76,16 @@ def _ellipsoid_hull(points, rng):
 
 
 def hull_pairs(n, points, crossed, seed=0):
-    """n // 2 pairs of hulls of `points` points, 1 m apart (see the module docstring)."""
+    """n // 2 pairs of hulls of `points` points, 1 m apart (see the module docstring). A
+    resting pair is placed by the points' frame (flat caps along z), turned into the body's
+    pose by Convex.body_pose: the body frame is the hull's principal axes, which an irregular
+    hull has tilted."""
     rng = np.random.default_rng(seed)
     hull = _ellipsoid_hull(points, rng)
-    low = float(-hull.vertices[:, 2].min())
-    high = float(hull.vertices[:, 2].max())
+    com, q_frame = hull.frame
+    pts = hull.vertices @ q_to_matrix(q_frame).T + com      # the vertices in the points' frame
+    low = float(-pts[:, 2].min())
+    high = float(pts[:, 2].max())
     pos, quats = [], []
     for k in range(max(1, n // 2)):
         base = np.array([1.0 * (k % 10), 1.0 * (k // 10), 0.0])
@@ -89,11 +94,13 @@ def hull_pairs(n, points, crossed, seed=0):
             reach = (max(np.abs(q_rotate(qa, v)[2]) for v in hull.vertices)
                      + max(np.abs(q_rotate(qb, v)[2]) for v in hull.vertices))
             pos += [base, base + [0.0, 0.0, reach - 0.01]]
-        else:
-            qa = q_from_euler_deg(0.0, 0.0, 0.0)
-            qb = q_from_euler_deg(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-30, 30))
-            pos += [base, base + [0.0, 0.0, high + low - 0.001]]
-        quats += [qa, qb]
+            quats += [qa, qb]
+            continue
+        qb = q_from_euler_deg(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-30, 30))
+        for origin, q in ((base, [0.0, 0.0, 0.0, 1.0]), (base + [0.0, 0.0, high + low - 0.001], qb)):
+            p, q = hull.body_pose(origin, q)
+            pos.append(p)
+            quats.append(q)
     m = len(pos)
     return make_shapes(["convex"] * m, [hull] * m, pos, quats)
 
