@@ -46,7 +46,7 @@ import weakref
 import numpy as np
 from numba import njit
 
-from ..joint_rows import compute_joint_rates, compute_joint_rows
+from ..joint_rows import compute_joint_rates, compute_joint_rows, row_velocity
 from ..joint_types import N_EQ
 from ..quat import integrate_quat, rotate, rotate_inv, rotated_diagonal, store_symmetric
 from .dense import pivoted_cholesky, pivoted_solve
@@ -154,15 +154,6 @@ def plain_inertia(body_quat, body_inv_mass, body_inertia, body_I):
 
 
 @njit(cache=True)
-def _row_dot(row_J, r, a, b, lin, ang):
-    """J_r · (lin, ang) over the row's two bodies."""
-    return (row_J[r, 0] * lin[a, 0] + row_J[r, 1] * lin[a, 1] + row_J[r, 2] * lin[a, 2]
-            + row_J[r, 3] * ang[a, 0] + row_J[r, 4] * ang[a, 1] + row_J[r, 5] * ang[a, 2]
-            + row_J[r, 6] * lin[b, 0] + row_J[r, 7] * lin[b, 1] + row_J[r, 8] * lin[b, 2]
-            + row_J[r, 9] * ang[b, 0] + row_J[r, 10] * ang[b, 1] + row_J[r, 11] * ang[b, 2])
-
-
-@njit(cache=True)
 def loop_response(tree, joint_body, row_J, row_body, body_inv_mass, loop_rows, W, G, perm, lin, ang):
     """W[j] = the tree's velocity response (its rows held) to a unit impulse along loop
     row j, one tree solve each on the current factor of `tree`; G = S = J_L W (symmetric
@@ -211,7 +202,7 @@ def close_loops(proj, rank, row_J, row_body, row_C, rate, lin, ang):
         return
     for i in range(nl):
         q = loop_rows[i]
-        r[i] = -rate * row_C[q] - _row_dot(row_J, q, row_body[q, 0], row_body[q, 1], lin, ang)
+        r[i] = -rate * row_C[q] - row_velocity(row_J, q, row_body[q, 0], row_body[q, 1], lin, ang)
     pivoted_solve(proj.loop_G, proj.loop_perm, rank, nl, r, mu, proj.loop_work)
     for j in range(nl):
         m = mu[j]
@@ -345,7 +336,7 @@ def equality_errors(bodies, joints, rows):
         r0 = joint_row_start[k]
         for r in range(r0, r0 + N_EQ[joint_type[k]]):
             worst_c = max(worst_c, abs(row_C[r]))
-            worst_v = max(worst_v, abs(_row_dot(row_J, r, a, b, body_vel, body_omega)))
+            worst_v = max(worst_v, abs(row_velocity(row_J, r, a, b, body_vel, body_omega)))
     return worst_c, worst_v
 
 
@@ -375,7 +366,6 @@ def project_positions(iterations, tol, bodies, joints, rows, proj, h):
     last step leaves the largest |g_E| above the smallest seen (a drift beyond Newton's
     reach: bodies turned by ≳ 0.1 rad per step), the poses with the smallest are restored.
     Returns the largest |g_E| after."""
-    tree = proj.tree
     lin, ang = proj.dq_lin, proj.dq_ang
     err = position_errors(bodies, joints, rows)
     since = -1.0
@@ -446,17 +436,22 @@ def project_positions_step(h, iterations, above, bodies, joints, rows, proj, out
     numbers before and after (the rate after: projection_readout). The same code runs at
     every step, the kernel's last included: a run's bits do not depend on how it is cut
     into calls."""
-    out[0], out[2] = equality_errors(bodies, joints, rows)
-    out[1], out[3] = out[0], out[2]
+    out[0] = position_errors(bodies, joints, rows)
+    out[1] = out[0]
+    out[2] = -1.0                   # the rate before: taken where the step projects, else the rate after
     if out[0] > above:
+        _, out[2] = equality_errors(bodies, joints, rows)
         out[1] = project_positions(iterations, max(TOLERANCE, DRIFT_REMAINDER * above), bodies, joints, rows, proj, h)
 
 
 @njit(cache=True)
 def projection_readout(bodies, joints, rows, out):
-    """After a kernel's last step: |J·V| at the projected poses (out[3]) and the rows with
-    the readouts (the swing and twist angles)."""
+    """After a kernel's last step: |J·V| at the final poses (out[3]; out[2] too when that
+    step did not project: same poses, same velocities) and the rows with the readouts (the
+    swing and twist angles)."""
     _, out[3] = equality_errors(bodies, joints, rows)
+    if out[2] < 0.0:
+        out[2] = out[3]
     compute_joint_rows(bodies, joints, rows, True)
 
 
@@ -646,7 +641,6 @@ def shake_correction(h, tol, iterations, bodies, joints, rows, proj, readout):
         if readout:
             compute_joint_rows(bodies, joints, rows, True)
         return before, before
-    tree = proj.tree
     lin, ang = proj.dq_lin, proj.dq_ang
     err = before
     for it in range(iterations):

@@ -4,9 +4,8 @@ impact records (LcpStats.impacts)."""
 from numba import njit
 
 from ...contacts import N_NOW
-from ...joint_rows import FREE_CONTACT, FREE_OFF, ROW_FREE
+from ...joint_rows import FREE_CONTACT, FREE_OFF, ROW_FREE, row_velocity
 from ...quat import rotate_inv
-from .system import row_speed
 
 
 
@@ -33,7 +32,7 @@ def classify_contacts(threshold, h, contacts, crows, vel, omega, c_vn, c_imp, c_
         r = row_of[q]
         if r < 0:
             continue                        # a gap the pair cannot close: no row (contacts.py)
-        vn = row_speed(c_J, r, c_body[r, 0], c_body[r, 1], vel, omega)
+        vn = row_velocity(c_J, r, c_body[r, 0], c_body[r, 1], vel, omega)
         depth = cf[q, 6]
         c_vn[r] = vn
         c_gap[r] = max(-depth, 0.0)
@@ -87,7 +86,7 @@ def record_impact(impacts, n, t, r, crows, c_vn, vel, omega, ke0, ke1, S):
         rec[1] = a
         rec[2] = b
         rec[3] = vn
-        rec[4] = row_speed(crows.J, r, a, b, vel, omega)
+        rec[4] = row_velocity(crows.J, r, a, b, vel, omega)
         rec[5] = crows.bias[r] / vn if vn != 0.0 else 0.0
         rec[6] = ke0
         rec[7] = ke1

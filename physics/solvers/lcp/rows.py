@@ -5,10 +5,9 @@ import math
 
 from numba import njit
 
-from ...joint_rows import FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, ROW_FREE
+from ...joint_rows import FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, ROW_FREE, row_velocity
 from ...joint_types import N_EQ, N_FREE, N_LIMIT
 from ...quat import rotate_inv
-from .system import row_speed
 
 
 # phases of a step
@@ -189,8 +188,8 @@ def align_friction(crows, fv, fw):
         if end - f0 < 2 or c_active[f0] != FREE_CONTACT:
             continue
         a, b = c_body[f0, 0], c_body[f0, 1]
-        s1 = row_speed(c_J, f0, a, b, fv, fw)
-        s2 = row_speed(c_J, f0 + 1, a, b, fv, fw)
+        s1 = row_velocity(c_J, f0, a, b, fv, fw)
+        s2 = row_velocity(c_J, f0 + 1, a, b, fv, fw)
         s = math.sqrt(s1 * s1 + s2 * s2)
         if not s > 1e-12:
             continue

@@ -11,7 +11,7 @@ from ..dense import LEMKE_OK, blcp_residual, blcp_residual_csr, pgs, pivoted_sol
 from ..tree import articulated_solve, zero_tree
 from .rows import POS_BOUNDED, POS_FREE_ROW
 from .settings import LEMKE, LEMKE_NS_PER_N3, LEMKE_RESIDUAL, PGS, PGS_POSITION_SWEEPS
-from .system import row_speed
+from ...joint_rows import row_velocity
 from .velocities import apply_free_bodies, gather_impulses
 from .work import S_CAPPED, S_CAPPED_STEPS, S_FALLBACKS, S_METHOD, S_PIVOTS, S_RESIDUAL, S_ROWS, S_SIZE, \
     S_SOLVE_TICKS, S_SWEEPS
@@ -113,10 +113,10 @@ def position_pass(params, nu, nl, rank, rate, sparse, bodies, joint_body, tree, 
     if not any_row and nl == 0:
         return
     for l in range(nl):
-        tmp_l[l] = -row_speed(l_J, l, l_body[l, 0], l_body[l, 1], pvel, pomega) - rate * l_C[l]
+        tmp_l[l] = -row_velocity(l_J, l, l_body[l, 0], l_body[l, 1], pvel, pomega) - rate * l_C[l]
     pivoted_solve(G, l_perm, rank, nl, tmp_l, lam_l, work_l)
     for u in range(nu):
-        s = row_speed(u_J, u, u_body[u, 0], u_body[u, 1], pvel, pomega) + rate * u_C[u]
+        s = row_velocity(u_J, u, u_body[u, 0], u_body[u, 1], pvel, pomega) + rate * u_C[u]
         for l in range(nl):
             s += B[u, l] * lam_l[l]
         bp[u] = s

@@ -9,15 +9,7 @@ from .settings import LOOP_RANK_TOL, PGS
 
 
 # ---------------------------------------------------------------------------- row products
-@njit(cache=True)
-def row_speed(J, r, a, b, vel, omega):
-    """J·V of row r (12 numbers) between bodies a and b."""
-    return (J[r, 0] * vel[a, 0] + J[r, 1] * vel[a, 1] + J[r, 2] * vel[a, 2]
-            + J[r, 3] * omega[a, 0] + J[r, 4] * omega[a, 1] + J[r, 5] * omega[a, 2]
-            + J[r, 6] * vel[b, 0] + J[r, 7] * vel[b, 1] + J[r, 8] * vel[b, 2]
-            + J[r, 9] * omega[b, 0] + J[r, 10] * omega[b, 1] + J[r, 11] * omega[b, 2])
-
-
+# a row's J·V: joint_rows.row_velocity
 @njit(cache=True)
 def column_dot(J, r, a, b, yv, yw, in_tree, live):
     """J_r · y for the column y in (yv, yw): tree bodies count only if the column's tree

@@ -6,7 +6,8 @@ from numba import njit
 from ...joint_types import N_EQ, N_FREE, N_LIMIT
 from ..dense import pivoted_solve
 from ..tree import articulated_lambda, articulated_solve, tree_momentum, zero_tree
-from .system import add_impulse, inverse_mass_times, row_speed
+from ...joint_rows import row_velocity
+from .system import add_impulse, inverse_mass_times
 
 
 # ---------------------------------------------------------------------------- free motion and right-hand side
@@ -32,10 +33,10 @@ def phase_rhs(nu, nl, rank, rate, lw):
     l_J, l_body, l_C, G, l_perm, lam_l, tmp_l, work_l = lw.l_J, lw.l_body, lw.l_C, lw.G, lw.l_perm, lw.lam_l, \
         lw.tmp_l, lw.work_l
     for l in range(nl):
-        tmp_l[l] = -row_speed(l_J, l, l_body[l, 0], l_body[l, 1], fv, fw) - rate * l_C[l]
+        tmp_l[l] = -row_velocity(l_J, l, l_body[l, 0], l_body[l, 1], fv, fw) - rate * l_C[l]
     pivoted_solve(G, l_perm, rank, nl, tmp_l, lam_l, work_l)
     for u in range(nu):
-        s = row_speed(u_J, u, u_body[u, 0], u_body[u, 1], fv, fw) + u_bias[u]
+        s = row_velocity(u_J, u, u_body[u, 0], u_body[u, 1], fv, fw) + u_bias[u]
         for l in range(nl):
             s += B[u, l] * lam_l[l]
         b[u] = s
