@@ -3,12 +3,12 @@ from .kernel_cache import guard as _guard_kernel_cache
 
 _guard_kernel_cache()       # before any kernel loads from numba's cache
 
-from .shapes import Box, Capsule, Cylinder, Plane, Sphere
+from .shapes import Box, Capsule, Compound, Convex, Cylinder, Plane, Sphere
 from .solvers import SolverStats
 from .world import Body, Joint, SimulationBlowUp, World
 
 __all__ = ["World", "Body", "Joint", "SimulationBlowUp", "SolverStats",
-           "Box", "Sphere", "Capsule", "Cylinder", "Plane", "load_scene", "SceneError"]
+           "Box", "Sphere", "Capsule", "Cylinder", "Plane", "Convex", "Compound", "load_scene", "SceneError"]
 
 
 def load_scene(path, overrides=None):

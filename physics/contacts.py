@@ -48,8 +48,9 @@ from numba import njit
 
 from .collision import KIND_CODES, joined_keys
 from .collision.broad import joined_starts, sweep_pairs
+from .collision.hulls import HullTable, has_solids
 from .collision.narrow import narrow_phase
-from .collision.common import BODY_WIDTH
+from .collision.common import BODY_WIDTH, FEATURE_BITS
 from .joint_rows import FREE_CONTACT, FREE_OFF, ROW_FREE, ROW_LIMIT
 from .model import Rows, Scratch
 from .quat import world_inv_inertia_times
@@ -66,13 +67,15 @@ CONTACT_SETTINGS = (
             help="Contacts approaching slower than this (m/s) come to rest instead of bouncing."),
 )
 S_ENABLED, S_MARGIN, S_SLOP, S_THRESHOLD = range(4)
-FEATURE_BITS = 16           # feature ids of the narrow phase are < 2¹⁶ − 1 (physics/collision)
+# feature ids of the narrow phase are < 2^FEATURE_BITS − 1 (physics/collision): keys
+# (a·k + b)·2^FEATURE_BITS + id stay below 2⁶² for k < 2¹⁸ colliding bodies
 
-ContactShapes = namedtuple("ContactShapes", "body kind size static friction restitution skip_keys settings")
+ContactShapes = namedtuple("ContactShapes", "body kind size static friction restitution skip_keys settings hulls")
 """The colliding bodies (k of them): body (k,) their World index; kind (k,) collision kind code;
 size (k,4) shape numbers (collision/common.py); static (k,) bool; friction (k,) μ; restitution
 (k,) e; skip_keys sorted keys of the joined pairs (collision/broad.joined_keys, compact indices);
-settings (4,) enabled, margin (m), slop (m), restitution threshold (m/s)."""
+settings (4,) enabled, margin (m), slop (m), restitution threshold (m/s); hulls the hull table
+of the convex and compound bodies (collision/hulls.py)."""
 ContactBuffers = namedtuple("ContactBuffers", "table first aabb sweep_key order pairs ci cf count key row_of "
                                              "block_of block_key prev_key prev_impulse n")
 """Detection and warm-start buffers: table (k, BODY_WIDTH) the colliding bodies' poses and
@@ -123,7 +126,7 @@ def broad_contacts(data, bodies):
             table[c, q] = body_pos[i, q]
         for q in range(4):
             table[c, 3 + q] = body_quat[i, q]
-    n_pairs = sweep_pairs(cs.kind, table, cs.static, cs.skip_keys, buf.first, cs.settings[S_MARGIN], buf.aabb,
+    n_pairs = sweep_pairs(cs.kind, table, cs.hulls, cs.static, cs.skip_keys, buf.first, cs.settings[S_MARGIN], buf.aabb,
                           buf.sweep_key, buf.order, pairs)
     if n_pairs > pairs.shape[0]:
         buf.n[N_OVERFLOW] = 1
@@ -139,7 +142,7 @@ def narrow_contacts(data, n_pairs):
     (collision/narrow.narrow_phase) into data.buffers (ci, cf); returns their number.
     Flags an overflow (contacts that did not fit are dropped for this substep)."""
     cs, buf = data.shapes, data.buffers
-    narrow_phase(cs.kind, buf.table, buf.pairs, n_pairs, cs.settings[S_MARGIN], buf.ci, buf.cf, buf.count)
+    narrow_phase(cs.kind, buf.table, cs.hulls, buf.pairs, n_pairs, cs.settings[S_MARGIN], buf.ci, buf.cf, buf.count)
     if buf.count[1] > 0:
         buf.n[N_OVERFLOW] = 1
     m = min(buf.count[0], buf.ci.shape[0])
@@ -555,19 +558,12 @@ def penalty_contact_forces(data, bodies, h, kappa, zeta, force, torque, gravity)
 
 
 # ---------------------------------------------------------------------------- Python side
-def shape_numbers(shape):
-    """(kind code, 4 shape numbers) of a shape for physics/collision, or None (no collision)."""
-    kind = getattr(shape, "kind", None)
-    if kind not in KIND_CODES:
+def shape_numbers(shape, table):
+    """(kind code, 4 shape numbers) of a shape for physics/collision (its hulls added to the
+    HullTable), or None (no collision)."""
+    if getattr(shape, "kind", None) not in KIND_CODES:
         return None
-    size = np.zeros(4)
-    if kind == "box":
-        size[:3] = shape.half_extents
-    elif kind == "sphere":
-        size[0] = shape.radius
-    elif kind in ("capsule", "cylinder"):
-        size[0], size[1] = shape.radius, shape.half_length
-    return KIND_CODES[kind], size
+    return table.numbers(shape)
 
 
 def _rows_table(n_rows, n_blocks):
@@ -587,6 +583,7 @@ class Contacts:
         self._data = None
         self._layout = None         # (model version, contact-property edits) the data was built for
         self.edits = 0              # bumped when a body's friction, restitution or collide changes
+        self.apart = []             # body-index pairs that never touch, besides the joined ones
 
     def configure(self, **values):
         self.settings.update(checked(CONTACT_SETTINGS, values, "contacts"))
@@ -620,9 +617,12 @@ class Contacts:
         mb, sb = world.model.bodies, world.state.bodies
         info = world.model.body_info
         index, kinds, sizes = [], [], []
+        table = HullTable(boxes=has_solids(b.shape for b in info))
         for i in range(1, mb.count):        # body 0, the static world, never collides
-            shape = shape_numbers(info[i].shape)
-            if shape is None or not mb.collide[i]:
+            if not mb.collide[i]:
+                continue
+            shape = shape_numbers(info[i].shape, table)
+            if shape is None:
                 continue
             index.append(i)
             kinds.append(shape[0])
@@ -631,7 +631,8 @@ class Contacts:
         index = np.array(index, np.int64)
         compact = np.full(mb.count, -1, np.int64)
         compact[index] = np.arange(k)
-        joined = world.model.joints.body
+        joined = np.concatenate([np.asarray(world.model.joints.body, np.int64).reshape(-1, 2),
+                                 np.array(self.apart, np.int64).reshape(-1, 2)])
         pairs = compact[joined] if len(joined) else np.zeros((0, 2), np.int64)
         pairs = pairs[(pairs >= 0).all(axis=1)] if len(pairs) else pairs
         static = (mb.inv_mass[index] == 0.0) if k else np.zeros(0, bool)
@@ -640,7 +641,7 @@ class Contacts:
         shapes = ContactShapes(index, np.array(kinds, np.int64), np.array(sizes).reshape(k, 4),
                                np.ascontiguousarray(static, dtype=np.bool_),
                                mb.friction[index].copy(), mb.restitution[index].copy(),
-                               joined_keys(pairs, max(k, 1)), settings)
+                               joined_keys(pairs, max(k, 1)), settings, table.arrays())
         n_pairs, n_contacts = 8 * k + 16, 2 * k + 8        # grown when they overflow
         if old is not None and old.shapes.body.shape[0] == k:
             count = old.buffers.count

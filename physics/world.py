@@ -1076,6 +1076,13 @@ class World:
         depth (m), normal_impulse (N·s), friction_impulse (m,2) N·s (physics/contacts.py)."""
         return self.contact_model.current(self)
 
+    def keep_apart(self, names):
+        """The named bodies never touch one another (a robot's own links, whose meshes
+        meet around their joints); each still touches everything else."""
+        idx = sorted({self.body(n).index for n in names})
+        self.contact_model.apart.extend((i, j) for k, i in enumerate(idx) for j in idx[k + 1:])
+        self.contact_model.edits += 1
+
     def collides(self):
         """Whether any dynamic body can touch something (contacts on and a dynamic
         colliding body beside at least one other colliding body)."""

@@ -1,9 +1,12 @@
-"""Triangle meshes of the primitive shapes with smooth normals, in the body frame.
+"""Triangle meshes of the primitive shapes with smooth normals, in the body frame; hulls
+(Convex) with flat faces, compounds as their pieces' meshes placed by the pieces' poses.
 
 Each returns (vertices (n, 6) float32 = position, normal; indices (m,) uint32).
 Capsule and cylinder axes run along local z, as in physics/shapes.py.
 """
 import numpy as np
+
+from physics.quat import q_to_matrix
 
 
 def box(half_extents):
@@ -73,6 +76,36 @@ def cylinder(radius, half_length):
     return _lathe(prof)
 
 
+def convex(shape):
+    """A hull's polygon faces, each with its own vertices and its flat normal."""
+    verts, idx = [], []
+    V = np.asarray(shape.vertices, float)
+    for f in shape.faces:
+        p = V[f]
+        n = sum(np.cross(p[k] - p[0], p[k + 1] - p[0]) for k in range(1, len(f) - 1))
+        n = n / np.linalg.norm(n)
+        base = len(verts)
+        verts.extend(np.concatenate([q, n]) for q in p)
+        for k in range(1, len(f) - 1):
+            idx += [base, base + k, base + k + 1]
+    return np.array(verts, np.float32), np.array(idx, np.uint32)
+
+
+def compound(shape):
+    """The pieces' meshes, each moved to its pose in the body frame, in one mesh."""
+    verts, idx, base = [], [], 0
+    for piece, p, q in shape.pieces:
+        v, i = for_shape(piece)
+        R = q_to_matrix(q)
+        v = v.astype(float)
+        v[:, :3] = v[:, :3] @ R.T + p
+        v[:, 3:] = v[:, 3:] @ R.T
+        verts.append(v)
+        idx.append(i + base)
+        base += len(v)
+    return np.vstack(verts).astype(np.float32), np.concatenate(idx).astype(np.uint32)
+
+
 def ground(half_size=60.0):
     v = np.array([[-1, -1, 0, 0, 0, 1], [1, -1, 0, 0, 0, 1], [1, 1, 0, 0, 0, 1], [-1, 1, 0, 0, 0, 1]], np.float32)
     v[:, :2] *= half_size
@@ -90,11 +123,17 @@ def for_shape(shape):
         return capsule(shape.radius, shape.half_length)
     if kind == "cylinder":
         return cylinder(shape.radius, shape.half_length)
+    if kind == "convex":
+        return convex(shape)
+    if kind == "compound":
+        return compound(shape)
     return None
 
 
 def shape_key(shape):
     """Shapes with equal keys share one mesh (instanced)."""
+    if shape.kind in ("convex", "compound"):
+        return (shape.kind, hash(shape), id(shape))
     values = np.hstack([np.ravel(getattr(shape, f)) for f in shape.__dataclass_fields__] or [0.0])
     return (shape.kind,) + tuple(round(float(v), 6) for v in values)
 
@@ -107,4 +146,6 @@ def bounding_radius(shape):
         return shape.radius
     if kind in ("capsule", "cylinder"):
         return float(np.hypot(shape.radius, shape.half_length) + (shape.radius if kind == "capsule" else 0))
+    if kind in ("convex", "compound"):
+        return shape.bounding_radius()
     return 0.0

@@ -115,7 +115,11 @@ class SceneRenderer:
             else:
                 mesh = visual_mesh.mesh_for(visuals[i]) if visuals[i] else None
             if mesh is not None:
-                groups.setdefault(("file", str(visuals[i])), (mesh, [], None))[1].append(i)
+                key = ("file", str(visuals[i]))
+                if hasattr(shape, "frame"):         # a hull's body frame is not its mesh's: draw in the mesh's
+                    mesh = visual_mesh.moved(mesh, *shape.frame)
+                    key += (id(shape),)
+                groups.setdefault(key, (mesh, [], None))[1].append(i)
                 self.radii[i] = visual_mesh.bounding_radius(mesh)
             else:
                 groups.setdefault(meshes.shape_key(shape), (meshes.for_shape(shape), [], None))[1].append(i)

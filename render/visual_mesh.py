@@ -93,3 +93,15 @@ def part_mesh(part):
         idx = idx.reshape(-1, 3)[:, ::-1].reshape(-1)
     _PARTS[part] = (np.hstack([pos, normals]).astype(np.float32), np.ascontiguousarray(idx, np.uint32))
     return _PARTS[part]
+
+
+def moved(mesh, position, orientation):
+    """A mesh given in a shape's own frame, expressed in its body frame (the frame's pose
+    `position`, `orientation` in the shape's own frame: x_body = Rᵀ (x − position))."""
+    from physics.quat import q_to_matrix
+    R = q_to_matrix(orientation)
+    verts, idx = mesh
+    out = verts.astype(float)
+    out[:, :3] = (out[:, :3] - np.asarray(position, float)) @ R
+    out[:, 3:6] = out[:, 3:6] @ R
+    return out.astype(np.float32), idx

@@ -1,4 +1,5 @@
-"""Ray casts against the bodies' own shapes (boxes, spheres, capsules, cylinders).
+"""Ray casts against the bodies' own shapes (boxes, spheres, capsules, cylinders, hulls,
+compounds).
 
 The ray is taken into each body's frame (shapes are centred on the body, capsule and
 cylinder axes along local z, physics/shapes.py) and intersected exactly; the nearest
@@ -8,7 +9,7 @@ import math
 
 import numpy as np
 
-from physics.quat import q_conj, q_rotate
+from physics.quat import q_conj, q_rotate, q_to_matrix
 
 
 def _slab(o, d, half):
@@ -58,6 +59,29 @@ def _side(o, d, r, h):
     return None
 
 
+def _hull(o, d, shape):
+    """Ray vs a convex hull (the intersection of its faces' half-spaces, clipped slab by slab)."""
+    t0, t1 = 0.0, math.inf
+    V = shape.vertices
+    for f in shape.faces:
+        p = V[f]
+        n = sum(np.cross(p[k] - p[0], p[k + 1] - p[0]) for k in range(1, len(f) - 1))
+        n = n / np.linalg.norm(n)
+        dist, rate = float(n @ (o - p[0])), float(n @ d)      # height above the face, its rate
+        if abs(rate) < 1e-15:
+            if dist > 0.0:
+                return None
+            continue
+        t = -dist / rate
+        if rate < 0.0:
+            t0 = max(t0, t)
+        else:
+            t1 = min(t1, t)
+        if t0 > t1:
+            return None
+    return t0
+
+
 def _nearest(ts):
     ts = [t for t in ts if t is not None]
     return min(ts) if ts else None
@@ -84,6 +108,14 @@ def ray_shape(shape, o, d):
                 if t >= 0 and p[0] * p[0] + p[1] * p[1] <= r * r:
                     caps.append(t)
         return _nearest([_side(o, d, r, h)] + caps)
+    if kind == "convex":
+        return _hull(o, d, shape)
+    if kind == "compound":
+        hits = []
+        for piece, p, q in shape.pieces:
+            R = q_to_matrix(q)
+            hits.append(ray_shape(piece, R.T @ (o - p), R.T @ d))
+        return _nearest(hits)
     return None
 
 
@@ -120,6 +152,12 @@ def bounding_corners(shape):
         h = np.array([shape.radius, shape.radius, shape.half_length + shape.radius])
     elif kind == "cylinder":
         h = np.array([shape.radius, shape.radius, shape.half_length])
+    elif kind in ("convex", "compound"):
+        pts = shape.vertices if kind == "convex" else np.vstack(
+            [bounding_corners(s) @ q_to_matrix(q).T + p for s, p, q in shape.pieces])
+        lo, hi = pts.min(axis=0), pts.max(axis=0)
+        signs = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], float)
+        return lo + signs * (hi - lo)
     else:
         return None
     signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)

@@ -7,6 +7,15 @@ Scenes (boxes of half extent 0.1 m, a ground plane z = 0):
 - `heap`: n boxes in a pile 4 layers high, 0.19 m apart (neighbours overlap a little),
   each turned by a random yaw (±30°) and tilt (±8°), jittered 1 cm.
 
+Convex pairs (physics/collision/convex.py), n/2 pairs 1 m apart, no ground; `pair us` is
+the call's time over the pairs:
+- `hulls64_resting`: hulls of about 64 points on an ellipsoid (0.1 × 0.08 × 0.06 m) with a
+  flat octagonal top and bottom (~120 faces, as a V-HACD piece), one resting on the
+  other's top, sunk 1 mm, turned ±30° and tilted ±1° (face contact: GJK then EPA, the
+  octagons clipped, 4 points);
+- `hulls64_crossed`: the same hulls in random orientations, overlapping by ~1 cm;
+- `hulls16_resting`: 16-point hulls as `hulls64_resting`.
+
 For each: microseconds per detection call (broad + narrow phase, one `collide` kernel call
 with the workspaces prebuilt: the median over `repeat` runs of `calls` calls each; kernels
 compiled beforehand; wall clock and the thread's CPU time); the same for `collide_packed`
@@ -22,7 +31,8 @@ import time
 import numpy as np
 
 from ..collision import Detector, collide, collide_packed, make_shapes
-from ..quat import q_from_euler_deg
+from ..quat import q_from_euler_deg, q_rotate, q_to_matrix
+from ..shapes import Convex
 from . import print_records
 
 HALF = 0.1
@@ -50,6 +60,49 @@ def heap(n, seed=0):
         pos.append(np.array([x, y, HALF - 0.002 + 0.19 * layer]) + rng.uniform(-0.01, 0.01, 3))
         quats.append(q_from_euler_deg(rng.uniform(-8, 8), rng.uniform(-8, 8), rng.uniform(-30, 30)))
     return make_shapes(["plane"] + ["box"] * n, [[0.0]] + [[HALF] * 3] * n, pos, quats)
+
+
+def _ellipsoid_hull(points, rng):
+    """The hull of `points` points: a quarter on the rims of its flat top and bottom (z = ±0.042
+    m, octagonal caps), the rest on the ellipsoid (0.1 × 0.08 × 0.06 m) between them."""
+    k = max(points // 8, 3)
+    d = rng.normal(size=(8 * points, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    d = d[np.abs(d[:, 2]) < 0.65][:points - 2 * k]
+    t = 2 * np.pi * (np.arange(k) + 0.5) / k
+    rim = np.column_stack([np.cos(t) * 0.714, np.sin(t) * 0.714, np.full(k, 0.7)])
+    pts = np.vstack([d, rim, rim * [1, 1, -1]]) * [0.1, 0.08, 0.06]
+    return Convex(pts)
+
+
+def hull_pairs(n, points, crossed, seed=0):
+    """n // 2 pairs of hulls of `points` points, 1 m apart (see the module docstring). A
+    resting pair is placed by the points' frame (flat caps along z), turned into the body's
+    pose by Convex.body_pose: the body frame is the hull's principal axes, which an irregular
+    hull has tilted."""
+    rng = np.random.default_rng(seed)
+    hull = _ellipsoid_hull(points, rng)
+    com, q_frame = hull.frame
+    pts = hull.vertices @ q_to_matrix(q_frame).T + com      # the vertices in the points' frame
+    low = float(-pts[:, 2].min())
+    high = float(pts[:, 2].max())
+    pos, quats = [], []
+    for k in range(max(1, n // 2)):
+        base = np.array([1.0 * (k % 10), 1.0 * (k // 10), 0.0])
+        if crossed:
+            qa, qb = (q / np.linalg.norm(q) for q in rng.normal(size=(2, 4)))
+            reach = (max(np.abs(q_rotate(qa, v)[2]) for v in hull.vertices)
+                     + max(np.abs(q_rotate(qb, v)[2]) for v in hull.vertices))
+            pos += [base, base + [0.0, 0.0, reach - 0.01]]
+            quats += [qa, qb]
+            continue
+        qb = q_from_euler_deg(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-30, 30))
+        for origin, q in ((base, [0.0, 0.0, 0.0, 1.0]), (base + [0.0, 0.0, high + low - 0.001], qb)):
+            p, q = hull.body_pose(origin, q)
+            pos.append(p)
+            quats.append(q)
+    m = len(pos)
+    return make_shapes(["convex"] * m, [hull] * m, pos, quats)
 
 
 def time_calls(fn, calls, repeat):
@@ -93,13 +146,19 @@ def main(argv=None):
     p.add_argument("--json", action="store_true", help="print a JSON list of records")
     args = p.parse_args(argv)
     records = [bench("resting", resting(args.n), args.calls, args.repeat),
-               bench("heap", heap(args.n), args.calls, args.repeat)]
+               bench("heap", heap(args.n), args.calls, args.repeat),
+               bench("hulls64_resting", hull_pairs(args.n, 64, False), args.calls, args.repeat),
+               bench("hulls64_crossed", hull_pairs(args.n, 64, True), args.calls, args.repeat),
+               bench("hulls16_resting", hull_pairs(args.n, 16, False), args.calls, args.repeat)]
+    for r in records:
+        r["us_per_pair"] = r["us_per_call_packed"] / max(r["pairs"], 1)
     print_records(records, args.json,
-                  f"{'scene':8} {'bodies':>6} {'pairs':>6} {'contacts':>8} {'us/call':>9} {'cpu us/call':>12} "
-                  f"{'packed us':>10} {'packed cpu us':>14} {'entry us':>9}",
-                  lambda r: (f"{r['scene']:8} {r['bodies']:6d} {r['pairs']:6d} {r['contacts']:8d} "
+                  f"{'scene':16} {'bodies':>6} {'pairs':>6} {'contacts':>8} {'us/call':>9} {'cpu us/call':>12} "
+                  f"{'packed us':>10} {'packed cpu us':>14} {'entry us':>9} {'pair us':>8}",
+                  lambda r: (f"{r['scene']:16} {r['bodies']:6d} {r['pairs']:6d} {r['contacts']:8d} "
                              f"{r['us_per_call']:9.2f} {r['cpu_us_per_call']:12.2f} {r['us_per_call_packed']:10.2f} "
-                             f"{r['cpu_us_per_call_packed']:14.2f} {r['us_per_call_python_entry']:9.2f}"), "records")
+                             f"{r['cpu_us_per_call_packed']:14.2f} {r['us_per_call_python_entry']:9.2f} "
+                             f"{r['us_per_pair']:8.2f}"), "records")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 
 from ..quat import frame_axes, rotate
-from .common import BOX, CAPSULE, CYLINDER, JIT, JIT_NO_REFS, PAR, PLANE, QUAT, SPHERE
+from .common import BOX, CAPSULE, COMPOUND, CONVEX, CYLINDER, JIT, JIT_NO_REFS, PAR, PLANE, QUAT, SPHERE
 
 
 def joined_keys(skip, n):
@@ -37,11 +37,39 @@ def is_joined(skip_keys, n, i, j):
 
 
 @njit(**JIT_NO_REFS)
-def compute_aabbs(kind, body, margin, aabb):
+def _solid_box(kind, body, i, hulls, aabb, g):
+    """World AABB of a hull (its local bounding box turned: centre R c + x, half widths
+    Σ_j |R_ij| e_j) or a compound (the union of its pieces' local boxes, turned likewise)."""
+    r00, r10, r20, r01, r11, r21, r02, r12, r22 = frame_axes(body[i, QUAT], body[i, QUAT + 1], body[i, QUAT + 2],
+                                                             body[i, QUAT + 3])
+    if kind[i] == CONVEX:
+        src, first, cnt, col = hulls.box, int(body[i, PAR]), 1, 0
+    else:
+        src, first, cnt, col = hulls.piece, int(body[i, PAR]), int(body[i, PAR + 1]), 12
+    for c in range(3):
+        aabb[i, c] = math.inf
+        aabb[i, 3 + c] = -math.inf
+    for r in range(first, first + cnt):
+        c0, c1, c2 = src[r, col], src[r, col + 1], src[r, col + 2]
+        e0, e1, e2 = src[r, col + 3], src[r, col + 4], src[r, col + 5]
+        x = body[i, 0] + r00 * c0 + r01 * c1 + r02 * c2
+        y = body[i, 1] + r10 * c0 + r11 * c1 + r12 * c2
+        z = body[i, 2] + r20 * c0 + r21 * c1 + r22 * c2
+        ex = abs(r00) * e0 + abs(r01) * e1 + abs(r02) * e2
+        ey = abs(r10) * e0 + abs(r11) * e1 + abs(r12) * e2
+        ez = abs(r20) * e0 + abs(r21) * e1 + abs(r22) * e2
+        aabb[i, 0], aabb[i, 1], aabb[i, 2] = min(aabb[i, 0], x - ex - g), min(aabb[i, 1], y - ey - g), \
+            min(aabb[i, 2], z - ez - g)
+        aabb[i, 3], aabb[i, 4], aabb[i, 5] = max(aabb[i, 3], x + ex + g), max(aabb[i, 4], y + ey + g), \
+            max(aabb[i, 5], z + ez + g)
+
+
+@njit(**JIT_NO_REFS)
+def compute_aabbs(kind, body, hulls, margin, aabb):
     """World AABB of every body into aabb (n,6) (min xyz, max xyz, m), grown by margin/2 on
     every side so that boxes overlap when the gap is below the margin. Box: half widths
     Σ_j |R_ij| e_j; capsule: |w_i| h + r (w its axis); cylinder: |w_i| h + r √(1 − w_i²)
-    (the disc's extent); sphere r; planes ±∞."""
+    (the disc's extent); sphere r; planes ±∞; hulls and compounds: _solid_box."""
     g = 0.5 * margin
     for i in range(kind.shape[0]):
         k = kind[i]
@@ -50,6 +78,9 @@ def compute_aabbs(kind, body, margin, aabb):
             for c in range(3):
                 aabb[i, c] = -math.inf
                 aabb[i, 3 + c] = math.inf
+            continue
+        if k == CONVEX or k == COMPOUND:
+            _solid_box(kind, body, i, hulls, aabb, g)
             continue
         p0, p1, p2 = body[i, PAR], body[i, PAR + 1], body[i, PAR + 2]
         ex = ey = ez = p0
@@ -105,18 +136,18 @@ def _add_pair(pairs, count, i, j):
 
 
 @njit(**JIT)
-def broad_phase(kind, body, static, skip_keys, margin, aabb, key, pairs):
+def broad_phase(kind, body, hulls, static, skip_keys, margin, aabb, key, pairs):
     """Candidate pairs (AABBs overlapping, gap below the margin) into pairs (P,2); returns
     their number, which may exceed P (then only the first fit: grow the
     array and call again). aabb (n,6) and key (n,) are scratch; sweep_pairs does the work."""
     n = kind.shape[0]
     first = np.empty(n + 1, np.int64)
     joined_starts(skip_keys, n, first)
-    return sweep_pairs(kind, body, static, skip_keys, first, margin, aabb, key, np.empty(n, np.int64), pairs)
+    return sweep_pairs(kind, body, hulls, static, skip_keys, first, margin, aabb, key, np.empty(n, np.int64), pairs)
 
 
 @njit(**JIT_NO_REFS)
-def sweep_pairs(kind, body, static, skip_keys, first, margin, aabb, key, order, pairs):
+def sweep_pairs(kind, body, hulls, static, skip_keys, first, margin, aabb, key, order, pairs):
     """broad_phase on given scratch: first (n+1,) joined_starts of skip_keys (it changes only
     with them), aabb (n,6), key (n,), order (n,) int64 (a solver's buffers: nothing is
     allocated: compiled without reference counting).
@@ -128,7 +159,7 @@ def sweep_pairs(kind, body, static, skip_keys, first, margin, aabb, key, order, 
     whose boxes overlap on the other two axes. Each plane is paired with every non-static
     body whose box reaches below the plane plus the margin."""
     n = kind.shape[0]
-    compute_aabbs(kind, body, margin, aabb)
+    compute_aabbs(kind, body, hulls, margin, aabb)
     # axis of largest spread of the centres (non-planes)
     m = 0
     s1x = s1y = s1z = s2x = s2y = s2z = 0.0

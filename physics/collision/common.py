@@ -6,7 +6,8 @@ Conventions (every kernel in this package):
 - positions in m, quaternions (x, y, z, w) as in physics/quat.py;
 - `params[i]` holds a body's shape numbers: box (hx, hy, hz) half extents; sphere (r,);
   capsule and cylinder (r, half_length) with the axis along local z; plane: unused (an
-  infinite static plane through the body's origin, normal along local z);
+  infinite static plane through the body's origin, normal along local z); convex and
+  compound: indices into the hull table (hulls.py), which also gives a box its hull;
 - a contact joins bodies a and b; its normal is the unit vector from a to b, its depth
   (m) is positive when the shapes overlap and negative for a gap, and its point lies on
   b's surface (b's deepest point into a); the matching point on a's surface is
@@ -17,8 +18,9 @@ Conventions (every kernel in this package):
 """
 from numba import njit
 
-PLANE, SPHERE, CAPSULE, BOX, CYLINDER = 0, 1, 2, 3, 4
-KIND_CODES = {"plane": PLANE, "sphere": SPHERE, "capsule": CAPSULE, "box": BOX, "cylinder": CYLINDER}
+PLANE, SPHERE, CAPSULE, BOX, CYLINDER, CONVEX, COMPOUND = 0, 1, 2, 3, 4, 5, 6
+KIND_CODES = {"plane": PLANE, "sphere": SPHERE, "capsule": CAPSULE, "box": BOX, "cylinder": CYLINDER,
+              "convex": CONVEX, "compound": COMPOUND}
 
 # Inside the kernels a body is one row of `body` (n, 11): position 0:3 (m), quaternion 3:7
 # (x y z w), shape numbers 7:11 (`params`). Contacts are built in `ci` (m,3) int64 (a, b,
@@ -85,20 +87,65 @@ def _emit_candidate(sp, sf, i, a, b, nx, ny, nz, ci, cf, count):
     emit(ci, cf, count, a, b, sp[i, 0], sp[i, 1], sp[i, 2], nx, ny, nz, sp[i, 3], sf[i])
 
 
+@njit(**JIT_NO_REFS)
+def keep_bearing(sp, sf, m):
+    """When more than 4 candidates hold 3 or more that touch (depth ≥ 0), drop those with a
+    gap (moving the rest to the front), so that flush_manifold's four bear: a hull has many
+    vertices within the margin, and the farthest from the deepest is often one above the
+    floor, which makes no row. Returns the new count."""
+    if m <= 4:
+        return m
+    touching = 0
+    for k in range(m):
+        if sp[k, 3] >= 0.0:
+            touching += 1
+    if touching < 3 or touching == m:
+        return m
+    n = 0
+    for k in range(m):
+        if sp[k, 3] >= 0.0:
+            for c in range(4):
+                sp[n, c] = sp[k, c]
+            sf[n] = sf[k]
+            n += 1
+    return n
+
+
+@njit(**JIT_NO_REFS)
+def _beats(sp, j, k, vj, vk):
+    """Whether candidate j beats the best so far k on the value v (largest wins). Values
+    within round-off (1e-9 relative) tie; a tie goes to the deeper point, then to the
+    larger x, y, z (1e-12 m apart): the choice does not depend on the candidates' order,
+    so the same points clipped in another order (a box given as a hull) give the same four."""
+    if k < 0:
+        return True
+    tol = 1e-9 * max(abs(vj), abs(vk))
+    if vj > vk + tol:
+        return True
+    if vj < vk - tol:
+        return False
+    for c in (3, 0, 1, 2):
+        if sp[j, c] > sp[k, c] + 1e-12:
+            return True
+        if sp[j, c] < sp[k, c] - 1e-12:
+            return False
+    return False
+
+
 @njit(**JIT)
 def flush_manifold(sp, sf, m, a, b, nx, ny, nz, ci, cf, count):
     """Emit the m candidate points of one manifold (common normal n, from a to b), reduced to
     at most 4: the deepest point p1; the point farthest from it p2; the point p3 making the
     largest triangle p1 p2 p3 (seen along n); then the largest triangle on the other side of
     the line p1 p2 — the four span the largest area the deepest point allows (the reduction
-    of Bullet / Box2D v3)."""
+    of Bullet / Box2D v3). Ties within round-off are broken by _beats."""
     if m <= 4:
         for i in range(m):
             _emit_candidate(sp, sf, i, a, b, nx, ny, nz, ci, cf, count)
         return
-    i1 = 0
-    for j in range(1, m):
-        if sp[j, 3] > sp[i1, 3]:
+    i1 = -1
+    for j in range(m):
+        if _beats(sp, j, i1, sp[j, 3], sp[i1, 3] if i1 >= 0 else 0.0):
             i1 = j
     i2 = -1
     best = -1.0
@@ -106,14 +153,14 @@ def flush_manifold(sp, sf, m, a, b, nx, ny, nz, ci, cf, count):
         if j != i1:
             dx, dy, dz = sp[j, 0] - sp[i1, 0], sp[j, 1] - sp[i1, 1], sp[j, 2] - sp[i1, 2]
             d2 = dx * dx + dy * dy + dz * dz
-            if d2 > best:
+            if _beats(sp, j, i2, d2, best):
                 best, i2 = d2, j
     i3 = -1
     best = -1.0
     for j in range(m):
         if j != i1 and j != i2:
             area = abs(_signed_area(sp, i1, i2, j, nx, ny, nz))
-            if area > best:
+            if _beats(sp, j, i3, area, best):
                 best, i3 = area, j
     side = 1.0 if _signed_area(sp, i1, i2, i3, nx, ny, nz) >= 0.0 else -1.0
     i4 = -1
@@ -121,9 +168,23 @@ def flush_manifold(sp, sf, m, a, b, nx, ny, nz, ci, cf, count):
     for j in range(m):
         if j != i1 and j != i2 and j != i3:
             area = -side * _signed_area(sp, i1, i2, j, nx, ny, nz)
-            if area > best:
+            if _beats(sp, j, i4, area, best):
                 best, i4 = area, j
     _emit_candidate(sp, sf, i1, a, b, nx, ny, nz, ci, cf, count)
     _emit_candidate(sp, sf, i2, a, b, nx, ny, nz, ci, cf, count)
     _emit_candidate(sp, sf, i3, a, b, nx, ny, nz, ci, cf, count)
     _emit_candidate(sp, sf, i4, a, b, nx, ny, nz, ci, cf, count)
+
+
+FEATURE_BITS = 26           # feature ids are < 2²⁶ − 1 (contacts.py keys a pair's points by them)
+
+
+@njit(**JIT)
+def fold_feature(raw):
+    """A feature id below 2²⁵ made from a wider one (hulls' face, vertex and clipping-plane
+    numbers; compound piece pairs): kept when it fits, else its remainder modulo the
+    largest prime below 2²⁵: two points of one manifold share an id with odds ~m²/2²⁶,
+    and then only their warm starts mix."""
+    if 0 <= raw < (1 << 25):
+        return raw
+    return raw % 33554393

@@ -12,8 +12,10 @@
 | capsule–capsule | closest points of the segments (Ericson 5.1.9); nearly parallel (sin < 0.02) and overlapping: the two ends of the overlap | 1 or 2 | 0; 1, 2 |
 | capsule–box | closest point of the segment to the box by golden-section search of the convex signed distance along the segment; if it touches a face and the segment is nearly parallel to the face (sin < 0.1) the segment clipped to the face's rectangle, 2 points | 1 or 2 | 0; 1, 2 |
 | box–box | box_box.py: SAT over 15 axes, face clipping or edge–edge | ≤ 4 | box_box.py |
+| convex–{plane, sphere, capsule, box, convex} | convex.py: GJK / EPA, then box_box's face rule and clipping | ≤ 4 | convex.py |
+| compound–anything | each piece against the other body (or its pieces, bounding spheres first), every pair as above; all their points (only the touching ones when 3 or more touch) reduced to 4 (deepest, farthest, largest triangles), each keeping its normal | ≤ 4 | the piece pair's and the piece's (common.fold_feature) |
 
-Cylinders against spheres, capsules, boxes and cylinders are APPROXIMATE: the cylinder is
+Cylinders against spheres, capsules, boxes, cylinders and hulls are APPROXIMATE: the cylinder is
 taken as the capsule of the same radius and half length (its flat caps become hemispheres
 that reach r further along the axis); only cylinder–plane treats the caps exactly.
 """
@@ -23,10 +25,12 @@ import numpy as np
 from numba import njit
 
 from ..contact_geometry import box_distance
-from ..quat import frame_axes, rotate, rotate_inv
+
+from ..quat import frame_axes, qmul, rotate, rotate_inv
 from .box_box import box_box
-from .common import BOX, CAPSULE, CYLINDER, JIT, JIT_NO_REFS, MAX_CANDIDATES, PAR, PLANE, QUAT, SPHERE, \
-    add_candidate, emit, flush_manifold
+from .common import BODY_WIDTH, BOX, CAPSULE, COMPOUND, CONVEX, CYLINDER, JIT, JIT_NO_REFS, PAR, PLANE, QUAT, \
+    SPHERE, add_candidate, emit, flush_manifold, fold_feature
+from .convex import capsule_convex, hull_hull, plane_convex, solid_work, sphere_convex
 
 PARALLEL_SIN_CAPSULES = 0.02
 PARALLEL_SIN_FACE = 0.1
@@ -382,23 +386,203 @@ def collide_pair(kind, body, a, b, margin, sp, sf, poly, tags, boxes, rot, ci, c
 
 
 @njit(**JIT)
-def narrow_phase(kind, body, pairs, n_pairs, margin, ci, cf, count):
+def narrow_phase(kind, body, hulls, pairs, n_pairs, margin, ci, cf, count):
     """Contacts of the first n_pairs candidate pairs into ci, cf (common.py's layout; count
-    reset first). Allocates its small workspaces once per call."""
-    sp = np.empty((MAX_CANDIDATES, 4))
-    sf = np.empty(MAX_CANDIDATES, np.int64)
-    poly = np.empty((2, 16, 3))
-    tags = np.empty((2, 16, 2), np.int64)
-    boxes = np.empty((2, 3, 4))
-    rot = np.empty((3, 3))
-    narrow_pairs(kind, body, pairs, n_pairs, margin, sp, sf, poly, tags, boxes, rot, ci, cf, count)
+    reset first); hulls the hull table (hulls.py). Allocates its small workspaces once per
+    call (convex.solid_work: the clipping polygons as long as the largest hull face needs)."""
+    narrow_pairs(kind, body, hulls, pairs, n_pairs, margin, solid_work(hulls.hull, BODY_WIDTH), ci, cf, count)
 
 
 @njit(**JIT_NO_REFS)
-def narrow_pairs(kind, body, pairs, n_pairs, margin, sp, sf, poly, tags, boxes, rot, ci, cf, count):
-    """narrow_phase's loop over the pairs, with its workspaces (sp, sf: manifold candidates;
-    poly, tags, boxes, rot: box_box's), without reference counting (common.JIT_NO_REFS)."""
+def narrow_pairs(kind, body, hulls, pairs, n_pairs, margin, work, ci, cf, count):
+    """narrow_phase's loop over the pairs, with its workspaces (convex.SolidWork: sp, sf the
+    manifold candidates; poly, tags, boxes, rot box_box's and the hulls' clipping; gjk, the
+    piece table, …), without reference counting (common.JIT_NO_REFS)."""
     count[0] = 0
     count[1] = 0
     for p in range(n_pairs):
-        collide_pair(kind, body, pairs[p, 0], pairs[p, 1], margin, sp, sf, poly, tags, boxes, rot, ci, cf, count)
+        a, b = pairs[p, 0], pairs[p, 1]
+        if kind[a] == COMPOUND or kind[b] == COMPOUND:
+            compound_pair(kind, body, a, b, margin, hulls, work, ci, cf, count)
+        elif kind[a] == CONVEX or kind[b] == CONVEX:
+            convex_pair(kind, body, a, b, margin, hulls, work, ci, cf, count)
+        else:
+            collide_pair(kind, body, a, b, margin, work.sp, work.sf, work.poly, work.tags, work.boxes, work.rot,
+                         ci, cf, count)
+
+
+@njit(**JIT_NO_REFS)
+def convex_pair(kind, body, a, b, margin, hulls, work, ci, cf, count):
+    """A hull (kind CONVEX: params (hull, radius)) against a plane, sphere, capsule, cylinder
+    (as a capsule), box (its hull: params[3]) or hull (convex.py). Output pair ordered."""
+    ka, kb = kind[a], kind[b]
+    if ka > kb:
+        a, b, ka, kb = b, a, kb, ka
+    h = int(body[b, PAR])
+    if ka == PLANE:
+        plane_convex(body, a, b, h, margin, hulls, work, ci, cf, count)
+    elif ka == SPHERE:
+        sphere_convex(body, a, b, h, margin, hulls, work, ci, cf, count)
+    elif ka == CAPSULE or ka == CYLINDER:
+        capsule_convex(body, a, b, h, margin, hulls, work, ci, cf, count)
+    elif ka == BOX:
+        hull_hull(body, a, b, int(body[a, PAR + 3]), h, margin, hulls, work, ci, cf, count)
+    else:
+        hull_hull(body, a, b, int(body[a, PAR]), h, margin, hulls, work, ci, cf, count)
+
+
+@njit(**JIT_NO_REFS)
+def _single_pair(kind, body, a, b, margin, hulls, work, ci, cf, count):
+    """One pair of non-compound shapes (a piece pair of compound_pair)."""
+    if kind[a] == CONVEX or kind[b] == CONVEX:
+        convex_pair(kind, body, a, b, margin, hulls, work, ci, cf, count)
+    else:
+        collide_pair(kind, body, a, b, margin, work.sp, work.sf, work.poly, work.tags, work.boxes, work.rot,
+                     ci, cf, count)
+
+
+@njit(**JIT_NO_REFS)
+def _radius(kind, params, c):
+    """Bounding-sphere radius of a non-compound shape about its centre (planes: 0)."""
+    k = kind
+    if k == SPHERE:
+        return params[c]
+    if k == CAPSULE:
+        return params[c] + params[c + 1]
+    if k == CYLINDER:
+        return math.sqrt(params[c] * params[c] + params[c + 1] * params[c + 1])
+    if k == BOX:
+        return math.sqrt(params[c] ** 2 + params[c + 1] ** 2 + params[c + 2] ** 2)
+    if k == CONVEX:
+        return params[c + 1]
+    return 0.0
+
+
+@njit(**JIT_NO_REFS)
+def _load_side(kind, body, i, k, hulls, T, K, row):
+    """Row `row` of the piece table T: body i itself (not a compound), or its piece k placed
+    in the world (the body's pose ∘ the piece's); returns its bounding radius."""
+    if kind[i] != COMPOUND:
+        for c in range(BODY_WIDTH):
+            T[row, c] = body[i, c]
+        K[row] = kind[i]
+        return _radius(kind[i], body[i], PAR) if kind[i] != COMPOUND else 0.0
+    P = hulls.piece
+    r = int(body[i, PAR]) + k
+    qx, qy, qz, qw = body[i, QUAT], body[i, QUAT + 1], body[i, QUAT + 2], body[i, QUAT + 3]
+    ox, oy, oz = rotate(qx, qy, qz, qw, P[r, 0], P[r, 1], P[r, 2])
+    T[row, 0], T[row, 1], T[row, 2] = body[i, 0] + ox, body[i, 1] + oy, body[i, 2] + oz
+    T[row, 3], T[row, 4], T[row, 5], T[row, 6] = qmul(qx, qy, qz, qw, P[r, 3], P[r, 4], P[r, 5], P[r, 6])
+    for c in range(4):
+        T[row, PAR + c] = P[r, 7 + c]
+    K[row] = int(P[r, 11])
+    return P[r, 18]
+
+
+@njit(**JIT_NO_REFS)
+def compound_pair(kind, body, a, b, margin, hulls, work, ci, cf, count):
+    """A compound against any body, or two compounds: each piece pair whose bounding spheres
+    (a plane: the piece's height) come within the margin, by the pairs above, into the
+    work's buffer (turned so that a piece of a is their first body); all their points then
+    reduced to 4, each with its own normal. Output pair ordered by kind."""
+    ka, kb = kind[a], kind[b]
+    if ka > kb:
+        a, b, ka, kb = b, a, kb, ka
+    T, K, ci2, cf2, c2 = work.table, work.kinds, work.ci, work.cf, work.count
+    na = int(body[a, PAR + 1]) if ka == COMPOUND else 1
+    nb = int(body[b, PAR + 1]) if kb == COMPOUND else 1
+    c2[0] = 0
+    c2[1] = 0
+    for i in range(na):
+        ra = _load_side(kind, body, a, i, hulls, T, K, np.int64(0))
+        if K[0] == PLANE:
+            nx, ny, nz = rotate(T[0, 3], T[0, 4], T[0, 5], T[0, 6], 0.0, 0.0, 1.0)
+        for j in range(nb):
+            rb = _load_side(kind, body, b, j, hulls, T, K, np.int64(1))
+            if K[0] == PLANE:
+                gap = nx * (T[1, 0] - T[0, 0]) + ny * (T[1, 1] - T[0, 1]) + nz * (T[1, 2] - T[0, 2]) - rb
+            else:
+                dx, dy, dz = T[1, 0] - T[0, 0], T[1, 1] - T[0, 1], T[1, 2] - T[0, 2]
+                gap = math.sqrt(dx * dx + dy * dy + dz * dz) - ra - rb
+            if gap >= margin:
+                continue
+            first = c2[0]
+            _single_pair(K, T, np.int64(0), np.int64(1), margin, hulls, work, ci2, cf2, c2)
+            for k in range(first, c2[0]):
+                if ci2[k, 0] == 1:               # made as (b's piece, a's piece): turned round
+                    d = cf2[k, 6]
+                    for c in range(3):
+                        cf2[k, c] += d * cf2[k, 3 + c]
+                        cf2[k, 3 + c] = -cf2[k, 3 + c]
+                ci2[k, 0], ci2[k, 1] = a, b
+                ci2[k, 2] = fold_feature(((i * 256 + j + 1) << 25) + ci2[k, 2])
+            if c2[0] > ci2.shape[0] - 8:
+                c2[0] = _reduce4(cf2, ci2, c2[0])
+    m = _reduce4(cf2, ci2, c2[0])
+    for k in range(m):
+        emit(ci, cf, count, a, b, cf2[k, 0], cf2[k, 1], cf2[k, 2], cf2[k, 3], cf2[k, 4], cf2[k, 5], cf2[k, 6],
+             ci2[k, 2])
+
+
+@njit(**JIT_NO_REFS)
+def _area(cf, i, j, k, nx, ny, nz):
+    ux, uy, uz = cf[j, 0] - cf[i, 0], cf[j, 1] - cf[i, 1], cf[j, 2] - cf[i, 2]
+    vx, vy, vz = cf[k, 0] - cf[i, 0], cf[k, 1] - cf[i, 1], cf[k, 2] - cf[i, 2]
+    return (uy * vz - uz * vy) * nx + (uz * vx - ux * vz) * ny + (ux * vy - uy * vx) * nz
+
+
+@njit(**JIT_NO_REFS)
+def _swap(cf, ci, i, j):
+    for c in range(7):
+        cf[i, c], cf[j, c] = cf[j, c], cf[i, c]
+    for c in range(3):
+        ci[i, c], ci[j, c] = ci[j, c], ci[i, c]
+
+
+@njit(**JIT_NO_REFS)
+def _reduce4(cf, ci, m):
+    """Keep 4 of m contacts (common.flush_manifold's choice: the deepest, the farthest from
+    it, the largest triangle with them seen along the deepest's normal, the largest on the
+    other side; only among the touching ones when 3 or more touch, as common.keep_bearing),
+    moved to the front; returns how many are kept."""
+    if m <= 4:
+        return m
+    touching = 0
+    for k in range(m):
+        if cf[k, 6] >= 0.0:
+            touching += 1
+    if 3 <= touching < m:
+        n = 0
+        for k in range(m):
+            if cf[k, 6] >= 0.0:
+                _swap(cf, ci, n, k)
+                n += 1
+        m = n
+        if m <= 4:
+            return m
+    i1 = 0
+    for j in range(1, m):
+        if cf[j, 6] > cf[i1, 6]:
+            i1 = j
+    _swap(cf, ci, 0, i1)
+    nx, ny, nz = cf[0, 3], cf[0, 4], cf[0, 5]
+    best, i2 = -1.0, 1
+    for j in range(1, m):
+        d = (cf[j, 0] - cf[0, 0]) ** 2 + (cf[j, 1] - cf[0, 1]) ** 2 + (cf[j, 2] - cf[0, 2]) ** 2
+        if d > best:
+            best, i2 = d, j
+    _swap(cf, ci, 1, i2)
+    best, i3 = -1.0, 2
+    for j in range(2, m):
+        s = abs(_area(cf, 0, 1, j, nx, ny, nz))
+        if s > best:
+            best, i3 = s, j
+    _swap(cf, ci, 2, i3)
+    side = 1.0 if _area(cf, 0, 1, 2, nx, ny, nz) >= 0.0 else -1.0
+    best, i4 = -math.inf, 3
+    for j in range(3, m):
+        s = -side * _area(cf, 0, 1, j, nx, ny, nz)
+        if s > best:
+            best, i4 = s, j
+    _swap(cf, ci, 3, i4)
+    return 4

@@ -39,10 +39,16 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
 
     [[bodies]]
     name = "door"                  # required, unique, not "world"
-    shape = "box"                  # required: box | sphere | capsule | cylinder | plane
+    shape = "box"                  # required: box | sphere | capsule | cylinder | plane | convex | compound
     size = [0.9, 0.04, 2.0]        # box (required): FULL extents
     radius = 0.1                   # sphere, capsule, cylinder (required)
     length = 0.5                   # capsule: cylindrical part (>= 0); cylinder: height (required)
+    mesh = "meshes/rock.obj"       # convex, compound (required): a mesh file (OBJ, STL), found and
+                                   # jailed as visual_mesh is; convex: the hull of its vertices;
+                                   # compound: one hull per connected part (V-HACD pieces).
+                                   # position and orientation then place the mesh's own frame:
+                                   # the body sits at the hull's centre of mass, turned to its
+                                   # principal axes (physics/shapes.py); velocity is its centre's
     mass = 10.0                    # or density = 1000.0 (kg/m³): exactly one, unless static; masses
                                    # 1e-6 … 1e12 kg, densities 1e-3 … 1e5 kg/m³, the heaviest dynamic
                                    # body at most 1e8 times the lightest (physics/bounds.py says why)
@@ -151,7 +157,9 @@ Bodies are added in file order, then chains, then robots, then joints (so a join
 attach to a chain link or a robot's link), then loads, ropes and motor events. Limits need lo <= hi.
 
 A URDF file given instead of a scene (`python app.py robot.urdf`) loads as a default
-scene: a floor, the robot on it with its base fixed, named after the URDF's <robot name>.
+scene: a floor, the robot on it with its base fixed, named after the URDF's <robot name>
+(raised when its moving links reach below the floor at the zero pose, as the xArm's
+gripper does, until they clear it by 1 cm).
 
 Overrides (`--set KEY=VALUE`, or `load_scene(path, {"KEY": "VALUE"})`) edit the parsed
 file before it is checked; keys name things the way the CSV does:
@@ -179,8 +187,9 @@ from ..settings import DT, GYROSCOPIC
 from ..shapes import MAX_SIZE, MIN_SIZE, Box, Capsule, Cylinder, Plane, Sphere
 from ..solvers import DEFAULT_FAMILY, FAMILIES
 from ..world import World
+from .mesh_shapes import compound_from_mesh, convex_from_mesh
 
-SHAPES = ("box", "sphere", "capsule", "cylinder", "plane")
+SHAPES = ("box", "sphere", "capsule", "cylinder", "plane", "convex", "compound")
 JOINT_TYPES = ("fixed", "spherical", "revolute", "universal", "prismatic")
 TABLES = ("world", "solver", "contacts", "view", "bodies", "chains", "robots", "joints", "loads", "ropes",
           "motor_events")
@@ -198,7 +207,7 @@ def solver_keys():
 VIEW_KEYS = ("eye", "target")
 BODY_KEYS = ("name", "shape", "size", "radius", "length", "mass", "density", "static", "position",
              "rotation_deg", "orientation", "velocity", "angular_velocity", "color", "visual_mesh", "friction",
-             "restitution", "collide")
+             "restitution", "collide", "mesh")
 CONTACT_KEYS = tuple(s.name for s in CONTACT_SETTINGS)
 CHAIN_KEYS = ("name", "links", "joint", "link_length", "radius", "mass", "origin", "direction", "axis",
               "parent", "color")
@@ -216,7 +225,8 @@ URDF_SUFFIXES = (".urdf",)
 MOTOR_JOINTS = ("revolute", "prismatic")
 
 # which shapes / joint types a key applies to
-SHAPE_ONLY = {"size": ("box",), "radius": ("sphere", "capsule", "cylinder"), "length": ("capsule", "cylinder")}
+SHAPE_ONLY = {"size": ("box",), "radius": ("sphere", "capsule", "cylinder"), "length": ("capsule", "cylinder"),
+              "mesh": ("convex", "compound")}
 JOINT_ONLY = {"axis2": ("universal",), "limits_deg": ("revolute", "universal"), "limits2_deg": ("universal",),
               "limits": ("prismatic",), "swing_deg": ("spherical",), "twist_deg": ("spherical",),
               "friction": ("spherical", "revolute", "universal", "prismatic"),
@@ -547,10 +557,19 @@ def _dimension(low, high):
     return (lambda v: low <= v <= high), f"a positive number between {low:g} and {high:g} (m)"
 
 
-def _shape(t):
+def _shape(t, scene_path):
     kind = t.choice("shape", SHAPES, required=True)
     lo, hi = MIN_SIZE, MAX_SIZE
-    if kind == "box":
+    if kind in ("convex", "compound"):
+        mesh = _jailed_path(t, "mesh", scene_path, MESH_SUFFIXES, "a mesh file", "an OBJ or STL file", required=True)
+        if not os.path.isfile(mesh):
+            raise t.error("mesh", "an existing mesh file", t.get("mesh", "str"))
+        try:
+            shape = (convex_from_mesh if kind == "convex" else compound_from_mesh)(mesh)
+        except ValueError as e:
+            raise t.error("mesh", f"a mesh whose {'vertices span' if kind == 'convex' else 'parts span'} "
+                                  f"a solid ({e})", t.get("mesh", "str")) from None
+    elif kind == "box":
         size = t.get("size", 3, required=True, check=lambda v: all(2 * lo <= x <= 2 * hi for x in v),
                      what=f"3 positive numbers between {2 * lo:g} and {2 * hi:g} (m, full extents)")
         shape = Box(tuple(0.5 * s for s in size))
@@ -579,7 +598,7 @@ def _body(path, world, i, entry):
     name = t.get("name", "str", required=True)
     if name == "world" or world.has_body(name):
         raise t.error("name", 'a unique body name (not "world")', name)
-    shape, inapplicable = _shape(t)
+    shape, inapplicable = _shape(t, path)
     static = t.get("static", "bool", False)
     mass = t.get("mass", "number", check=_mass, what=MASS)
     density = t.get("density", "number", check=_density, what=DENSITY)
@@ -592,7 +611,10 @@ def _body(path, world, i, entry):
     quat = t.get("orientation", 4, check=_nonzero, what="a quaternion [x, y, z, w], not all zero")
     if quat is None:
         quat = [float(c) for c in q_from_euler_deg(*t.get("rotation_deg", 3, [0.0, 0.0, 0.0]))]
-    kw = dict(position=t.get("position", 3, [0.0, 0.0, 0.0]), orientation=quat,
+    position = t.get("position", 3, [0.0, 0.0, 0.0])
+    if hasattr(shape, "body_pose"):         # the mesh's frame given: the body at the hull's centre
+        position, quat = (v.tolist() for v in shape.body_pose(position, quat))
+    kw = dict(position=position, orientation=quat,
               velocity=t.get("velocity", 3, [0.0, 0.0, 0.0]),
               angular_velocity=t.get("angular_velocity", 3, [0.0, 0.0, 0.0]),
               color=t.get("color", 3, [0.7, 0.7, 0.7], check=_rgb, what="3 numbers between 0 and 1"),
@@ -621,7 +643,7 @@ def _visual_mesh(t, scene_path):
     return _jailed_path(t, "visual_mesh", scene_path, MESH_SUFFIXES, "a mesh file", "an OBJ or STL file")
 
 
-def _jailed_path(t, key, scene_path, suffixes, noun, kind):
+def _jailed_path(t, key, scene_path, suffixes, noun, kind, required=False):
     """The file named by `key` as an absolute path inside the scene file's folder or the
     project's assets/ (symbolic links followed), or None. Relative paths are looked up
     in the scene's folder, then in assets/, then from the project root ("assets/…").
@@ -629,7 +651,7 @@ def _jailed_path(t, key, scene_path, suffixes, noun, kind):
     "..", an absolute path or a link) the path is refused before any reader sees it —
     nothing is opened here. A missing file is its reader's to report.
     `suffixes=None` asks for a folder."""
-    raw = t.get(key, "str")
+    raw = t.get(key, "str", required=required)
     if raw is None:
         return None
     if "\0" in raw:
@@ -905,13 +927,21 @@ def build_world(path, data):
 def urdf_scene(path):
     """The scene data of a URDF opened on its own: a floor, the robot (named after its
     <robot name>, base fixed, servos holding its zero pose) and a view from the front
-    left; the default solver family at Δt = 2 ms."""
-    from .urdf import read_urdf
-    name = read_urdf(path).name.replace("/", "_")
+    left; the default solver family at Δt = 2 ms. A robot whose links reach below its
+    base at the zero pose (the xArm's gripper points down past it) stands raised until
+    they clear the floor by 1 cm: otherwise the floor would push them against the servos."""
+    from .urdf import add_robot, lowest_point, read_urdf
+    model = read_urdf(path)
+    name = model.name.replace("/", "_")
+    scratch = World()
+    low = lowest_point(scratch, add_robot(scratch, model, name))
+    robot = {"name": name, "urdf": os.path.abspath(str(path))}
+    if low < 0.0:
+        robot["position"] = [0.0, 0.0, round(0.01 - low, 4)]
     return {"world": {"dt": 0.002}, "solver": {"kind": DEFAULT_FAMILY},
             "view": {"eye": [1.6, -2.2, 1.3], "target": [0.0, 0.0, 0.5]},
             "bodies": [{"name": "floor", "shape": "plane", "static": True}],
-            "robots": [{"name": name, "urdf": os.path.abspath(str(path))}]}
+            "robots": [robot]}
 
 
 def load_scene(path, overrides=None):

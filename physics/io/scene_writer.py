@@ -54,8 +54,12 @@ def _world_tables(world, view):
     return data
 
 
-def _shape_keys(shape):
+def _shape_keys(shape, folder=None):
     kind = shape.kind
+    if kind in ("convex", "compound"):
+        if not getattr(shape, "source", None):
+            raise ValueError(f"a {kind} shape made in Python (not from a mesh file) cannot be written to a scene")
+        return {"shape": kind, "mesh": _mesh_path(shape.source, folder)}
     if kind == "box":
         return {"shape": "box", "size": [2.0 * float(h) for h in shape.half_extents]}
     if kind == "sphere":
@@ -93,15 +97,17 @@ def _bodies(world, state, folder=None):
         info = world.body_info[i]
         if info.name in skip:
             continue
-        b = {"name": info.name, **_shape_keys(info.shape)}
+        b = {"name": info.name, **_shape_keys(info.shape, folder)}
         static = world.model.bodies.inv_mass[i] == 0.0
         if static:
             b["static"] = True
         else:
             b["mass"] = _f(info.mass)
-        if info.shape.kind != "plane" or np.any(state["bodies"]["pos"][i]):
-            b["position"] = _vec(state["bodies"]["pos"][i])
-        q = state["bodies"]["quat"][i]
+        pos, q = state["bodies"]["pos"][i], state["bodies"]["quat"][i]
+        if hasattr(info.shape, "source_pose"):          # a mesh's shape: its own frame's pose
+            pos, q = info.shape.source_pose(pos, q)
+        if info.shape.kind != "plane" or np.any(pos):
+            b["position"] = _vec(pos)
         if not np.allclose(q, (0.0, 0.0, 0.0, 1.0), rtol=0.0, atol=0.0):
             b["orientation"] = _vec(q)
         for key, field in (("velocity", "vel"), ("angular_velocity", "omega")):

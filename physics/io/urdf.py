@@ -41,16 +41,20 @@ roll-pitch-yaw, R = Rz(y) Ry(p) Rx(r)):
   drawn with its collision geometry, and a link with neither is not drawn.
 - `<collision>`: a single box, sphere, cylinder or capsule centred on the body's centre
   of mass and aligned with its principal axes becomes the body's shape; anything else
-  (offset primitives, several pieces, meshes) needs compound/convex shapes
-  (`collision_shape`, the hook for them): until then such a link touches nothing, said
-  in one warning. The body's shape is otherwise a box around the link (its origin, its
-  child joints' origins), collide = false: what picking and the outline use.
+  (offset primitives, several pieces, meshes) a Compound in the body frame
+  (`collision_shape`): a mesh is read here (trimesh) as convex pieces, one per connected
+  part for a V-HACD set of 2 to 16 parts, else the hull of all its vertices, each hull
+  thinned to 96 vertices (physics/io/mesh_shapes.link_pieces). A mesh that cannot be read
+  leaves its link touching nothing, said in one warning. The links of one robot never
+  touch one another (World.keep_apart: their meshes meet around the joints); they touch
+  everything else. A link without collision geometry gets a box around the link (its
+  origin, its child joints' origins), collide = false: what picking and the outline use.
 
 Mesh paths: relative to the URDF's folder, `package://PKG/…` as FOLDER/PKG/… for FOLDER in
 the URDF's folder and then the search path, `file://` as a path. The first that exists
 decides; it must lie inside one of those folders (symbolic links followed) or the
-URDF is refused — nothing outside is ever opened, and nothing at all is opened here (the
-viewer reads the meshes). A mesh that does not exist is the viewer's to report.
+URDF is refused — nothing outside is ever opened; only collision meshes are read here (the
+viewer reads the visual ones). A mesh that does not exist is the viewer's to report.
 
 Elements this reader does not use (transmission, gazebo, …) are named in one warning
 (stderr, `warning: FILE: …`); any broken element raises SceneError (physics/io/scene.py)
@@ -58,6 +62,7 @@ naming the file and the element, e.g.
 `robot.urdf: joint "elbow" <origin xyz>: expected 3 finite numbers, got "0 nan 0"`.
 """
 from dataclasses import dataclass, field
+import functools
 import math
 import os
 import sys
@@ -66,8 +71,9 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from ..quat import q_from_matrix, q_to_matrix
-from ..shapes import MAX_SIZE, MIN_SIZE, Box, Capsule, Cylinder, Sphere
+from ..shapes import MAX_SIZE, MIN_SIZE, Box, Capsule, Compound, Cylinder, Sphere
 from ..visual import MESH_SUFFIXES, VisualPart
+from .mesh_shapes import link_pieces
 from .scene import SceneError, _inside
 
 JOINT_KINDS = ("revolute", "continuous", "prismatic", "fixed")
@@ -546,17 +552,29 @@ def _shape_of(geom):
 
 def collision_shape(pieces):
     """The body's collision shape from its pieces [(Geometry, 4×4 pose in the body
-    frame)], or None when it needs shapes the engine lacks. The hook for compound and
-    convex shapes (meshes as Convex, several pieces as a Compound)."""
-    if len(pieces) != 1:
-        return None
-    geom, t = pieces[0]
-    shape = _shape_of(geom)
-    if shape is None or np.linalg.norm(t[:3, 3]) > 1e-9:
-        return None
-    if geom.kind != "sphere" and np.abs(t[:3, :3] - np.eye(3)).max() > 1e-9:
-        return None
-    return shape
+    frame)]: a single primitive centred on the body frame and aligned with it is itself;
+    anything else a Compound in the body frame (meshes as convex pieces: _mesh_pieces).
+    ValueError when a mesh cannot be read or spans no solid."""
+    if len(pieces) == 1:
+        geom, t = pieces[0]
+        shape = _shape_of(geom)
+        if shape is not None and np.linalg.norm(t[:3, 3]) <= 1e-9 and (
+                geom.kind == "sphere" or np.abs(t[:3, :3] - np.eye(3)).max() <= 1e-9):
+            return shape
+    placed = []
+    for geom, t in pieces:
+        pose = (t[:3, 3], q_from_matrix(t[:3, :3]))
+        if geom.kind == "mesh":
+            placed.extend((c, *pose) for c in _mesh_pieces(geom.mesh, tuple(geom.scale)))
+        else:
+            placed.append((_shape_of(geom), *pose))
+    return Compound(placed, frame=((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0)))
+
+
+@functools.lru_cache(maxsize=256)
+def _mesh_pieces(path, scale):
+    """mesh_shapes.link_pieces, read once per file and scale (the shapes are immutable)."""
+    return tuple(link_pieces(path, scale))
 
 
 def _visual_part(geom, t, rgb):
@@ -648,10 +666,12 @@ def add_robot(world, model, name, position=(0.0, 0.0, 0.0), orientation=(0.0, 0.
         drawn = parts["visual"] or [(g, t, None) for g, t in parts["collision"]]
         visual = tuple(_visual_part(g, to_body @ t, rgb) for g, t, rgb in drawn)
         coll = [(g, to_body @ t) for g, t in parts["collision"]]
-        shape = collision_shape(coll) if coll else None
+        try:
+            shape = collision_shape(coll) if coll else None
+        except (ValueError, OSError) as e:
+            shape = None
+            no_contact.append(f"{link} ({e})")
         if shape is None:
-            if coll:
-                no_contact.append(link)
             points = [to_body[:3, 3]] + [(to_body @ o)[:3, 3] for o in child_origins.get(link, [])]
             half = np.maximum(np.abs(np.array(points)).max(axis=0), MIN_PROXY)
             shape_used, collide = Box(tuple(float(h) for h in half)), False
@@ -690,18 +710,45 @@ def add_robot(world, model, name, position=(0.0, 0.0, 0.0), orientation=(0.0, 0.
                   {j.name: j.velocity for j in movable},
                   {j.name: j.mimic for j in movable if j.mimic is not None},
                   servo, servo_joint)
+    world.keep_apart([b for b, _ in bodies_of.values()])      # no self-collision: links meet at their joints
     _place(world, robot, start, bodies_of)
     set_servos(world, robot)
     if not hasattr(world, "robots"):
         world.robots = {}
     world.robots[name] = robot
     if no_contact:
-        warn(model.path, "collision geometry not used yet (meshes, offset or several pieces need convex/compound "
-                         f"shapes), these links touch nothing: {', '.join(no_contact)}")
+        warn(model.path, f"collision meshes unusable, these links touch nothing: {'; '.join(no_contact)}")
     if any(robot.damping.values()):
         warn(model.path, "joint damping is kept on the robot but not applied (no viscous joint row in the solvers "
                          "yet)")
     return robot
+
+
+def _lowest(shape, R, p):
+    """The lowest world z of a shape turned by R and placed at p (m)."""
+    if shape.kind == "compound":
+        return min(_lowest(s, R @ q_to_matrix(q), p + R @ c) for s, c, q in shape.pieces)
+    if shape.kind == "convex":
+        return float(p[2] + (shape.vertices @ R[2]).min())
+    if shape.kind == "box":
+        return float(p[2] - np.abs(R[2]) @ shape.half_extents)
+    if shape.kind == "sphere":
+        return float(p[2] - shape.radius)
+    w = abs(R[2, 2])                                  # capsule, cylinder: axis along local z
+    if shape.kind == "capsule":
+        return float(p[2] - w * shape.half_length - shape.radius)
+    return float(p[2] - w * shape.half_length - shape.radius * math.sqrt(max(0.0, 1.0 - w * w)))
+
+
+def lowest_point(world, robot):
+    """The lowest world z (m) of the robot's moving colliding links as they stand, +inf if
+    none (static links never touch the static floor)."""
+    low = math.inf
+    for name in set(robot.bodies.values()):
+        b = world.body(name)
+        if b.collide and not b.is_static:
+            low = min(low, _lowest(world.model.body_info[b.index].shape, q_to_matrix(b.orientation), b.position))
+    return low
 
 
 def _place(world, robot, poses, bodies_of):
