@@ -91,7 +91,7 @@ direct (R,) zeros (contact rows are never in the direct tree solve); per block (
 the impulse solver's couplings J M⁻¹ Jᵀ of its rows and a scratch (solvers/impulse/contact_sweeps.py CB_*);
 swept (N,6): every World body's velocity and angular velocity before a contact sweep (the
 impulse solver's convergence test, impulse.contact_sweep); the impact propagation's scratch
-(solvers/impacts.py): impact (R,5) per row, graph (N,2) int64 per body."""
+(solvers/impacts.py): impact (R,5) per row, graph (N,3) int64 per body."""
 ContactData = namedtuple("ContactData", "shapes buffers rows work")
 """What a solver kernel takes: ContactShapes, ContactBuffers, the contact rows (a Rows table of
 capacity R = 3M, trimmed per substep by contact_views) and ContactWork."""
@@ -667,7 +667,7 @@ class Contacts:
         n_rows = 3 * n_contacts
         work = ContactWork(np.zeros((n_rows, 12)), np.zeros(n_rows), np.zeros(n_rows), np.zeros(n_rows),
                            np.zeros(n_rows, np.int64), np.zeros((n_contacts, BLOCK_NUMBERS)), np.zeros((mb.count, 6)),
-                           np.zeros((n_rows, 5)), np.zeros((mb.count, 2), np.int64))
+                           np.zeros((n_rows, 5)), np.zeros((mb.count, 3), np.int64))
         return ContactData(shapes, buf, _rows_table(n_rows, n_contacts), work)
 
     def save(self, world):

@@ -23,9 +23,10 @@ taken inelastically, GBF03's last pass), and a gap keeps physics/contacts.py's r
 the new speeds (a bouncing approach waits until it touches, else ġ ≥ −gap/h).
 
 Where: only groups (bodies joined by touching or near contacts, not through static
-bodies) with two pairs or more; a lone pair's impact is the same sequentially or at
-once and stays with its family (the impulse family's restitution rows, the lcp impact
-LCP, which include the joints exactly). "Touching": a gap below TOUCH, or one the pair
+bodies) with two pairs or more, one of them with e > 0. A lone pair's impact is the
+same sequentially or at once, and sequential inelastic collisions (e = 0 everywhere)
+converge to the simultaneous inelastic answer: both stay with their family (the impulse
+family's restitution rows, the lcp impact LCP, which include the joints exactly). "Touching": a gap below TOUCH, or one the pair
 closes in the first `reach` of the step at its speed (lcp: ½, its impact rule; impulse:
 0, it bounces when it touches).
 
@@ -42,7 +43,7 @@ import math
 from numba import njit
 
 from ..contacts import N_NOW, S_THRESHOLD
-from ..joint_rows import FREE_CONTACT, FREE_OFF, ROW_FREE
+from ..joint_rows import FREE_CONTACT, FREE_OFF, ROW_FREE, row_velocity
 from ..quat import world_inv_inertia_times
 from .row_ops import scatter_row
 
@@ -82,16 +83,6 @@ def _minv_jt(row_J, r, a, b, bodies, out):
 
 
 @njit(cache=True, error_model="numpy")
-def _speed(row_J, r, a, b, vel, omega):
-    """J·V of row r."""
-    s = 0.0
-    for q in range(3):
-        s += row_J[r, q] * vel[a, q] + row_J[r, 3 + q] * omega[a, q]
-        s += row_J[r, 6 + q] * vel[b, q] + row_J[r, 9 + q] * omega[b, q]
-    return s
-
-
-@njit(cache=True, error_model="numpy")
 def _in_contact(gap, vn, reach, h):
     """Whether a point with this gap (m) and normal speed ġ (m/s) takes part in a collision."""
     return gap <= TOUCH or gap <= -reach * vn * h
@@ -107,13 +98,17 @@ def _normal_end(row_kind, start, end):
 
 
 @njit(cache=True, error_model="numpy")
-def _collide(row_J, start, f0, a, b, e, reach, h, impact, mass, minv_jt, vel, omega):
+def _collide(row_J, start, f0, a, b, e, reach, h, impact, mass, minv_jt, bodies):
     """One two-body collision of a manifold's normal rows start…f0−1, those in contact at
     its start: ġ⁺_i ≥ −e·min(ġ⁻_i, 0) with impulses λ_i ≥ 0 complementary to it
-    (Gauss–Seidel on the bodies' velocities; one point: exact in one pass). The bodies'
+    (Gauss–Seidel on the bodies' velocities, the rows' M⁻¹Jᵀ and effective masses as
+    free bodies into minv_jt, mass; one point: exact in one pass). The bodies'
     velocities updated; returns whether any impulse acted."""
+    vel, omega = bodies.vel, bodies.omega
     for r in range(start, f0):
-        vn = _speed(row_J, r, a, b, vel, omega)
+        k = _minv_jt(row_J, r, a, b, bodies, minv_jt)
+        mass[r] = 1.0 / k if k > 0.0 else 0.0
+        vn = row_velocity(row_J, r, a, b, vel, omega)
         impact[r, I_LAMBDA] = 0.0
         impact[r, I_TARGET] = -e * min(vn, 0.0) if _in_contact(impact[r, I_GAP], vn, reach, h) else math.nan
     acted = False
@@ -124,7 +119,7 @@ def _collide(row_J, start, f0, a, b, e, reach, h, impact, mass, minv_jt, vel, om
             if mass[r] <= 0.0 or math.isnan(t):
                 continue
             old = impact[r, I_LAMBDA]
-            new = max(old - mass[r] * (_speed(row_J, r, a, b, vel, omega) - t), 0.0)
+            new = max(old - mass[r] * (row_velocity(row_J, r, a, b, vel, omega) - t), 0.0)
             dl = new - old
             if dl == 0.0:
                 continue
@@ -136,10 +131,13 @@ def _collide(row_J, start, f0, a, b, e, reach, h, impact, mass, minv_jt, vel, om
             break
     return acted
 
+
 @njit(cache=True, error_model="numpy")
 def _group(graph, inv_mass, a, b):
-    """The pair count of the group of the pair (a, b) (graph[:, 1] at its root)."""
-    return graph[_find(graph[:, 0], b if inv_mass[b] > 0.0 else a), 1]
+    """2 if the group of the pair (a, b) propagates impacts (two pairs or more, one of
+    them with e > 0), else 0."""
+    root = _find(graph[:, 0], b if inv_mass[b] > 0.0 else a)
+    return 2 if graph[root, 1] >= 2 and graph[root, 2] > 0 else 0
 
 
 @njit(cache=True)
@@ -160,11 +158,19 @@ def propagate_impacts(contacts, crows, bodies, h, reach):
     impact, graph, minv_jt, mass = work.impact, work.graph, work.minv_jt, work.mass
     vel, omega, inv_mass = bodies.vel, bodies.omega, bodies.inv_mass
     threshold = cs.settings[S_THRESHOLD]
+    # each normal row's gap and restitution
+    for q in range(buf.n[N_NOW]):
+        r = row_of[q]
+        if r >= 0:
+            impact[r, I_GAP] = max(-cf[q, 6], 0.0)
+            impact[r, I_E] = max(restitution[ci[q, 0]], restitution[ci[q, 1]])
+            impact[r, I_COLLIDED] = 0.0
     # the groups: bodies joined by contact pairs (union–find, never through a static
-    # body), each with its number of pairs
+    # body), each with its number of pairs and of pairs with e > 0
     for i in range(vel.shape[0]):
         graph[i, 0] = i
         graph[i, 1] = 0
+        graph[i, 2] = 0
     parent = graph[:, 0]
     for k in range(nb):
         a, b = row_body[block_start[k], 0], row_body[block_start[k], 1]
@@ -174,28 +180,16 @@ def propagate_impacts(contacts, crows, bodies, h, reach):
                 parent[ra] = rb
     for k in range(nb):
         a, b = row_body[block_start[k], 0], row_body[block_start[k], 1]
-        graph[_find(parent, b if inv_mass[b] > 0.0 else a), 1] += 1
+        root = _find(parent, b if inv_mass[b] > 0.0 else a)
+        graph[root, 1] += 1
+        if impact[block_start[k], I_E] > 0.0:
+            graph[root, 2] += 1
     n_prop = 0
     for k in range(nb):
         if _group(graph, inv_mass, row_body[block_start[k], 0], row_body[block_start[k], 1]) >= 2:
             n_prop += 1
     if n_prop == 0:
         return 0
-    # each normal row's gap and restitution, M⁻¹Jᵀ and effective mass (free bodies)
-    for q in range(buf.n[N_NOW]):
-        r = row_of[q]
-        if r >= 0:
-            impact[r, I_GAP] = max(-cf[q, 6], 0.0)
-            impact[r, I_E] = max(restitution[ci[q, 0]], restitution[ci[q, 1]])
-            impact[r, I_COLLIDED] = 0.0
-    for k in range(nb):
-        start = block_start[k]
-        a, b = row_body[start, 0], row_body[start, 1]
-        if _group(graph, inv_mass, a, b) < 2:
-            continue
-        for r in range(start, _normal_end(row_kind, start, start + block_count[k])):
-            kk = _minv_jt(row_J, r, a, b, bodies, minv_jt)
-            mass[r] = 1.0 / kk if kk > 0.0 else 0.0
     # the sweeps: every pair in contact approaching faster than the threshold collides
     n_collisions = 0
     for _ in range(min(n_prop + 8, MAX_SWEEPS)):
@@ -208,12 +202,12 @@ def propagate_impacts(contacts, crows, bodies, h, reach):
             f0 = _normal_end(row_kind, start, start + block_count[k])
             fastest = 0.0
             for r in range(start, f0):
-                vn = _speed(row_J, r, a, b, vel, omega)
+                vn = row_velocity(row_J, r, a, b, vel, omega)
                 if _in_contact(impact[r, I_GAP], vn, reach, h):
                     fastest = min(fastest, vn)
             if fastest >= -threshold:
                 continue
-            if _collide(row_J, start, f0, a, b, impact[start, I_E], reach, h, impact, mass, minv_jt, vel, omega):
+            if _collide(row_J, start, f0, a, b, impact[start, I_E], reach, h, impact, mass, minv_jt, bodies):
                 collided += 1
                 for r in range(start, f0):
                     impact[r, I_COLLIDED] = 1.0
@@ -232,7 +226,7 @@ def propagate_impacts(contacts, crows, bodies, h, reach):
         f0 = _normal_end(row_kind, start, end)
         any_active = False
         for r in range(start, f0):
-            vn = _speed(row_J, r, a, b, vel, omega)
+            vn = row_velocity(row_J, r, a, b, vel, omega)
             gap = impact[r, I_GAP]
             row_active[r] = 1
             if _in_contact(gap, vn, reach, h):
