@@ -76,6 +76,27 @@ def test_newtons_cradle_sends_off_as_many_balls_as_swung_in_at_their_speed(solve
 
 
 @pytest.mark.parametrize("solver", FAMILIES)
+@pytest.mark.parametrize("n", [3, 7])
+@pytest.mark.parametrize("hanging", [True, False])
+def test_cradles_of_three_to_seven_balls_hanging_or_free_pass_the_first_balls_speed_to_the_last(solver, n, hanging):
+    """n touching balls, e = 1, Δt = 10 ms, the first striking at v = 1 m/s — hanging on
+    joints, or free in zero gravity: the last leaves at v (2 %), the others stay (2 %)."""
+    v = 1.0
+    if hanging:
+        w, balls = _cradle(solver, 0.01, n=n, v=v)
+    else:
+        w = World(dt=0.01, solver=solver, gravity=(0.0, 0.0, 0.0))
+        balls = [w.add_body(f"ball{i}", Sphere(0.05), mass=0.2, position=(0.1 * i, 0, 1.0),
+                            velocity=(v if i == 0 else 0.0, 0, 0), restitution=1.0, friction=0.0)
+                 for i in range(n)]
+    w.step()
+    vx = np.array([b.velocity[0] for b in balls])
+    assert abs(vx[-1] - v) <= 0.02 * v and np.all(np.abs(vx[:-1]) <= 0.02 * v), vx
+    if not hanging:                                  # free balls: exact (no joint to answer after)
+        assert np.allclose(vx, [0.0] * (n - 1) + [v], atol=1e-12)
+
+
+@pytest.mark.parametrize("solver", FAMILIES)
 def test_newtons_cradle_swings_back_and_forth_for_a_second(solver):
     """Released from 30° at Δt = 5 ms (the shipped scene's setting), the row hands the
     swing end to end: after the first impact only the last ball swings out; at 1 s the
