@@ -229,11 +229,10 @@ def propagate_impacts(contacts, crows, bodies, h, reach):
             vn = row_velocity(row_J, r, a, b, vel, omega)
             gap = impact[r, I_GAP]
             row_active[r] = 1
-            if _in_contact(gap, vn, reach, h):
-                if impact[r, I_COLLIDED] != 0.0:
-                    row_bias[r] = -max(vn, 0.0)     # keep the separation speed the impact gave
-                else:
-                    row_bias[r] = gap / h if gap > TOUCH else 0.0
+            if impact[r, I_COLLIDED] != 0.0 and not math.isnan(impact[r, I_TARGET]):
+                row_bias[r] = -max(vn, 0.0)         # it collided: keep the separation speed it took
+            elif _in_contact(gap, vn, reach, h):
+                row_bias[r] = gap / h if gap > TOUCH else 0.0
             elif impact[r, I_E] > 0.0 and vn < -threshold:
                 row_active[r] = 0                   # a bounce waits until it touches
             else:
