@@ -88,12 +88,13 @@ that made no row); row_of, block_of (M,) each point's normal row and block (−1
 last substep's, sorted by key (a point: λ_n; a pair: twist, then the friction impulse as a
 world vector, N·s); n (6,) int64: contacts now, entries in prev, overflow flag, rows and
 blocks written, spare."""
-ContactWork = namedtuple("ContactWork", "minv_jt mass bound impulse_pos direct block swept")
+ContactWork = namedtuple("ContactWork", "minv_jt mass bound impulse_pos direct block swept impact graph")
 """Per contact row: M⁻¹Jᵀ (R,12), effective mass (R,), penalty bound (R,), split impulse (R,),
 direct (R,) zeros (contact rows are never in the direct tree solve); per block (M, BLOCK_NUMBERS):
 the impulse solver's couplings J M⁻¹ Jᵀ of its rows and a scratch (solvers/impulse/contact_sweeps.py CB_*);
 swept (N,6): every World body's velocity and angular velocity before a contact sweep (the
-impulse solver's convergence test, impulse.contact_sweep)."""
+impulse solver's convergence test, impulse.contact_sweep); the impact propagation's scratch
+(solvers/impacts.py): impact (R,5) per row, graph (N,3) int64 per body."""
 ContactData = namedtuple("ContactData", "shapes buffers rows work")
 """What a solver kernel takes: ContactShapes, ContactBuffers, the contact rows (a Rows table of
 capacity R = 3M, trimmed per substep by contact_views) and ContactWork."""
@@ -666,7 +667,8 @@ class Contacts:
             buf.n[N_PREV] = n_prev
         n_rows = 3 * n_contacts
         work = ContactWork(np.zeros((n_rows, 12)), np.zeros(n_rows), np.zeros(n_rows), np.zeros(n_rows),
-                           np.zeros(n_rows, np.int64), np.zeros((n_contacts, BLOCK_NUMBERS)), np.zeros((mb.count, 6)))
+                           np.zeros(n_rows, np.int64), np.zeros((n_contacts, BLOCK_NUMBERS)), np.zeros((mb.count, 6)),
+                           np.zeros((n_rows, 5)), np.zeros((mb.count, 3), np.int64))
         return ContactData(shapes, buf, _rows_table(n_rows, n_contacts), work)
 
     def save(self, world):

@@ -74,7 +74,9 @@ class RunawayWatch:
       from the highest one's height down to this body's, a held body's point now (|v| +
       |ω|·r), at least MIN_SPEED — plus √(2W/m) (what loads, motors and the mouse can
       have given it alone). Two bodies colliding with e ≤ 1 give the lighter at most 3×
-      the heavier's speed;
+      the heavier's speed, at the height where they collide: a body rising after such a
+      collision (the small ball of a stacked drop) is also allowed the speed
+      √(9·2g(h_top − h_low) − 2g(h − h_low)), 3× the fall to the lowest height less its climb;
     - joints: a joint's violation beyond GAP_FRACTION·L (≥ GAP_MIN; L the scene's size).
 
     Calibration (`python -m physics.bench.runaway --preset`: every shipped scene under
@@ -124,6 +126,7 @@ class RunawayWatch:
                 normal = q_rotate(sb.quat[i], np.array([0.0, 0.0, 1.0]))
                 if self.g > 0.0 and float(normal @ -self.down) > 0.99 and height[i] <= min(low) + 1e-9:
                     h_low = max(h_low, float(height[i]))
+        self.h_low = h_low
         potential = float(np.sum(self.mass[dynamic] * self.g * np.maximum(height[dynamic] - h_low, 0.0)))
         potential += sum(r.mass * self.g * max(float(h.mean()) - h_low, 0.0) for r, h in zip(world.ropes.values(), nodes))
         self.potential = potential
@@ -192,7 +195,10 @@ class RunawayWatch:
             v_held = max(float(np.max((speed + spin * self.radius)[held], initial=0.0)), _rope_speed(world))
             fall = np.sqrt(2.0 * self.g * np.maximum(self.h_top + sb.pos @ self.down, 0.0))
             v_ref = np.maximum(np.maximum(fall, max(self.v_start, v_held)), self.MIN_SPEED)
-            bound = self.SPEED_FACTOR * v_ref + np.sqrt(2.0 * self.work_in / np.where(self.free, self.mass, 1.0))
+            climb = np.maximum(-(sb.pos @ self.down) - self.h_low, 0.0)
+            bounced = np.sqrt(np.maximum(self.SPEED_FACTOR ** 2 * 2.0 * self.g * max(self.h_top - self.h_low, 0.0)
+                                         - 2.0 * self.g * climb, 0.0))
+            bound = np.maximum(self.SPEED_FACTOR * v_ref, bounced) + np.sqrt(2.0 * self.work_in / np.where(self.free, self.mass, 1.0))
             self._margin("speed", float(np.max(np.where(self.free, speed / bound, 0.0))))
             over = np.flatnonzero(self.free & (speed > bound))
             if len(over):

@@ -2,7 +2,8 @@
 
 1. drive rows: bounds, motor targets and friction radii (joint_rows.write_drive_rows;
    with no limit or free row in use, once per call)
-2. contacts at the substep's start (broad and narrow phase, contact rows: contacts.py)
+2. contacts at the substep's start (broad and narrow phase, contact rows: contacts.py);
+   impacts through groups of touching bodies resolved pair by pair (../impacts.py)
 3. forces: the loads gathered, velocities integrated (external impulses, eq. 10);
    speculative limits (the limits the joint may reach)
 4. the solve: the direct path (direct.py) or the iterative one (rows.py prepare_rows and
@@ -23,6 +24,7 @@ from ...contacts import (N_BLOCKS, N_PREV, N_ROWS, broad_contacts, contact_views
 from ...integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from ...joint_rows import compute_joint_rates, compute_joint_rows, speculative_limits, write_drive_rows
 from .. import projection
+from ..impacts import propagate_impacts
 from ..row_ops import world_inverse_inertia
 from ..tree import select_rows
 from .contact_sweeps import prepare_contact_blocks
@@ -123,6 +125,8 @@ def _make_kernel(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY):    # noqa: N803 (com
                     contacts.buffers.n[N_BLOCKS] = 0
                 if n_contacts > 0:
                     crows, cwork, cdirect = contact_views(contacts, work, n_contacts)
+                    if n_contacts > 1:          # impacts through touching bodies, pair by pair (../impacts.py)
+                        propagate_impacts(contacts, crows, bodies, h, 0.0)
                 else:                           # the empty views, made once per call
                     crows, cwork, cdirect = crows0, cwork0, cdirect0
                 gather_forces(t, bodies, loads, force_acc, torque_acc)

@@ -3,7 +3,8 @@ from numba import njit
 
 from ...contacts import S_THRESHOLD, contact_views, detection_overflowed, keep_contact_impulses, prepare_contacts
 from ...integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
-from ...joint_rows import compute_joint_rates, compute_joint_rows, speculative_limits, write_drive_rows
+from ...joint_rows import row_velocity, compute_joint_rates, compute_joint_rows, speculative_limits, write_drive_rows
+from ..impacts import propagate_impacts
 from ..projection import project_step
 from ..row_ops import world_inverse_inertia
 from ..tree import articulated_factor, articulated_targets, augmented_inertia, invert_tree_inertia, select_rows
@@ -91,6 +92,8 @@ def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drive
         rank = build_loops(nl, tree, joint_body, body_inv_mass, inv_I, lw) if nl > 0 else 0
         stats[S_LOOP_ROWS] = nl
         stats[S_LOOP_RANK] = rank
+        if n_blocks > 1:                    # impacts through touching bodies, pair by pair (../impacts.py)
+            propagate_impacts(contacts, crows, bodies, h, 0.5)
         n_imp = classify_contacts(threshold, h, contacts, crows, body_vel, body_omega, c_vn, c_imp, lw.c_gap)
         for r in range(crows.J.shape[0]):
             c_S[r] = 0.0
@@ -115,8 +118,10 @@ def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drive
                     if c_imp[r] == 1:
                         n_impacts = record_impact(impacts, n_impacts, t, r, crows, c_vn, body_vel, body_omega,
                                                   ke0, ke1, lw.x[u])
-                        # resting from here: ġ ≥ 0 in the contact LCP (or ġ ≥ −gap/h)
-                        crows.bias[r] = lw.c_gap[r] / h
+                        # from here it keeps the separation speed the impact gave (ġ ≥ ġ⁺, or
+                        # ġ ≥ −gap/h if slower): the step's forces do not take it back
+                        crows.bias[r] = min(-row_velocity(crows.J, r, crows.body[r, 0], crows.body[r, 1], body_vel,
+                                                          body_omega), lw.c_gap[r] / h)
         # forces, then the contact LCP of the step
         gather_forces(t, bodies, loads, force_acc, torque_acc)
         integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
