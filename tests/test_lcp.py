@@ -579,3 +579,18 @@ def test_four_bar_loop_stays_closed_with_projection():
         imp = w.stats.impacts
         assert np.all(imp[:, 7] <= imp[:, 6] + 1e-12)
     assert worst <= 1e-6
+
+
+@pytest.mark.parametrize("dt", [0.01, 1 / 60])
+def test_pyramid_of_55_boxes_stands_on_the_velocity_form_path(dt):
+    """A pyramid of 55 boxes (10 rows, faces touching; physics.bench.contacts) under lcp
+    has ~1000 contact rows, all between bodies of no joint tree: PGS in velocity form
+    (no A built). Held 5 s at Δt = 10 ms and 1/60 s, no box moves by more than 1 mm (a
+    collapse or a slide moves boxes by centimetres) and none is faster than 1 mm/s."""
+    from physics.bench.contacts import pyramid_world
+    w = pyramid_world("lcp", rows=10, dt=dt)
+    p0 = w.state.bodies.pos[1:].copy()
+    w.advance(5.0)
+    assert w.stats.method == "pgs" and w.stats.rows > 64 and w.solvers["lcp"]._work.fast[0] == 1
+    assert np.linalg.norm(w.state.bodies.pos[1:] - p0, axis=1).max() < 1e-3
+    assert np.linalg.norm(w.state.bodies.vel[1:], axis=1).max() < 1e-3
