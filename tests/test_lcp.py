@@ -191,24 +191,29 @@ def test_fallback_rule_row_count_time_cap_and_method():
         assert (w.stats.rows, w.stats.method, w.stats.fallbacks) == (35, method, 0), settings
 
 
+def _stack_lcp(steps=30):
+    """The stack scene under lcp after `steps` steps: (world, solver, tree, lw, U rows, bodies,
+    joints, work) — its velocity LCP has more rows than Lemke takes, none on a joint tree."""
+    w = load_scene(str(ROOT / "scenes" / "stack.toml"))
+    w.solver = "lcp"
+    w.advance_steps(steps)
+    solver = w.solvers["lcp"]
+    nu = int(w.stats.rows)
+    assert nu > 64
+    _, bodies, _, joints, _, _, work = w.kernel_bundles(solver.free_rows_used(w), False)
+    return w, solver, solver.tree(w), solver._work, nu, bodies, joints, work
+
+
 def test_sparse_system_holds_the_same_matrix_as_the_dense_build():
     """Above Lemke's row count the LCP matrix A = J_U M̂ J_Uᵀ is built as CSR rows of its
     nonzeros (sparse_system) instead of densely: on the stack scene's boxes both builds give
     the same A to 1e-12 of its largest entry (the dense build's symmetrization only moves
     round-off)."""
-    from physics.solvers.lcp.system import build_system
-    w = load_scene(str(ROOT / "scenes" / "stack.toml"))
-    w.solver = "lcp"
-    w.advance_steps(30)
-    solver = w.solvers["lcp"]
-    tree = solver.tree(w)
-    lw = solver._work
-    nu = int(w.stats.rows)
-    assert nu > 64
-    _, bodies, _, joints, _, _, work = w.kernel_bundles(solver.free_rows_used(w), False)
+    from physics.solvers.lcp.system import build_system, sparse_system
+    _, _, tree, lw, nu, bodies, joints, work = _stack_lcp()
     build_system(nu, 0, 0, False, tree, joints.body, bodies.inv_mass, work.inv_inertia_world, lw)
     dense = lw.A[:nu, :nu].copy()
-    build_system(nu, 0, 0, True, tree, joints.body, bodies.inv_mass, work.inv_inertia_world, lw)
+    sparse_system(nu, tree, joints.body, bodies.inv_mass, work.inv_inertia_world, lw)   # rows per body: the build's
     sparse = np.zeros((nu, nu))
     for i in range(nu):
         for k in range(lw.a_ptr[i], lw.a_ptr[i + 1]):
@@ -216,6 +221,44 @@ def test_sparse_system_holds_the_same_matrix_as_the_dense_build():
     scale = np.abs(dense).max()
     assert np.abs(sparse - dense).max() <= 1e-12 * scale
     assert np.abs(lw.a_diag[:nu] - np.diag(dense)).max() <= 1e-12 * scale
+
+
+def test_velocity_form_holds_the_dense_matrix_and_sweeps_as_pgs_on_it():
+    """The stack's rows are on bodies of no tree, so the sparse build forms no A (velocity
+    form: M⁻¹J_uᵀ per row, velocity_pgs.py). Its products A λ = J_U (M⁻¹J_Uᵀ λ) + ε λ equal
+    the dense A λ to 1e-12 for random λ, its diagonal the dense diagonal, and 30 sweeps of
+    velocity_pgs give the λ of 30 sweeps of dense.pgs on the assembled A (the same Gauss–
+    Seidel iterates) to 1e-9 of its size, from the same start, tolerance 0."""
+    from physics.solvers.dense import pgs, sparsity
+    from physics.solvers.lcp.system import build_system
+    from physics.solvers.lcp.velocity_pgs import velocity_pgs
+    _, _, tree, lw, nu, bodies, joints, work = _stack_lcp()
+    build_system(nu, 0, 0, False, tree, joints.body, bodies.inv_mass, work.inv_inertia_world, lw)
+    dense = lw.A[:nu, :nu].copy()
+    build_system(nu, 0, 0, True, tree, joints.body, bodies.inv_mass, work.inv_inertia_world, lw)
+    assert lw.fast[0] == 1
+    scale = np.abs(dense).max()
+    assert np.abs(lw.a_diag[:nu] - np.diag(dense)).max() <= 1e-12 * scale
+    J, mj, body, eps = lw.u_J[:nu], lw.u_mj[:nu], lw.u_body[:nu], lw.u_eps[:nu]
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        lam = rng.normal(size=nu)
+        D = np.zeros((len(bodies.inv_mass), 6))
+        np.add.at(D, body[:, 0], mj[:, :6] * lam[:, None])
+        np.add.at(D, body[:, 1], mj[:, 6:] * lam[:, None])
+        a_lam = np.einsum("uk,uk->u", J[:, :6], D[body[:, 0]]) + np.einsum("uk,uk->u", J[:, 6:], D[body[:, 1]]) \
+            + eps * lam
+        assert np.abs(a_lam - dense @ lam).max() <= 1e-12 * scale * np.abs(lam).sum()
+    b, lo, hi, mu, g0, g1 = (lw.b[:nu].copy(), lw.u_lo[:nu].copy(), lw.u_hi[:nu].copy(), lw.u_mu[:nu].copy(),
+                             lw.u_g0[:nu].copy(), lw.u_g1[:nu].copy())
+    start = lw.x[:nu].copy()
+    x_fast = start.copy()
+    velocity_pgs(nu, b, lo, hi, mu, g0, g1, x_fast, 30, 0.0, 0.0, lw)
+    ptr, idx, val, diag = np.zeros(nu + 1, np.int64), np.zeros(nu * nu, np.int64), np.zeros(nu * nu), np.zeros(nu)
+    sparsity(dense, nu, ptr, idx, val, diag)
+    x_csr = start.copy()
+    assert pgs(ptr, idx, val, diag, b, lo, hi, mu, g0, g1, nu, x_csr, 30, 0.0, 0.0)[0] == 30
+    assert np.abs(x_fast - x_csr).max() <= 1e-9 * max(1.0, np.abs(x_csr).max())
 
 
 def test_params_have_one_numba_type_whatever_the_settings():
@@ -536,3 +579,18 @@ def test_four_bar_loop_stays_closed_with_projection():
         imp = w.stats.impacts
         assert np.all(imp[:, 7] <= imp[:, 6] + 1e-12)
     assert worst <= 1e-6
+
+
+@pytest.mark.parametrize("dt", [0.01, 1 / 60])
+def test_pyramid_of_55_boxes_stands_on_the_velocity_form_path(dt):
+    """A pyramid of 55 boxes (10 rows, faces touching; physics.bench.contacts) under lcp
+    has ~1000 contact rows, all between bodies of no joint tree: PGS in velocity form
+    (no A built). Held 5 s at Δt = 10 ms and 1/60 s, no box moves by more than 1 mm (a
+    collapse or a slide moves boxes by centimetres) and none is faster than 1 mm/s."""
+    from physics.bench.contacts import pyramid_world
+    w = pyramid_world("lcp", rows=10, dt=dt)
+    p0 = w.state.bodies.pos[1:].copy()
+    w.advance(5.0)
+    assert w.stats.method == "pgs" and w.stats.rows > 64 and w.solvers["lcp"]._work.fast[0] == 1
+    assert np.linalg.norm(w.state.bodies.pos[1:] - p0, axis=1).max() < 1e-3
+    assert np.linalg.norm(w.state.bodies.vel[1:], axis=1).max() < 1e-3

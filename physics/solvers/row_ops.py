@@ -1,6 +1,6 @@
-"""Small operations shared by the solver families (scalar numba code): on one row, the
-geometric stiffness of a joint's point force, and plain 2-D copies and fills written as
-loops."""
+"""Small operations shared by the solver families (scalar numba code): on one row (and a
+row's two bodies' velocities as a 12-tuple), the geometric stiffness of a joint's point
+force, and plain 2-D copies and fills written as loops."""
 from numba import njit
 
 from ..joint_types import PRISMATIC
@@ -17,6 +17,37 @@ def scatter_row(M, r, a, b, s, lin, ang):
         ang[a, k] += M[r, 3 + k] * s
         lin[b, k] += M[r, 6 + k] * s
         ang[b, k] += M[r, 9 + k] * s
+
+
+@njit(cache=True)
+def jv12(row_J, r, v):
+    """J·V of row r with the two bodies' velocities held in a local 12-tuple."""
+    return (row_J[r, 0] * v[0] + row_J[r, 1] * v[1] + row_J[r, 2] * v[2] + row_J[r, 3] * v[3]
+            + row_J[r, 4] * v[4] + row_J[r, 5] * v[5] + row_J[r, 6] * v[6] + row_J[r, 7] * v[7]
+            + row_J[r, 8] * v[8] + row_J[r, 9] * v[9] + row_J[r, 10] * v[10] + row_J[r, 11] * v[11])
+
+
+@njit(cache=True)
+def add12(row_minv_jt, r, dl, v):
+    """The 12-tuple V + M⁻¹Jᵀ Δλ."""
+    m = row_minv_jt
+    return (v[0] + m[r, 0] * dl, v[1] + m[r, 1] * dl, v[2] + m[r, 2] * dl, v[3] + m[r, 3] * dl,
+            v[4] + m[r, 4] * dl, v[5] + m[r, 5] * dl, v[6] + m[r, 6] * dl, v[7] + m[r, 7] * dl,
+            v[8] + m[r, 8] * dl, v[9] + m[r, 9] * dl, v[10] + m[r, 10] * dl, v[11] + m[r, 11] * dl)
+
+
+@njit(cache=True)
+def load12(a, b, vel, omega):
+    return (vel[a, 0], vel[a, 1], vel[a, 2], omega[a, 0], omega[a, 1], omega[a, 2],
+            vel[b, 0], vel[b, 1], vel[b, 2], omega[b, 0], omega[b, 1], omega[b, 2])
+
+
+@njit(cache=True)
+def store12(a, b, v, vel, omega):
+    vel[a, 0], vel[a, 1], vel[a, 2] = v[0], v[1], v[2]
+    omega[a, 0], omega[a, 1], omega[a, 2] = v[3], v[4], v[5]
+    vel[b, 0], vel[b, 1], vel[b, 2] = v[6], v[7], v[8]
+    omega[b, 0], omega[b, 1], omega[b, 2] = v[9], v[10], v[11]
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -116,3 +147,4 @@ def stiffness_bound(k00, k11, k22, k01, k02, k12):
     Gershgorin): added to an inertia, it keeps the system positive definite."""
     a01, a02, a12 = abs(k01), abs(k02), abs(k12)
     return abs(k00) + a01 + a02, abs(k11) + a01 + a12, abs(k22) + a02 + a12
+

@@ -8,7 +8,8 @@ from numba import njit
 
 from ...joint_rows import FREE_CONTACT
 from ...quat import rotate_inv
-from .rows import add12, coupling, free_rows, jv12, load12, normal_sum, store12
+from ..row_ops import add12, jv12, load12, store12
+from .rows import coupling, free_rows, normal_sum
 from .sweeps import PATCH_PASSES, coulomb_block, sweep_velocities
 
 # ---------------------------------------------------------------------------- the blocks' couplings

@@ -7,7 +7,8 @@ import math
 from numba import njit
 
 from ...joint_rows import FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF
-from .rows import add12, block_iterates, coupling, free_rows, jv12, load12, normal_sum, store12
+from ..row_ops import add12, jv12, load12, store12
+from .rows import block_iterates, coupling, free_rows, normal_sum
 
 # passes over a contact patch's normal rows per sweep (sweep_velocities)
 PATCH_PASSES = 5

@@ -32,7 +32,14 @@ non-finite pivot, round-off taking over, or a result whose residual is not below
 LEMKE_RESIDUAL — PGS then starts from it) and when the time cap (lcp_time_cap_ms) is smaller than Lemke's
 predicted time (LEMKE_NS_PER_N3 · n³, n = 2 × rows) — Lemke cannot be cut midway,
 PGS can stop after any sweep with a feasible λ. Method `lemke` skips the prediction,
-`pgs` always iterates.
+`pgs` always iterates. Which form PGS runs on: with loop rows, or with Lemke tried first,
+the dense A (its CSR rows by dense.sparsity); else — the many-contact case — A is built
+sparse: when some U row is on a body of the joint tree, as CSR rows of its nonzeros
+(system.sparse_system, one tree solve per row), and when none is (M̂ = M⁻¹ on every row's
+bodies: heaps, pyramids, piles) not at all — PGS in velocity form (velocity_pgs.py: each
+row's M⁻¹J_uᵀ, the sweeps on D = M⁻¹J_Uᵀλ; the same iterates in O(rows) a sweep), which
+also stops when no body's momentum changes by more than pgs_tolerance over a sweep (the
+impulse family's measure). Small problems, where Lemke runs, are solved as before.
 
 Friction: a box (pyramid) per friction row, |λ_t| ≤ μ Σλ_n on each of the patch's
 tangent rows t1, t2 and its twist row (physics/contacts.py writes them) — not the
@@ -92,6 +99,7 @@ The modules:
                    the LCP matrix A (dense, or sparse rows)
     velocities.py  the free motion, the right-hand side b, the impulses applied and stored
     solve.py       the LCP by Lemke or PGS (the fallback rule); the split pass
+    velocity_pgs.py  PGS without A, in velocity form, for U rows on bodies of no tree
     step.py        the kernel
     solver.py      LcpSolver: settings, the kernel call, stats; mhat_dense for tests
 """

@@ -29,7 +29,8 @@ SETTINGS = (
     Setting("pgs_iterations", "int", 100, 1, 100000, label="PGS sweeps",
             help="Projected Gauss-Seidel: most sweeps per solve."),
     Setting("pgs_tolerance", "float", 1e-9, 0.0, 1e3, unit="N·s", label="PGS tol.",
-            help="Projected Gauss-Seidel stops when every impulse change is below this (N·s)."),
+            help="Projected Gauss-Seidel stops when every impulse change is below this (N·s) - or, on contacts "
+                 "between bodies in no joint tree, when no body's momentum changes by more over a sweep."),
     Setting("lcp_time_cap_ms", "float", 0.0, 0.0, 1000.0, unit="ms", label="time cap",
             help="Wall-clock budget of one LCP solve (ms); 0 = none. Lemke runs only when its predicted time fits; "
                  "PGS stops there with what it has."),

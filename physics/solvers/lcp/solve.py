@@ -13,6 +13,7 @@ from .rows import POS_BOUNDED, POS_FREE_ROW
 from .settings import LEMKE, LEMKE_NS_PER_N3, LEMKE_RESIDUAL, PGS, PGS_POSITION_SWEEPS
 from ...joint_rows import row_velocity
 from .velocities import apply_free_bodies, gather_impulses
+from .velocity_pgs import velocity_pgs, velocity_residual
 from .work import S_CAPPED, S_CAPPED_STEPS, S_FALLBACKS, S_METHOD, S_PIVOTS, S_RESIDUAL, S_ROWS, S_SIZE, \
     S_SOLVE_TICKS, S_SWEEPS
 
@@ -22,7 +23,8 @@ from .work import S_CAPPED, S_CAPPED_STEPS, S_FALLBACKS, S_METHOD, S_PIVOTS, S_R
 def solve_lcp(params, stats, nu, sparse, lw):
     """The velocity (or impact) LCP of nu rows in lw (A, b; warm start in x) by the method
     and fallback rule of the package docstring; x holds λ. Returns the method used.
-    `sparse`: A is held as build_system's CSR rows, and PGS solves it."""
+    `sparse`: A is held as build_system's CSR rows, or in velocity form (fast), and PGS
+    solves it."""
     A, b, x, lo, hi, mu, g0, g1 = lw.A, lw.b, lw.x, lw.u_lo, lw.u_hi, lw.u_mu, lw.u_g0, lw.u_g1
     method = params.method
     cap = params.time_cap_ms * params.ticks_per_ms
@@ -58,17 +60,25 @@ def solve_lcp(params, stats, nu, sparse, lw):
                     for i in range(nu):
                         x[i] = lw.xp[i]
     if used == PGS:
+        fast = sparse and lw.fast[0] == 1
         if not sparse:
             sparsity(A, nu, lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag)
         spent = ticks() - t0
-        sweeps, change, capped = pgs(lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag, b, lo, hi, mu, g0, g1, nu, x,
-                                     params.pgs_iterations, params.pgs_tolerance,
-                                     max(cap - spent, 1.0) if cap > 0.0 else 0.0)
+        left = max(cap - spent, 1.0) if cap > 0.0 else 0.0
+        if fast:
+            sweeps, change, capped = velocity_pgs(nu, b, lo, hi, mu, g0, g1, x, params.pgs_iterations,
+                                                  params.pgs_tolerance, left, lw)
+        else:
+            sweeps, change, capped = pgs(lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag, b, lo, hi, mu, g0, g1, nu, x,
+                                         params.pgs_iterations, params.pgs_tolerance, left)
         stats[S_SWEEPS] = sweeps
         if capped:
             stats[S_CAPPED] = 1
             stats[S_CAPPED_STEPS] += 1
-        residual = blcp_residual_csr(lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag, b, lo, hi, mu, g0, g1, nu, x)
+        if fast:
+            residual = velocity_residual(nu, b, lo, hi, mu, g0, g1, x, lw)
+        else:
+            residual = blcp_residual_csr(lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag, b, lo, hi, mu, g0, g1, nu, x)
     else:
         residual = blcp_residual(A, b, lo, hi, mu, g0, g1, nu, x)
     stats[S_METHOD] = used
@@ -120,7 +130,10 @@ def position_pass(params, nu, nl, rank, rate, sparse, bodies, joint_body, tree, 
         for l in range(nl):
             s += B[u, l] * lam_l[l]
         bp[u] = s
-    if nu > 0:
+    if nu > 0 and sparse and lw.fast[0] == 1:
+        velocity_pgs(nu, bp, plo, phi, np.zeros(nu), u_g0, u_g1, xp, PGS_POSITION_SWEEPS, params.pgs_tolerance,
+                     0.0, lw)
+    elif nu > 0:
         if not sparse:
             sparsity(A, nu, lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag)
         pgs(lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag, bp, plo, phi, np.zeros(nu), u_g0, u_g1, nu, xp,

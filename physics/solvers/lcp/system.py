@@ -1,11 +1,13 @@
 """Products with the rows and with M̂, and the LCP matrix of a phase (seed 004 eqs.
 12-14): J·V of a row, M⁻¹ p of a free body, M̂ J_rᵀ by the tree solve; the loops' G_L
-and the matrix A = J_U M̂ J_Uᵀ (dense, or CSR rows of its nonzeros)."""
+and the matrix A = J_U M̂ J_Uᵀ (dense, or CSR rows of its nonzeros, or — its rows on bodies
+of no tree — in velocity form: velocity_pgs.py)."""
 from numba import njit
 
 from ..dense import pivoted_cholesky, pivoted_solve
 from ..tree import articulated_solve, zero_tree
 from .settings import LOOP_RANK_TOL, PGS
+from .velocity_pgs import off_tree, prepare_rows
 
 
 # ---------------------------------------------------------------------------- row products
@@ -120,12 +122,19 @@ def build_system(nu, nl, rank, sparse, tree, joint_body, body_inv_mass, inv_I, l
     `sparse` (no loops; PGS will solve it): A's nonzeros only, as CSR rows (a_ptr, a_idx,
     a_val; the diagonal also in a_diag) — row u of A is column u (A is symmetric), the rows
     sharing a body of no tree with u, or every row if u reaches the tree. O(nonzeros)
-    instead of O(|U|²)."""
+    instead of O(|U|²). Sparse, and no row on a body of the tree: A is not formed at all,
+    only each row's M⁻¹J_uᵀ and diagonal for the velocity-form PGS (velocity_pgs.py; fast
+    set to 1)."""
     u_J, u_body, u_eps, A, B, W = lw.u_J, lw.u_body, lw.u_eps, lw.A, lw.B, lw.W
     l_J, l_body, G, l_perm, tmp_l, work_l = lw.l_J, lw.l_body, lw.G, lw.l_perm, lw.tmp_l, lw.work_l
     body_ptr, body_idx = lw.body_ptr, lw.body_idx
     in_tree, zc, yv, yw = lw.in_tree, lw.zc, lw.yv, lw.yw
     nb = in_tree.shape[0]
+    lw.fast[0] = 0
+    if sparse and off_tree(nu, lw):
+        prepare_rows(nu, body_inv_mass, inv_I, lw)
+        lw.fast[0] = 1
+        return
     # U rows per body (bodies of no tree: a column there reaches only their rows)
     for i in range(nb + 1):
         body_ptr[i] = 0

@@ -1,0 +1,143 @@
+"""Projected Gauss–Seidel in velocity form: the many-contact path of the LCP when no U row
+touches a body of the joint tree and no loop rows are eliminated (M̂ = M⁻¹ on every row's
+bodies). A = J M⁻¹ Jᵀ is never formed: each row keeps M⁻¹J_uᵀ (12 numbers, from the
+bodies' inverse masses and world inverse inertias) and its diagonal J_u M⁻¹ J_uᵀ, and a
+sweep reads and writes the impulses' velocity change D = M⁻¹ J_Uᵀ λ on the row's two
+bodies — (A λ + b)_u = b_u + J_u D + ε_u λ_u. The same iterates as PGS on the assembled A
+(dense.pgs), in O(rows) per sweep instead of O(nonzeros of A), and nothing to build (the
+sequential impulses of Catto, "Iterative dynamics with temporal coherence", 2005 — the
+impulse family's sweeps — on the LCP's rows and box friction). The rows of one
+body pair are consecutive (a contact's normals, then its friction rows): their two bodies'
+velocities are loaded once per pair and sweep (row_ops' 12-tuples, as the impulse
+family's contact sweeps).
+
+Stop rule: the largest |Δλ| of a sweep below tol, or the largest momentum change of a body
+over the sweep below tol — |Σ J_uᵀ Δλ_u| over the body's rows, its linear and its angular
+part: |m Δv| and |I Δω|, the impulse family's measure (the normal impulses of a statically
+indeterminate pile are not unique and keep shifting among the supports sweep after sweep
+without moving anything) — or the sweep budget, or the time cap."""
+import math
+
+from numba import njit
+
+from ...clock import ticks
+from ...joint_rows import row_velocity
+from ..dense import DIAG_FLOOR, _bounds, _row_residual
+from ..row_ops import add12, fill2d, jv12, load12, scatter_row, store12
+
+
+@njit(cache=True)
+def off_tree(nu, lw):
+    """Whether no U row has a body of the joint tree (its M̂ is then M⁻¹ on them)."""
+    u_body, in_tree = lw.u_body, lw.in_tree
+    for u in range(nu):
+        if in_tree[u_body[u, 0]] == 1 or in_tree[u_body[u, 1]] == 1:
+            return False
+    return True
+
+
+@njit(cache=True)
+def prepare_rows(nu, body_inv_mass, inv_I, lw):
+    """u_mj = M⁻¹J_uᵀ of every U row (0 on a body without mass) and the diagonal of A,
+    J_u M⁻¹ J_uᵀ + ε_u, in a_diag; moving[i] of the rows' bodies."""
+    u_J, u_body, u_eps, u_mj, a_diag, moving = lw.u_J, lw.u_body, lw.u_eps, lw.u_mj, lw.a_diag, lw.moving
+    for u in range(nu):
+        d = u_eps[u]
+        for side in range(2):
+            i = u_body[u, side]
+            o = 6 * side
+            moving[i] = 1 if body_inv_mass[i] != 0.0 else 0
+            if body_inv_mass[i] == 0.0:
+                for q in range(6):
+                    u_mj[u, o + q] = 0.0
+                continue
+            im = body_inv_mass[i]
+            for q in range(3):
+                u_mj[u, o + q] = im * u_J[u, o + q]
+                u_mj[u, o + 3 + q] = (inv_I[i, 3 * q] * u_J[u, o + 3] + inv_I[i, 3 * q + 1] * u_J[u, o + 4]
+                                      + inv_I[i, 3 * q + 2] * u_J[u, o + 5])
+            for q in range(6):
+                d += u_J[u, o + q] * u_mj[u, o + q]
+        a_diag[u] = d
+
+
+@njit(cache=True)
+def velocity_pgs(nu, b, lo, hi, mu, g0, g1, x, max_sweeps, tol, cap_ticks, lw):
+    """PGS on the BLCP (A λ + b, bounds lo/hi or ±mu Σλ of the group g0:g1) from the λ in x
+    (clamped first), A in velocity form (prepare_rows). Leaves D = M⁻¹J_Uᵀλ in (dvv, dvw).
+    Returns (sweeps, largest |Δλ| of the last sweep, capped)."""
+    u_J, u_body, u_eps, u_mj, diag = lw.u_J, lw.u_body, lw.u_eps, lw.u_mj, lw.a_diag
+    dvv, dvw, moved, moving = lw.dvv, lw.dvw, lw.moved, lw.moving
+    t0 = ticks()
+    fill2d(dvv, 0.0)
+    fill2d(dvw, 0.0)
+    dmax = 0.0
+    for i in range(nu):
+        l, h = _bounds(lo, hi, mu, g0, g1, x, i)
+        x[i] = min(max(x[i], l), h)
+        dmax = max(dmax, diag[i])
+    for i in range(nu):
+        if x[i] != 0.0:
+            scatter_row(u_mj, i, u_body[i, 0], u_body[i, 1], x[i], dvv, dvw)
+    floor = DIAG_FLOOR * dmax
+    sweeps = 0
+    change = 0.0
+    capped = False
+    while sweeps < max_sweeps:
+        fill2d(moved, 0.0)
+        change = 0.0
+        u = 0
+        while u < nu:
+            a, c = u_body[u, 0], u_body[u, 1]
+            e = u + 1
+            while e < nu and u_body[e, 0] == a and u_body[e, 1] == c:
+                e += 1
+            v = load12(a, c, dvv, dvw)
+            for i in range(u, e):
+                d = diag[i]
+                if not d > floor:
+                    continue
+                w = b[i] + jv12(u_J, i, v) + u_eps[i] * x[i]
+                l, h = _bounds(lo, hi, mu, g0, g1, x, i)
+                new = min(max(x[i] - w / d, l), h)
+                dl = new - x[i]
+                if dl != 0.0:
+                    x[i] = new
+                    v = add12(u_mj, i, dl, v)
+                    change = max(change, abs(dl))
+                    for q in range(6):
+                        moved[a, q] += u_J[i, q] * dl
+                        moved[c, q] += u_J[i, 6 + q] * dl
+            store12(a, c, v, dvv, dvw)
+            u = e
+        sweeps += 1
+        if change < tol or momentum_change(moved, moving) < tol:
+            break
+        if cap_ticks > 0.0 and ticks() - t0 > cap_ticks:
+            capped = True
+            break
+    return sweeps, change, capped
+
+
+@njit(cache=True)
+def momentum_change(moved, moving):
+    """The largest |Σ Jᵀ Δλ| of a sweep (its linear or angular part) on a body with mass
+    (moved is 0 on the bodies of no row)."""
+    largest = 0.0
+    for k in range(moved.shape[0]):
+        if moving[k] == 1:
+            largest = max(largest, math.sqrt(moved[k, 0] ** 2 + moved[k, 1] ** 2 + moved[k, 2] ** 2),
+                          math.sqrt(moved[k, 3] ** 2 + moved[k, 4] ** 2 + moved[k, 5] ** 2))
+    return largest
+
+
+@njit(cache=True)
+def velocity_residual(nu, b, lo, hi, mu, g0, g1, x, lw):
+    """dense.blcp_residual of λ with A in velocity form (D = M⁻¹J_Uᵀλ in dvv, dvw)."""
+    u_J, u_body, u_eps, dvv, dvw = lw.u_J, lw.u_body, lw.u_eps, lw.dvv, lw.dvw
+    worst = 0.0
+    for i in range(nu):
+        l, h = _bounds(lo, hi, mu, g0, g1, x, i)
+        w = b[i] + row_velocity(u_J, i, u_body[i, 0], u_body[i, 1], dvv, dvw) + u_eps[i] * x[i]
+        worst = max(worst, _row_residual(l, h, x[i], w))
+    return worst
