@@ -47,11 +47,11 @@ import numpy as np
 from numba import njit
 
 from .collision import KIND_CODES, joined_keys
-from .collision.broad import joined_starts, sweep_pairs
+from .collision.broad import joined_starts, lower_bound, sweep_pairs
 from .collision.hulls import HullTable, has_solids
 from .collision.narrow import narrow_phase
 from .collision.common import BODY_WIDTH, FEATURE_BITS
-from .joint_rows import FREE_CONTACT, FREE_OFF, ROW_FREE, ROW_LIMIT
+from .joint_rows import FREE_CONTACT, FREE_OFF, ROW_FREE, ROW_LIMIT, row_velocity
 from .model import Rows, Scratch
 from .quat import world_inv_inertia_times
 from .settings import Setting, checked, defaults
@@ -184,29 +184,6 @@ def contact_row(row_J, r, ex, ey, ez, rax, ray, raz, rbx, rby, rbz):
 
 
 @njit(cache=True)
-def row_speed(row_J, r, a, b, vel, omega):
-    """J·V of row r."""
-    s = 0.0
-    for q in range(3):
-        s += row_J[r, q] * vel[a, q] + row_J[r, 3 + q] * omega[a, q]
-        s += row_J[r, 6 + q] * vel[b, q] + row_J[r, 9 + q] * omega[b, q]
-    return s
-
-
-@njit(cache=True)
-def lower_bound(prev_key, n_prev, key):
-    """The first index of the sorted prev_key[:n_prev] whose key is ≥ key."""
-    lo, hi = 0, n_prev
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if prev_key[mid] < key:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit(cache=True)
 def find_in_pair(prev_key, n_prev, base, key):
     """Index of key in the sorted prev_key[:n_prev], or −1, searched from base = the pair's
     lower_bound: its keys (points, then its patch) follow one another there."""
@@ -262,7 +239,7 @@ def write_contact_rows(data, bodies, h, m):
             pz = cf[q, 2] + 0.5 * depth * cf[q, 5]
             contact_row(row_J, r, cf[q, 3], cf[q, 4], cf[q, 5], px - body_pos[a, 0], py - body_pos[a, 1],
                         pz - body_pos[a, 2], px - body_pos[b, 0], py - body_pos[b, 1], pz - body_pos[b, 2])
-            vn = row_speed(row_J, r, a, b, body_vel, body_omega)      # ġ⁻, before this step's forces
+            vn = row_velocity(row_J, r, a, b, body_vel, body_omega)      # ġ⁻, before this step's forces
             row_of[q] = -1
             key[q] = -1
             if -depth > 2.0 * h * max(0.0, -vn) and -depth > slop:
@@ -522,7 +499,7 @@ def penalty_contact_forces(data, bodies, h, kappa, zeta, force, torque, gravity)
         if k <= 0.0:
             continue
         me = 1.0 / (k * p)
-        vn = row_speed(row_J, r, a, b, body_vel, body_omega)
+        vn = row_velocity(row_J, r, a, b, body_vel, body_omega)
         f = max(0.0, me * w * w * depth - 2.0 * zeta * me * w * vn)
         if f > 0.0:
             add_row_force(row_J, r, a, b, f, force, torque)
@@ -615,7 +592,7 @@ class Contacts:
     def _build(self, world, old, room=None):
         """The ContactData of the world's bodies; `old`: the data it replaces (its warm
         start is kept, its buffers doubled); `room`: (pairs, contacts) buffer sizes to use."""
-        mb, sb = world.model.bodies, world.state.bodies
+        mb = world.model.bodies
         info = world.model.body_info
         index, kinds, sizes = [], [], []
         table = HullTable(boxes=has_solids(b.shape for b in info))

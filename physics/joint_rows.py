@@ -267,6 +267,18 @@ def row_velocity(row_J, r, a, b, body_vel, body_omega):
             + row_J[r, 9] * body_omega[b, 0] + row_J[r, 10] * body_omega[b, 1] + row_J[r, 11] * body_omega[b, 2])
 
 
+@njit(cache=True)
+def free_rows(row_kind, start, end):
+    """(first, count) of the free rows of the block of rows [start, end) (they close a
+    joint's or a contact's block). Helpers called per row or block take the row arrays
+    one by one: taken from a bundle inside a loop, numba would count references to them
+    every time."""
+    f0 = end
+    while f0 > start and row_kind[f0 - 1] == ROW_FREE:
+        f0 -= 1
+    return f0, end - f0
+
+
 @njit(cache=True, error_model="numpy")
 def compute_joint_rates(bodies, joints, rows):
     """Rate of each free DOF = its free row's J·V (rad/s or m/s)."""

@@ -23,16 +23,23 @@ def joined_keys(skip, n):
 
 
 @njit(**JIT)
-def is_joined(skip_keys, n, i, j):
-    """Binary search of the pair (i, j) in the sorted keys."""
-    key = min(i, j) * n + max(i, j)
-    lo, hi = 0, skip_keys.shape[0]
+def lower_bound(keys, n, key):
+    """The first index of the sorted keys[:n] whose key is ≥ key (binary search)."""
+    lo, hi = 0, n
     while lo < hi:
         mid = (lo + hi) // 2
-        if skip_keys[mid] < key:
+        if keys[mid] < key:
             lo = mid + 1
         else:
             hi = mid
+    return lo
+
+
+@njit(**JIT)
+def is_joined(skip_keys, n, i, j):
+    """Binary search of the pair (i, j) in the sorted keys."""
+    key = min(i, j) * n + max(i, j)
+    lo = lower_bound(skip_keys, skip_keys.shape[0], key)
     return lo < skip_keys.shape[0] and skip_keys[lo] == key
 
 

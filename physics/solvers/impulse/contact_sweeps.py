@@ -6,10 +6,10 @@ import math
 import numpy as np
 from numba import njit
 
-from ...joint_rows import FREE_CONTACT
+from ...joint_rows import FREE_CONTACT, free_rows
 from ...quat import rotate_inv
 from ..row_ops import add12, jv12, load12, store12
-from .rows import coupling, free_rows, normal_sum
+from .rows import coupling, normal_sum
 from .sweeps import PATCH_PASSES, coulomb_block, sweep_velocities
 
 # ---------------------------------------------------------------------------- the blocks' couplings

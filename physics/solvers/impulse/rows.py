@@ -6,7 +6,7 @@ import math
 
 from numba import njit
 
-from ...joint_rows import FREE_CONTACT, FREE_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT
+from ...joint_rows import FREE_CONTACT, FREE_OFF, ROW_EQ, ROW_LIMIT, free_rows
 from ..row_ops import scatter_row
 
 
@@ -27,17 +27,6 @@ def normal_sum(row_lambda, start, f0):
     for r in range(start, f0):
         s += row_lambda[r]
     return s
-
-
-@njit(cache=True)
-def free_rows(row_kind, start, end):
-    """(first, count) of the block's free rows (they close the block). Helpers called per
-    row or block take the row arrays one by one: taken from a bundle inside a loop, numba
-    would count references to them every time."""
-    f0 = end
-    while f0 > start and row_kind[f0 - 1] == ROW_FREE:
-        f0 -= 1
-    return f0, end - f0
 
 
 @njit(cache=True)

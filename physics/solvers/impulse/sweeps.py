@@ -6,9 +6,9 @@ import math
 
 from numba import njit
 
-from ...joint_rows import FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF
+from ...joint_rows import FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF, free_rows
 from ..row_ops import add12, jv12, load12, store12
-from .rows import block_iterates, coupling, free_rows, normal_sum
+from .rows import block_iterates, coupling, normal_sum
 
 # passes over a contact patch's normal rows per sweep (sweep_velocities)
 PATCH_PASSES = 5

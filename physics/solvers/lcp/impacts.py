@@ -4,7 +4,7 @@ impact records (LcpStats.impacts)."""
 from numba import njit
 
 from ...contacts import N_NOW
-from ...joint_rows import FREE_CONTACT, FREE_OFF, ROW_FREE, row_velocity
+from ...joint_rows import FREE_CONTACT, FREE_OFF, free_rows, row_velocity
 from ...quat import rotate_inv
 
 
@@ -50,9 +50,7 @@ def classify_contacts(threshold, h, contacts, crows, vel, omega, c_vn, c_imp, c_
     for blk in range(block_start.shape[0]):
         start = block_start[blk]
         end = start + block_count[blk]
-        f0 = end
-        while f0 > start and c_kind[f0 - 1] == ROW_FREE:
-            f0 -= 1
+        f0 = free_rows(c_kind, start, end)[0]
         if f0 < end and c_active[f0] == FREE_OFF and c_hi[f0] > 0.0 and f0 > start:
             for r in range(f0, end):
                 c_active[r] = FREE_CONTACT

@@ -5,7 +5,7 @@ import math
 
 from numba import njit
 
-from ...joint_rows import FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, ROW_FREE, row_velocity
+from ...joint_rows import FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, free_rows, row_velocity
 from ...joint_types import N_EQ, N_FREE, N_LIMIT
 from ...quat import rotate_inv
 
@@ -129,9 +129,7 @@ def collect_rows(phase, rate, bodies, joints, rows, crows, lw):
     for blk in range(block_start.shape[0]):
         start = block_start[blk]
         end = start + block_count[blk]
-        f0 = end
-        while f0 > start and c_kind[f0 - 1] == ROW_FREE:
-            f0 -= 1
+        f0 = free_rows(c_kind, start, end)[0]
         a, b = c_body[start, 0], c_body[start, 1]
         g0 = n
         for r in range(start, f0):
@@ -182,9 +180,7 @@ def align_friction(crows, fv, fw):
     for blk in range(block_start.shape[0]):
         start = block_start[blk]
         end = start + block_count[blk]
-        f0 = end
-        while f0 > start and c_kind[f0 - 1] == ROW_FREE:
-            f0 -= 1
+        f0 = free_rows(c_kind, start, end)[0]
         if end - f0 < 2 or c_active[f0] != FREE_CONTACT:
             continue
         a, b = c_body[f0, 0], c_body[f0, 1]
