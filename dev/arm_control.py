@@ -1,0 +1,324 @@
+"""A Cartesian target for a robot arm: damped least squares on its geometric Jacobian.
+
+    arm = Arm(world, world.robots["arm"], tip="lbr_iiwa_link_7", tip_offset=(0, 0, 0.126))
+    arm.set_target((0.5, 0.2, 0.8))          # the tip point goes there (and stays)
+    arm.gripper(open=False)                  # a robot with a gripper joint closes it
+
+Each control tick (World.add_controller: between kernel calls, never inside a step) the
+arm reads its joints' world anchors and axes and the tip's pose, builds the geometric
+Jacobian (a revolute column [a × (x − p); a], a prismatic one [a; 0]) and solves the
+damped least-squares step (Wampler 1986; Nakamura & Hanafusa 1986; Buss 2004, eq. 11)
+
+    Δq = Jᵀ (J Jᵀ + λ² I)⁻¹ e,     e = k·h·(x* − x)  (+ the orientation error, weighted)
+
+then adds Δq to the joints' position-servo targets (the World's motors: the servos do
+the dynamics). The step is integrated on the commanded targets, so the servos' sag under
+gravity is corrected from the measured tip (integral action in task space). Joint limits:
+a joint whose target would pass a limit is clamped there and its column removed, and the
+rest solved again (Buss 2004 §7, clamping). A redundant arm (more joints than task rows)
+drifts towards its home pose in the Jacobian's null space. The task error is capped by
+`max_speed`·h, each joint's step by its URDF velocity limit·h, and a target stays within
+`max_lead` of the measured joint position (no windup against an obstacle).
+"""
+import math
+
+import numpy as np
+
+from physics.io.urdf import MOVABLE, inverse, principal_frame, _fuse
+from physics.quat import q_conj, q_mul, q_to_matrix
+
+ROT_WEIGHT = 0.2        # m per rad: how orientation errors count against position errors
+SETTLED = 0.01          # m: within this the tip's remaining miss is integrated (servo sag)
+MAX_BIAS = 0.02         # m: the integral's bound
+
+
+def _rotvec(q):
+    """Rotation vector (axis·angle, rad) of a unit quaternion [x, y, z, w]."""
+    v, w = np.asarray(q[:3], float), float(q[3])
+    if w < 0.0:
+        v, w = -v, -w
+    s = float(np.linalg.norm(v))
+    if s < 1e-12:
+        return 2.0 * v
+    return v * (2.0 * math.atan2(s, w) / s)
+
+
+def link_frames(robot):
+    """{URDF link: (body name, 4×4 link frame in the body's frame)} (bodies sit at the
+    link's centre of mass on its principal axes; fused links at their carrier's)."""
+    model = robot.model
+    carrier, offset, _ = _fuse(model)
+    out = {}
+    for link, car in carrier.items():
+        body = robot.bodies[link]
+        lk = model.links[car]
+        if robot.fixed_base and (car == model.root or car not in _moving(robot)):
+            frame = np.eye(4)
+        else:
+            rot, _ = principal_frame(lk.inertia)
+            frame = lk.inertial.copy()
+            frame[:3, :3] = lk.inertial[:3, :3] @ rot
+        out[link] = (body, inverse(frame) @ offset[link])
+    return out
+
+
+def _moving(robot):
+    """Carrier links that move (not welded to a fixed base)."""
+    model = robot.model
+    carrier, _, kept = _fuse(model)
+    static = {model.root} if robot.fixed_base else set()
+    for j, _ in kept:
+        if j.kind == "fixed" and carrier[j.parent] in static:
+            static.add(j.child)
+    return {c for c in set(carrier.values()) if c not in static}
+
+
+def chain_to(robot, link):
+    """The robot's movable joints from its root to `link`, root first (URDF names)."""
+    by_child = {j.child: j for j in robot.model.joints.values()}
+    out = []
+    while link in by_child:
+        j = by_child[link]
+        if j.kind in MOVABLE and j.name in robot.joints:
+            out.append(j.name)
+        link = j.parent
+    return out[::-1]
+
+
+class Arm:
+    """A Cartesian target for one robot (see the module docstring).
+
+    tip, tip_offset: the controlled point, on a URDF link (m, in the link's frame).
+    gripper: a URDF joint that opens/closes (its mimic followers follow), with its
+    positions `gripper_open`, `gripper_closed` and the servo force while gripping.
+    period: s between control ticks. gain: 1/s (task-space time constant 1/gain).
+    damping: λ of the DLS step (m). max_speed: m/s of the tip's commanded motion."""
+
+    def __init__(self, world, robot, tip, tip_offset=(0.0, 0.0, 0.0), gripper=None, gripper_open=None,
+                 gripper_closed=None, gripper_force=None, period=0.01, gain=20.0, damping=0.02, max_speed=1.0,
+                 max_lead=0.3, orientation=True, integral=5.0):
+        if tip not in robot.model.links:
+            raise ValueError(f"robot {robot.name!r}: no link {tip!r} (tip)")
+        self.world, self.robot, self.tip_link = world, robot, tip
+        self.names = chain_to(robot, tip)
+        if not self.names:
+            raise ValueError(f"robot {robot.name!r}: no movable joint between the root and {tip!r}")
+        self.joints = [world.joint(robot.joints[j]) for j in self.names]
+        body, frame = link_frames(robot)[tip]
+        self.tip_body = world.body(body)
+        self.tip_local = frame[:3, :3] @ np.asarray(tip_offset, float) + frame[:3, 3]    # body frame
+        self.tip_rot = frame[:3, :3]
+        lo, hi = [], []
+        for j in self.names:
+            spec = robot.model.joints[j]
+            lo.append(-math.inf if spec.lower is None or spec.kind == "continuous" else spec.lower)
+            hi.append(math.inf if spec.upper is None or spec.kind == "continuous" else spec.upper)
+        self.lo, self.hi = np.array(lo), np.array(hi)
+        self.vmax = np.array([robot.velocity[j] or math.inf for j in self.names])
+        self.revolute = np.array([robot.model.joints[j].kind != "prismatic" for j in self.names])
+        self.home_q = np.array([robot.initial[j] for j in self.names])
+        self.command = self.home_q.copy()
+        self.period, self.gain, self.damping = float(period), float(gain), float(damping)
+        self.max_speed, self.max_lead, self.use_orientation = float(max_speed), float(max_lead), bool(orientation)
+        self.integral = float(integral)
+        self.bias = np.zeros(3)             # m: the integrated miss (servo sag)
+        self.program = None                 # set_program's keys
+        self.target = None                  # world point (m), None: hold the joint targets
+        self.target_rotation = None         # 3×3 world rotation of the tip's frame, None: free
+        self.gripper_joint = gripper
+        if gripper is not None:
+            if gripper not in robot.joints or gripper not in robot.initial:
+                raise ValueError(f"robot {robot.name!r}: no movable joint {gripper!r} (gripper)")
+            spec = robot.model.joints[gripper]
+            self.gripper_open = spec.lower if gripper_open is None else float(gripper_open)
+            self.gripper_closed = spec.upper if gripper_closed is None else float(gripper_closed)
+            self.gripper_force = robot.effort[gripper] if gripper_force is None else float(gripper_force)
+            self.gripper_followers = {f: (m, o) for f, (lead, m, o) in robot.mimic.items() if lead == gripper}
+            self.gripper_closed_now = False
+
+    # ------------------------------------------------------------------ readouts
+    def q(self):
+        return np.array([j.angle for j in self.joints])
+
+    def tip_pose(self):
+        """(world point, 3×3 world rotation) of the tip."""
+        b = self.tip_body
+        R = q_to_matrix(b.orientation)
+        return b.position + R @ self.tip_local, R @ self.tip_rot
+
+    def jacobian(self):
+        """6×n geometric Jacobian of the tip (rows: linear, angular), from the joints' world
+        anchors and axes as they are now."""
+        w = self.world
+        sb, mj = w.state.bodies, w.model.joints
+        x, _ = self.tip_pose()
+        J = np.zeros((6, len(self.joints)))
+        for k, joint in enumerate(self.joints):
+            j = joint.index
+            b = mj.body[j, 1]
+            R = q_to_matrix(q_mul(sb.quat[b], mj.frame_b[j]))
+            a = R[:, 0]
+            if self.revolute[k]:
+                p = sb.pos[b] + q_to_matrix(sb.quat[b]) @ mj.anchor_b[j]
+                J[:3, k] = np.cross(a, x - p)
+                J[3:, k] = a
+            else:
+                J[:3, k] = a
+        return J
+
+    def torques(self):
+        """{URDF joint: (servo torque or force now, its effort limit)} (N·m or N)."""
+        return {n: (j.friction_torque, self.robot.effort[n]) for n, j in zip(self.names, self.joints)}
+
+    # ------------------------------------------------------------------ commands
+    def set_target(self, point, rotation=None):
+        """Move the tip to world `point` (m); `rotation` a 3×3 world rotation of the tip's
+        frame (or "keep": as it is now; None: free)."""
+        p = np.asarray(point, float)
+        if p.shape != (3,) or not np.isfinite(p).all():
+            raise ValueError(f"arm target: expected 3 finite numbers, got {point!r}")
+        self.target = p
+        if isinstance(rotation, str) and rotation == "keep":
+            rotation = self.tip_pose()[1]
+        self.target_rotation = None if rotation is None else np.asarray(rotation, float)
+
+    def home(self):
+        """Back to the home pose (the robot's initial joint positions); drops the target."""
+        self.target = None
+        self.command = self.home_q.copy()
+        self._write()
+
+    def set_joint_targets(self, q):
+        """Joint-space command (rad or m, the chain's order); drops the Cartesian target."""
+        self.target = None
+        self.command = np.clip(np.asarray(q, float), self.lo, self.hi)
+        self._write()
+
+    def gripper(self, open=True):
+        """Open or close the gripper joint (its mimic followers with it)."""
+        if self.gripper_joint is None:
+            raise ValueError(f"robot {self.robot.name!r} has no gripper")
+        self.gripper_closed_now = not open
+        q = self.gripper_open if open else self.gripper_closed
+        for name, (m, o) in [(self.gripper_joint, (1.0, 0.0))] + list(self.gripper_followers.items()):
+            j = self.world.joint(self.robot.joints[name])
+            mo = j.motor
+            j.set_motor("position", m * q + o, max_force=self.gripper_force, frequency=mo["frequency"],
+                        damping=mo["damping"])
+
+    def set_program(self, keys, period=None):
+        """A motion program: keys [(time s, point or None, 3×3 rotation or None, gripper
+        "open"/"closed"/None)], sorted by time; the target moves linearly between points
+        (the rotation by slerp) and the gripper switches at its keys; `period` (s) repeats
+        the program from its first key."""
+        keys = sorted(keys, key=lambda k: k[0])
+        if not keys:
+            raise ValueError("arm program: no keys")
+        if period is not None and not period > keys[-1][0]:
+            raise ValueError(f"arm program: period must be after the last key ({keys[-1][0]} s), got {period!r}")
+        self.program, self.program_period, self._grip_key = keys, period, None
+
+    def _run_program(self, t):
+        keys, period = self.program, self.program_period
+        if period is not None and t >= period:
+            t = (t - keys[0][0]) % (period - keys[0][0]) + keys[0][0]
+        poses = [k for k in keys if k[1] is not None]
+        if poses and t >= poses[0][0]:
+            i = max(i for i, k in enumerate(poses) if k[0] <= t)
+            a = poses[i]
+            b = poses[i + 1] if i + 1 < len(poses) else a
+            s = 0.0 if b is a else (t - a[0]) / (b[0] - a[0])
+            point = (1 - s) * np.asarray(a[1], float) + s * np.asarray(b[1], float)
+            rot = a[2] if b[2] is None or a[2] is None else _slerp(a[2], b[2], s)
+            self.target = point
+            self.target_rotation = None if rot is None else np.asarray(rot, float)
+        grips = [k for k in enumerate(keys) if k[1][3] is not None and k[1][0] <= t]
+        if grips and self.gripper_joint is not None:
+            i, k = grips[-1]
+            if i != self._grip_key:
+                self._grip_key = i
+                self.gripper(open=k[3] == "open")
+
+    # ------------------------------------------------------------------ control tick
+    def update(self, world=None):
+        """One control tick: a DLS step of the joint targets towards the tip target."""
+        if self.program is not None:
+            self._run_program(self.world.time)
+        if self.target is None:
+            return
+        h = self.period
+        x, R = self.tip_pose()
+        J = self.jacobian()
+        q = self.q()
+        lead = self.command - q
+        # where the tip goes once the servos reach their targets (first order): the loop
+        # does not wait for the servos, so their lag cannot make it ring
+        x_pred = x + J[:3] @ lead
+        miss = self.target - x
+        if float(np.linalg.norm(miss)) < SETTLED:       # settled: integrate out the servos' sag
+            self.bias = np.clip(self.bias + self.integral * h * miss, -MAX_BIAS, MAX_BIAS)
+        err = self.target + self.bias - x_pred
+        n_err = float(np.linalg.norm(err))
+        cap = self.max_speed * h
+        e_lin = err * min(self.gain * h, cap / n_err if n_err > 0 else 1.0)
+        if self.use_orientation and self.target_rotation is not None:
+            rv = _rotvec(_quat(self.target_rotation @ R.T)) - J[3:] @ lead
+            e = np.concatenate([e_lin, ROT_WEIGHT * rv * min(self.gain * h, 1.0)])
+            J = np.vstack([J[:3], ROT_WEIGHT * J[3:]])
+        else:
+            e, J = e_lin, J[:3]
+        base = self.command
+        n = len(self.joints)
+        free = np.ones(n, bool)
+        dq = np.zeros(n)
+        lam2 = self.damping ** 2
+        for _ in range(n):
+            Jf = J[:, free]
+            A = Jf @ Jf.T + lam2 * np.eye(len(e))
+            step = Jf.T @ np.linalg.solve(A, e)
+            dq[:] = 0.0
+            dq[free] = step
+            if n > len(e):                  # redundant: drift to home in the null space
+                Ainv_J = np.linalg.solve(A, Jf)
+                N = np.eye(int(free.sum())) - Jf.T @ Ainv_J
+                dq[free] += N @ (0.5 * h * (self.home_q - base)[free])
+            new = base + dq
+            out = free & ((new < self.lo) | (new > self.hi))
+            if not out.any():
+                break
+            clamped = np.clip(new, self.lo, self.hi)
+            e = e - J[:, out] @ (clamped - base)[out]
+            base = np.where(out, clamped, base)
+            free &= ~out
+            if not free.any():
+                dq[:] = 0.0
+                break
+        dq = np.where(free, dq, 0.0)
+        scale = np.max(np.abs(dq) / (self.vmax * h))
+        if scale > 1.0:
+            dq /= scale
+        cmd = np.clip(base + dq, self.lo, self.hi)
+        self.command = np.clip(cmd, q - self.max_lead, q + self.max_lead)
+        self._write()
+
+    def _write(self):
+        for joint, target in zip(self.joints, self.command):
+            mo = joint.motor
+            joint.set_motor("position", float(target), max_force=mo["max_force"], frequency=mo["frequency"],
+                            damping=mo["damping"])
+
+
+def _quat(R):
+    from physics.quat import q_from_matrix
+    return q_from_matrix(R)
+
+
+def _slerp(Ra, Rb, s):
+    """The rotation a fraction s of the way from Ra to Rb (3×3)."""
+    from physics.quat import q_from_axis_angle, q_from_matrix
+    qa = q_from_matrix(np.asarray(Ra, float))
+    rel = _rotvec(q_mul(q_from_matrix(np.asarray(Rb, float)), q_conj(qa)))
+    angle = float(np.linalg.norm(rel))
+    if angle < 1e-12:
+        return np.asarray(Ra, float)
+    return q_to_matrix(q_mul(q_from_axis_angle(rel / angle, s * angle), qa))
