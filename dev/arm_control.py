@@ -199,12 +199,11 @@ class Arm:
         if self.gripper_joint is None:
             raise ValueError(f"robot {self.robot.name!r} has no gripper")
         self.gripper_closed_now = not open
-        q = self.gripper_open if open else self.gripper_closed
-        for name, (m, o) in [(self.gripper_joint, (1.0, 0.0))] + list(self.gripper_followers.items()):
-            j = self.world.joint(self.robot.joints[name])
-            mo = j.motor
-            j.set_motor("position", m * q + o, max_force=self.gripper_force, frequency=mo["frequency"],
-                        damping=mo["damping"])
+        j = self.world.joint(self.robot.joints[self.gripper_joint])
+        mo = j.motor
+        j.set_motor("position", self.gripper_open if open else self.gripper_closed, max_force=self.gripper_force,
+                    frequency=mo["frequency"], damping=mo["damping"])
+        self._follow_gripper()
 
     def set_program(self, keys, period=None):
         """A motion program: keys [(time s, point or None, 3×3 rotation or None, gripper
@@ -239,11 +238,26 @@ class Arm:
                 self._grip_key = i
                 self.gripper(open=k[3] == "open")
 
+    def _follow_gripper(self):
+        """Mimic followers servo on m·q + o of the gripper joint's measured position: on an
+        object the gripper stalls short of its target, and the fingers stay parallel."""
+        q = self.world.joint(self.robot.joints[self.gripper_joint]).angle
+        for name, (m, o) in self.gripper_followers.items():
+            j = self.world.joint(self.robot.joints[name])
+            mo = j.motor
+            j.set_motor("position", m * q + o, max_force=mo["max_force"], frequency=mo["frequency"],
+                        damping=mo["damping"])
+
     # ------------------------------------------------------------------ control tick
     def update(self, world=None):
         """One control tick: a DLS step of the joint targets towards the tip target."""
+        ahead = None
         if self.program is not None:
+            self._run_program(self.world.time + self.period)
+            ahead = self.target
             self._run_program(self.world.time)
+        if self.gripper_joint is not None:
+            self._follow_gripper()
         if self.target is None:
             return
         h = self.period
@@ -257,10 +271,14 @@ class Arm:
         miss = self.target - x
         if float(np.linalg.norm(miss)) < SETTLED:       # settled: integrate out the servos' sag
             self.bias = np.clip(self.bias + self.integral * h * miss, -MAX_BIAS, MAX_BIAS)
-        err = self.target + self.bias - x_pred
+        else:                                           # moving or blocked: let it go
+            self.bias *= max(0.0, 1.0 - self.integral * h)
+        err = (self.target + self.bias - x_pred) * min(self.gain * h, 1.0)
+        if ahead is not None:                           # the program's own motion, fed forward
+            err += ahead - self.target
         n_err = float(np.linalg.norm(err))
         cap = self.max_speed * h
-        e_lin = err * min(self.gain * h, cap / n_err if n_err > 0 else 1.0)
+        e_lin = err * min(1.0, cap / n_err) if n_err > 0 else err
         if self.use_orientation and self.target_rotation is not None:
             rv = _rotvec(_quat(self.target_rotation @ R.T)) - J[3:] @ lead
             e = np.concatenate([e_lin, ROT_WEIGHT * rv * min(self.gain * h, 1.0)])
