@@ -1,21 +1,29 @@
 """A Cartesian target for a robot arm: damped least squares on its geometric Jacobian.
 
-    arm = Arm(world, world.robots["arm"], tip="lbr_iiwa_link_7", tip_offset=(0, 0, 0.126))
+    arm = attach_arm(world, world.robots["arm"], tip="lbr_iiwa_link_7", tip_offset=(0, 0, 0.045))
     arm.set_target((0.5, 0.2, 0.8))          # the tip point goes there (and stays)
     arm.gripper(open=False)                  # a robot with a gripper joint closes it
+    arm.home()                               # back to the robot's initial joint positions
 
 Each control tick (World.add_controller: between kernel calls, never inside a step) the
 arm reads its joints' world anchors and axes and the tip's pose, builds the geometric
 Jacobian (a revolute column [a × (x − p); a], a prismatic one [a; 0]) and solves the
-damped least-squares step (Wampler 1986; Nakamura & Hanafusa 1986; Buss 2004, eq. 11)
+damped least-squares step (Wampler 1986; Nakamura & Hanafusa 1986; survey: Buss 2004,
+"Introduction to inverse kinematics with Jacobian transpose, pseudoinverse and damped
+least squares methods")
 
-    Δq = Jᵀ (J Jᵀ + λ² I)⁻¹ e,     e = k·h·(x* − x)  (+ the orientation error, weighted)
+    Δq = Jᵀ (J Jᵀ + λ² I)⁻¹ e,     e = k·h·(x* − x̂) + (x*(t + h) − x*(t))
+
+(h the tick, k the gain, x̂ the predicted tip below; rows of the orientation error,
+weighted by ROT_WEIGHT, when the target has a rotation)
 
 then adds Δq to the joints' position-servo targets (the World's motors: the servos do
-the dynamics). The step is integrated on the commanded targets, so the servos' sag under
-gravity is corrected from the measured tip (integral action in task space). Joint limits:
+the dynamics). The error is taken from where the tip will be once the servos reach their
+targets, x + J (q_target − q) to first order, so the servos' lag cannot make the loop
+ring; a program's own motion is fed forward. The arm keeps no state of its own (its
+command is the motors' targets): a restored World state replays alike. Joint limits:
 a joint whose target would pass a limit is clamped there and its column removed, and the
-rest solved again (Buss 2004 §7, clamping). A redundant arm (more joints than task rows)
+rest solved again (clamping). A redundant arm (more joints than task rows)
 drifts towards its home pose in the Jacobian's null space. The task error is capped by
 `max_speed`·h, each joint's step by its URDF velocity limit·h, and a target stays within
 `max_lead` of the measured joint position (no windup against an obstacle).
@@ -24,12 +32,10 @@ import math
 
 import numpy as np
 
-from physics.io.urdf import MOVABLE, inverse, principal_frame, _fuse
-from physics.quat import q_conj, q_mul, q_to_matrix
+from .io.urdf import MOVABLE, inverse, principal_frame, _fuse
+from .quat import q_conj, q_from_axis_angle, q_from_matrix, q_mul, q_to_matrix
 
 ROT_WEIGHT = 0.2        # m per rad: how orientation errors count against position errors
-SETTLED = 0.01          # m: within this the tip's remaining miss is integrated (servo sag)
-MAX_BIAS = 0.02         # m: the integral's bound
 
 
 def _rotvec(q):
@@ -96,7 +102,7 @@ class Arm:
 
     def __init__(self, world, robot, tip, tip_offset=(0.0, 0.0, 0.0), gripper=None, gripper_open=None,
                  gripper_closed=None, gripper_force=None, period=0.01, gain=20.0, damping=0.02, max_speed=1.0,
-                 max_lead=0.3, orientation=True, integral=5.0):
+                 max_lead=0.3, orientation=True):
         if tip not in robot.model.links:
             raise ValueError(f"robot {robot.name!r}: no link {tip!r} (tip)")
         self.world, self.robot, self.tip_link = world, robot, tip
@@ -120,9 +126,7 @@ class Arm:
         self.command = self.home_q.copy()
         self.period, self.gain, self.damping = float(period), float(gain), float(damping)
         self.max_speed, self.max_lead, self.use_orientation = float(max_speed), float(max_lead), bool(orientation)
-        self.integral = float(integral)
-        self.bias = np.zeros(3)             # m: the integrated miss (servo sag)
-        self.program = None                 # set_program's keys
+        self.program, self.program_period = None, None    # set_program's keys and period
         self.target = None                  # world point (m), None: hold the joint targets
         self.target_rotation = None         # 3×3 world rotation of the tip's frame, None: free
         self.gripper_joint = gripper
@@ -135,6 +139,9 @@ class Arm:
             self.gripper_force = robot.effort[gripper] if gripper_force is None else float(gripper_force)
             self.gripper_followers = {f: (m, o) for f, (lead, m, o) in robot.mimic.items() if lead == gripper}
             self.gripper_closed_now = False
+        self.driven = [j.index for j in self.joints]      # motors it sets (World.restore_state restores them)
+        if gripper is not None:
+            self.driven += [world.joint(robot.joints[n]).index for n in [gripper, *self.gripper_followers]]
 
     # ------------------------------------------------------------------ readouts
     def q(self):
@@ -264,23 +271,19 @@ class Arm:
         x, R = self.tip_pose()
         J = self.jacobian()
         q = self.q()
+        self.command = np.array([j.motor["target"] for j in self.joints])
         lead = self.command - q
         # where the tip goes once the servos reach their targets (first order): the loop
         # does not wait for the servos, so their lag cannot make it ring
         x_pred = x + J[:3] @ lead
-        miss = self.target - x
-        if float(np.linalg.norm(miss)) < SETTLED:       # settled: integrate out the servos' sag
-            self.bias = np.clip(self.bias + self.integral * h * miss, -MAX_BIAS, MAX_BIAS)
-        else:                                           # moving or blocked: let it go
-            self.bias *= max(0.0, 1.0 - self.integral * h)
-        err = (self.target + self.bias - x_pred) * min(self.gain * h, 1.0)
+        err = (self.target - x_pred) * min(self.gain * h, 1.0)
         if ahead is not None:                           # the program's own motion, fed forward
             err += ahead - self.target
         n_err = float(np.linalg.norm(err))
         cap = self.max_speed * h
         e_lin = err * min(1.0, cap / n_err) if n_err > 0 else err
         if self.use_orientation and self.target_rotation is not None:
-            rv = _rotvec(_quat(self.target_rotation @ R.T)) - J[3:] @ lead
+            rv = _rotvec(q_from_matrix(self.target_rotation @ R.T)) - J[3:] @ lead
             e = np.concatenate([e_lin, ROT_WEIGHT * rv * min(self.gain * h, 1.0)])
             J = np.vstack([J[:3], ROT_WEIGHT * J[3:]])
         else:
@@ -326,17 +329,27 @@ class Arm:
                             damping=mo["damping"])
 
 
-def _quat(R):
-    from physics.quat import q_from_matrix
-    return q_from_matrix(R)
 
 
 def _slerp(Ra, Rb, s):
     """The rotation a fraction s of the way from Ra to Rb (3×3)."""
-    from physics.quat import q_from_axis_angle, q_from_matrix
     qa = q_from_matrix(np.asarray(Ra, float))
     rel = _rotvec(q_mul(q_from_matrix(np.asarray(Rb, float)), q_conj(qa)))
     angle = float(np.linalg.norm(rel))
     if angle < 1e-12:
         return np.asarray(Ra, float)
     return q_to_matrix(q_mul(q_from_axis_angle(rel / angle, s * angle), qa))
+
+
+def attach_arm(world, robot, tip, program=None, program_period=None, **settings):
+    """An Arm on `robot` (Arm's arguments), run by `world` every `period` s
+    (World.add_controller); `program` its set_program keys. Returns it (also robot.arm)."""
+    arm = Arm(world, robot, tip, **settings)
+    arm.settings = dict(tip=tip, **settings)
+    arm.program_period = program_period
+    arm.program_source = None       # [(time, point, rotation_deg, gripper)] as a scene wrote it
+    if program is not None:
+        arm.set_program(program, program_period)
+    robot.arm = arm
+    world.add_controller(arm)
+    return arm
