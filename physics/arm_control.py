@@ -180,24 +180,26 @@ class Arm:
     # ------------------------------------------------------------------ commands
     def set_target(self, point, rotation=None):
         """Move the tip to world `point` (m); `rotation` a 3×3 world rotation of the tip's
-        frame (or "keep": as it is now; None: free)."""
+        frame (or "keep": as it is now; None: free). Stops the program."""
         p = np.asarray(point, float)
         if p.shape != (3,) or not np.isfinite(p).all():
             raise ValueError(f"arm target: expected 3 finite numbers, got {point!r}")
-        self.target = p
+        self.target, self.program = p, None
         if isinstance(rotation, str) and rotation == "keep":
             rotation = self.tip_pose()[1]
         self.target_rotation = None if rotation is None else np.asarray(rotation, float)
 
     def home(self):
-        """Back to the home pose (the robot's initial joint positions); drops the target."""
-        self.target = None
+        """Back to the home pose (the robot's initial joint positions); drops the target
+        and stops the program."""
+        self.target, self.program = None, None
         self.command = self.home_q.copy()
         self._write()
 
     def set_joint_targets(self, q):
-        """Joint-space command (rad or m, the chain's order); drops the Cartesian target."""
-        self.target = None
+        """Joint-space command (rad or m, the chain's order); drops the Cartesian target
+        and stops the program."""
+        self.target, self.program = None, None
         self.command = np.clip(np.asarray(q, float), self.lo, self.hi)
         self._write()
 

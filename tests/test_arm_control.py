@@ -69,13 +69,13 @@ def test_a_target_20_cm_away_is_reached_within_2_mm_in_under_a_second(robot, sol
     # measured (s to within 2 mm and staying): kuka 0.29 / 0.29 / 0.29, xarm 0.37 / 0.37 / 0.37
     if robot == "kuka":
         w, r = _kuka(solver=solver)
-        arm = attach_arm(w, r, *KUKA_TIP)
+        arm = attach_arm(w, r, KUKA_TIP[0], tip_offset=KUKA_TIP[1])
         step = np.array([0.0, 0.2, 0.0])
     else:
         w = World(dt=0.002, solver=solver)
         r = add_robot(w, read_urdf(XARM), "x", position=(0, 0, 0.1), joint_positions=XARM_READY,
                       servo={"frequency": 200.0})
-        arm = attach_arm(w, r, *XARM_TIP)
+        arm = attach_arm(w, r, XARM_TIP[0], tip_offset=XARM_TIP[1])
         step = np.array([0.0, -0.12, -0.16])
     w.advance(0.3)                                  # the servos settle on their initial pose
     start, rot = arm.tip_pose()
@@ -88,7 +88,7 @@ def test_a_target_20_cm_away_is_reached_within_2_mm_in_under_a_second(robot, sol
 @pytest.mark.parametrize("solver", ["impulse", "penalty"])
 def test_an_unreachable_target_stretches_the_arm_towards_it_within_its_limits(solver):
     w, r = _kuka(solver=solver)
-    arm = attach_arm(w, r, *KUKA_TIP)
+    arm = attach_arm(w, r, KUKA_TIP[0], tip_offset=KUKA_TIP[1])
     shoulder = w.body("arm/lbr_iiwa_link_2").position
     target = np.array([2.5, 1.0, 0.4])
     arm.set_target(target)
@@ -111,7 +111,7 @@ def test_a_target_behind_a_joint_limit_leaves_that_joint_at_its_limit():
     # the KUKA's joint 1 turns ±170°: a tip target straight behind the base, past the
     # limit the short way round, leaves joint 1's command at the limit, no further
     w, r = _kuka(q={**BENT, "lbr_iiwa_joint_1": 2.8})
-    arm = attach_arm(w, r, *KUKA_TIP)
+    arm = attach_arm(w, r, KUKA_TIP[0], tip_offset=KUKA_TIP[1])
     x = arm.tip_pose()[0]
     angle = math.atan2(x[1], x[0]) + math.radians(40)          # 2.8 + 0.7 rad > 2.967
     radius = math.hypot(x[0], x[1])
