@@ -14,14 +14,15 @@ least squares methods")
 
     Δq = Jᵀ (J Jᵀ + λ² I)⁻¹ e,     e = k·h·(x* − x̂) + (x*(t + h) − x*(t))
 
-(h the tick, k the gain, x̂ the predicted tip below; rows of the orientation error,
+(h the tick, k the gain, x̂ the tip predicted below; rows of the orientation error,
 weighted by ROT_WEIGHT, when the target has a rotation)
 
 then adds Δq to the joints' position-servo targets (the World's motors: the servos do
-the dynamics). The error is taken from where the tip will be once the servos reach their
-targets, x + J (q_target − q) to first order, so the servos' lag cannot make the loop
-ring; a program's own motion is fed forward. The arm keeps no state of its own (its
-command is the motors' targets): a restored World state replays alike. Joint limits:
+the dynamics). Summed on the targets, the steps integrate the measured miss away (the
+servos' sag under gravity included); the error is taken from the tip predicted
+`lookahead` s ahead, x̂ = x + J q̇ T, a damping term that keeps the servos' lag from
+making the loop ring; a program's own motion is fed forward. The arm keeps no state of
+its own (its command is the motors' targets): a restored World state replays alike. Joint limits:
 a joint whose target would pass a limit is clamped there and its column removed, and the
 rest solved again (clamping). A redundant arm (more joints than task rows)
 drifts towards its home pose in the Jacobian's null space. The task error is capped by
@@ -98,11 +99,12 @@ class Arm:
     gripper: a URDF joint that opens/closes (its mimic followers follow), with its
     positions `gripper_open`, `gripper_closed` and the servo force while gripping.
     period: s between control ticks. gain: 1/s (task-space time constant 1/gain).
-    damping: λ of the DLS step (m). max_speed: m/s of the tip's commanded motion."""
+    damping: λ of the DLS step (m). max_speed: m/s of the tip's commanded motion.
+    lookahead: s; the error is taken from the tip predicted this far ahead."""
 
     def __init__(self, world, robot, tip, tip_offset=(0.0, 0.0, 0.0), gripper=None, gripper_open=None,
-                 gripper_closed=None, gripper_force=None, period=0.01, gain=20.0, damping=0.02, max_speed=1.0,
-                 max_lead=0.3, orientation=True):
+                 gripper_closed=None, gripper_force=None, period=0.01, gain=20.0, damping=0.05, max_speed=1.0,
+                 max_lead=0.3, orientation=True, lookahead=0.05):
         if tip not in robot.model.links:
             raise ValueError(f"robot {robot.name!r}: no link {tip!r} (tip)")
         self.world, self.robot, self.tip_link = world, robot, tip
@@ -126,6 +128,7 @@ class Arm:
         self.command = self.home_q.copy()
         self.period, self.gain, self.damping = float(period), float(gain), float(damping)
         self.max_speed, self.max_lead, self.use_orientation = float(max_speed), float(max_lead), bool(orientation)
+        self.lookahead = float(lookahead)
         self.program, self.program_period = None, None    # set_program's keys and period
         self.target = None                  # world point (m), None: hold the joint targets
         self.target_rotation = None         # 3×3 world rotation of the tip's frame, None: free
@@ -274,9 +277,9 @@ class Arm:
         J = self.jacobian()
         q = self.q()
         self.command = np.array([j.motor["target"] for j in self.joints])
-        lead = self.command - q
-        # where the tip goes once the servos reach their targets (first order): the loop
-        # does not wait for the servos, so their lag cannot make it ring
+        # where the tip will be `lookahead` s from now at the joints' present rates (first
+        # order): a damping term, so that the servos' lag does not make the loop ring
+        lead = np.array([j.rate for j in self.joints]) * self.lookahead
         x_pred = x + J[:3] @ lead
         err = (self.target - x_pred) * min(self.gain * h, 1.0)
         if ahead is not None:                           # the program's own motion, fed forward

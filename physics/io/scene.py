@@ -161,8 +161,9 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
     gripper_force = 2.0            # N·m or N: its servo's limit (default its effort)
     period = 0.01                  # s between control ticks
     gain = 20.0                    # 1/s: the tip's error closes at this rate
-    damping = 0.02                 # m: λ of the damped least-squares step
+    damping = 0.05                 # m: λ of the damped least-squares step
     max_speed = 1.0                # m/s: the tip's commanded speed at most
+    lookahead = 0.05               # s: the error is the target's from the tip predicted this far ahead
     program_period = 12.0          # s: the program repeats (default: it runs once)
     [[robots.program]]             # the tip's program: at `time` be at `target` (linear between)
     time = 1.0                     # required, s
@@ -238,7 +239,7 @@ EVENT_KEYS = ("joint", "time", "target", "target_deg", "mode")
 ROBOT_KEYS = ("name", "urdf", "search_path", "position", "rotation_deg", "orientation", "fixed_base", "servo",
               "servo_frequency", "servo_damping", "joints", "arm", "program")
 ARM_KEYS = ("tip", "tip_offset", "gripper", "gripper_open", "gripper_closed", "gripper_force", "period", "gain",
-            "damping", "max_speed", "program_period")
+            "damping", "max_speed", "lookahead", "program_period")
 PROGRAM_KEYS = ("time", "target", "rotation_deg", "gripper")
 ROBOT_JOINT_KEYS = ("q", "q_deg", "friction", "damping", "max_force", "servo_frequency", "servo_damping")
 URDF_SUFFIXES = (".urdf",)
@@ -821,7 +822,7 @@ def _arm(path, world, where, robot, entry):
     v = at.get("gripper_force", "number", check=_nonneg, what=NON_NEGATIVE)
     if v is not None:
         kw["gripper_force"] = v
-    for k in ("period", "gain", "damping", "max_speed"):
+    for k in ("period", "gain", "damping", "max_speed", "lookahead"):
         v = at.get(k, "number", check=_positive, what=POSITIVE)
         if v is not None:
             kw[k] = v
