@@ -27,7 +27,7 @@ a joint whose target would pass a limit is clamped there and its column removed,
 rest solved again (clamping). A redundant arm (more joints than task rows)
 drifts towards its home pose in the Jacobian's null space. The task error is capped by
 `max_speed`·h, each joint's step by its URDF velocity limit·h, and a target stays within
-`max_lead` of the measured joint position (no windup against an obstacle).
+MAX_LEAD of the measured joint position (no windup against an obstacle).
 """
 import math
 
@@ -37,6 +37,7 @@ from .io.urdf import MOVABLE, inverse, principal_frame, _fuse
 from .quat import q_conj, q_from_axis_angle, q_from_matrix, q_mul, q_to_matrix
 
 ROT_WEIGHT = 0.2        # m per rad: how orientation errors count against position errors
+MAX_LEAD = 0.3          # rad or m: a joint's target at most this far from where the joint is
 
 
 def _rotvec(q):
@@ -104,7 +105,7 @@ class Arm:
 
     def __init__(self, world, robot, tip, tip_offset=(0.0, 0.0, 0.0), gripper=None, gripper_open=None,
                  gripper_closed=None, gripper_force=None, period=0.01, gain=20.0, damping=0.05, max_speed=1.0,
-                 max_lead=0.3, orientation=True, lookahead=0.05):
+                 lookahead=0.05):
         if tip not in robot.model.links:
             raise ValueError(f"robot {robot.name!r}: no link {tip!r} (tip)")
         self.world, self.robot, self.tip_link = world, robot, tip
@@ -127,7 +128,7 @@ class Arm:
         self.home_q = np.array([robot.initial[j] for j in self.names])
         self.command = self.home_q.copy()
         self.period, self.gain, self.damping = float(period), float(gain), float(damping)
-        self.max_speed, self.max_lead, self.use_orientation = float(max_speed), float(max_lead), bool(orientation)
+        self.max_speed = float(max_speed)
         self.lookahead = float(lookahead)
         self.program, self.program_period = None, None    # set_program's keys and period
         self.target = None                  # world point (m), None: hold the joint targets
@@ -287,7 +288,7 @@ class Arm:
         n_err = float(np.linalg.norm(err))
         cap = self.max_speed * h
         e_lin = err * min(1.0, cap / n_err) if n_err > 0 else err
-        if self.use_orientation and self.target_rotation is not None:
+        if self.target_rotation is not None:
             rv = _rotvec(q_from_matrix(self.target_rotation @ R.T)) - J[3:] @ lead
             e = np.concatenate([e_lin, ROT_WEIGHT * rv * min(self.gain * h, 1.0)])
             J = np.vstack([J[:3], ROT_WEIGHT * J[3:]])
@@ -324,7 +325,7 @@ class Arm:
         if scale > 1.0:
             dq /= scale
         cmd = np.clip(base + dq, self.lo, self.hi)
-        self.command = np.clip(cmd, q - self.max_lead, q + self.max_lead)
+        self.command = np.clip(cmd, q - MAX_LEAD, q + MAX_LEAD)
         self._write()
 
     def _write(self):
