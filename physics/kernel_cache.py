@@ -10,25 +10,66 @@ stamp differs: the kernels compile again and the index is rewritten.
 
 numba's stamp is of the kernel's own file alone, while a kernel's compiled code holds the
 helpers it calls from other files: after an edit of physics/quat.py (or a `git pull`) the
-kernels of every other file would load with the old helpers. `guard()` adds a digest of
-every physics source to the stamp of the physics kernels, so any change of physics
-compiles them all again.
+kernels of every other file would load with the old helpers. `guard()` adds to the stamp
+of the physics kernels a digest of every physics source compiled code can hold: the files
+that define kernels and every file they import from at module level, transitively (their
+helpers, constants, registry arrays). An edit of one of them compiles all physics kernels
+again; the Python front ends that only call kernels (world.py, io/, bench/, …: imported
+inside functions if at all) are left out, so editing them recompiles nothing.
 """
 import hashlib
 import os
 import pickle
+import re
 from pathlib import Path
 
 PHYSICS = Path(__file__).resolve().parent
 _DIGEST = []
+# a relative import at module level: dots, module, the names (one line or parenthesized)
+_FROM = re.compile(rb"^from (\.+)([\w.]*) import (\([^)]*\)|[^\n]*)", re.M)
+
+
+def _imported_files(path, text):
+    """The physics files a module imports from at module level (relative imports: the
+    module, or each name that is a submodule of a package)."""
+    out = set()
+    for dots, module, names in _FROM.findall(text):
+        base = path.parent
+        for _ in range(len(dots) - 1):
+            base = base.parent
+        target = base.joinpath(*module.decode().split(".")) if module else base
+        candidates = [target.with_suffix(".py"), target / "__init__.py"]
+        if (target / "__init__.py").is_file():
+            for name in names.decode().strip("()").split(","):
+                name = name.split("#")[0].split()[0] if name.split("#")[0].split() else ""
+                if name.isidentifier():
+                    candidates += [(target / name).with_suffix(".py"), target / name / "__init__.py"]
+        out.update(c for c in candidates if c.is_file())
+    return out
+
+
+def kernel_sources():
+    """The physics files compiled kernels can hold code or constants of: those that
+    define kernels (`njit`) and, transitively, those they import from at module level."""
+    texts = {path: path.read_bytes() for path in PHYSICS.rglob("*.py")}
+    found = [path for path, text in texts.items() if b"njit" in text]
+    seen = set(found)
+    while found:
+        path = found.pop()
+        for dep in _imported_files(path, texts[path]):
+            if dep in texts and dep not in seen:
+                seen.add(dep)
+                found.append(dep)
+    return {path: texts[path] for path in sorted(seen)}
 
 
 def physics_digest():
-    """SHA-1 (hex) of every physics source's relative path and bytes (once per process)."""
+    """SHA-1 (hex) of kernel_sources(): each file's relative path and bytes (once per
+    process)."""
     if not _DIGEST:
         h = hashlib.sha1()
-        for path in sorted(PHYSICS.rglob("*.py")):
-            h.update(str(path.relative_to(PHYSICS)).encode() + b"\0" + path.read_bytes())
+        for path, text in kernel_sources().items():
+            h.update(str(path.relative_to(PHYSICS)).encode() + b"\0" + text)
         _DIGEST.append(h.hexdigest())
     return _DIGEST[0]
 

@@ -354,6 +354,17 @@ class Joint:
             self.set_limit(*value)
 
 
+def _new_names(names, taken, what):
+    """names as a list, each a non-empty string new to `taken` and to the others."""
+    names = list(names)
+    seen = set()
+    for name in names:
+        if not isinstance(name, str) or not name or name in taken or name in seen:
+            raise ValueError(f"{what} name must be a new non-empty string, got {name!r}")
+        seen.add(name)
+    return names
+
+
 def _like(value, template, sizes=True):
     """`value` has `template`'s structure: the same nesting of dicts (same keys), tuples
     and lists (same lengths), arrays of the same dtype and dimensions (and shape, with
@@ -571,13 +582,8 @@ class World:
         `position`, `velocity`, `angular_velocity` one (3,) or (k, 3); `orientation` one
         (4,) or (k, 4); `color` one rgb or k; friction, restitution, collide one value for
         all. Returns the k Body views."""
-        names = list(names)
+        names = _new_names(names, self._body_index, "body")
         k = len(names)
-        seen = set()
-        for name in names:
-            if not isinstance(name, str) or not name or name in self._body_index or name in seen:
-                raise ValueError(f"body name must be a new non-empty string, got {name!r}")
-            seen.add(name)
         if k == 0:
             return []
         first = names[0]
@@ -656,15 +662,10 @@ class World:
         numpy work: `names`, `parents`, `children` k names each (a parent may be one name
         for all); `anchors`, `axis`, `axis2` one (3,) or (k, 3) (world coordinates);
         limits, limits2, swing, twist and friction shared. Returns the k Joint views."""
-        names = list(names)
+        names = _new_names(names, self._joint_index, "joint")
         k = len(names)
         parents = [parents] * k if isinstance(parents, str) else list(parents)
         children = list(children)
-        seen = set()
-        for name in names:
-            if not isinstance(name, str) or not name or name in self._joint_index or name in seen:
-                raise ValueError(f"joint name must be a new non-empty string, got {name!r}")
-            seen.add(name)
         if k == 0:
             return []
         if len(parents) != k or len(children) != k:

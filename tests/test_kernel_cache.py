@@ -48,3 +48,36 @@ def test_a_physics_kernel_is_stale_after_an_edit_of_any_physics_file_it_calls_in
     outside = InTreeCacheLocator(_pytest.approx, _pytest.__file__)       # not physics: numba's own stamp
     assert outside.get_source_stamp() == outside.get_source_stamp()
     assert not (isinstance(outside.get_source_stamp(), tuple) and "edited" in str(outside.get_source_stamp()))
+
+
+def test_the_digest_covers_every_file_a_kernel_can_hold_code_of_and_no_front_end():
+    """The digest's files: every file defining kernels, every physics file one of them
+    imports from at module level (helpers, constants, registry arrays), transitively; not
+    the front ends that only call kernels, so that editing them compiles nothing."""
+    import ast
+    from physics import kernel_cache
+    root = kernel_cache.PHYSICS
+    covered = {p.relative_to(root).as_posix() for p in kernel_cache.kernel_sources()}
+    for must in ("quat.py", "joint_rows.py", "joint_types.py", "collision/common.py", "contacts.py",
+                 "solvers/tree/factor.py", "solvers/row_ops.py"):
+        assert must in covered
+    for front in ("world.py", "builders.py", "io/scene.py", "io/urdf.py", "bench/chains.py" if
+                  (root / "bench/chains.py").exists() else "bench/build.py"):
+        assert front not in covered
+    # cross-check with Python's own parser: each module-level relative import of a covered
+    # file that names a physics module lands in the covered set
+    for rel in sorted(covered):
+        path = root / rel
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ImportFrom) and node.level > 0:
+                base = path.parent
+                for _ in range(node.level - 1):
+                    base = base.parent
+                target = base.joinpath(*(node.module or "").split(".")) if node.module else base
+                for cand in (target.with_suffix(".py"), target / "__init__.py"):
+                    if cand.is_file():
+                        assert cand.relative_to(root).as_posix() in covered, (rel, node.module)
+                for alias in node.names:
+                    for cand in ((target / alias.name).with_suffix(".py"), target / alias.name / "__init__.py"):
+                        if cand.is_file():
+                            assert cand.relative_to(root).as_posix() in covered, (rel, alias.name)

@@ -211,3 +211,21 @@ def test_a_setting_several_families_share_is_set_for_each_of_them():
     having = [f for f in FAMILIES if "projection_iterations" in w.solvers[f].schema()]
     assert len(having) >= 2
     assert all(w.solver_settings(f)["projection_iterations"] == 3 for f in having)
+
+
+@pytest.mark.parametrize("add", [
+    lambda w: w.add_body("a", Box((0.1, 0.1, 0.1)), mass=1.0),                    # taken
+    lambda w: w.add_bodies(["x", "x"], Box((0.1, 0.1, 0.1)), mass=1.0),           # twice in one call
+    lambda w: w.add_body("", Box((0.1, 0.1, 0.1)), mass=1.0),                     # empty
+    lambda w: w.add_joint("j", "revolute", "a", "b", (0, 0, 0)),                   # taken
+    lambda w: w.add_joints(["k", "k"], "revolute", "a", ["b", "b"], (0, 0, 0)),     # twice in one call
+    lambda w: w.add_joint(7, "revolute", "a", "b", (0, 0, 0)),                     # not a string
+])
+def test_a_body_or_joint_name_must_be_new_and_a_non_empty_string(add):
+    w = World()
+    w.add_bodies(["a", "b"], Box((0.1, 0.1, 0.1)), mass=1.0)
+    w.add_joint("j", "revolute", "a", "b", (0, 0, 0))
+    counts = (w.model.bodies.count, len(w.joints))
+    with pytest.raises(ValueError, match="name must be a new non-empty string"):
+        add(w)
+    assert (w.model.bodies.count, len(w.joints)) == counts

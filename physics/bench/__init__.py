@@ -116,6 +116,16 @@ def add_run_arguments(p, duration, repeat, repeat_help):
     p.add_argument("--json", action="store_true", help="print a JSON list of records")
 
 
+def columns(spec, note=""):
+    """(header, row) for print_records from column specs (key, title, width, format), e.g.
+    ("rows_s", "rows s", 8, ".4f"); `note` ends the header."""
+    header = " ".join(f"{title:>{width}}" for _, title, width, _ in spec) + (f"   ({note})" if note else "")
+
+    def row(r):
+        return " ".join(f"{r[key]:>{width}{fmt}}" for key, _, width, fmt in spec)
+    return header, row
+
+
 def print_records(records, as_json, header, row, key, **extra):
     """Print the records as JSON (the list; {key: records, **extra} when an extra is not
     None) or as a table: `header`, then `row(record)` for each record."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..builders import make_chain
 from ..io.scene import load_scene
 from ..world import World
-from . import print_records
+from . import columns, print_records
 
 CHAIN = Path(__file__).resolve().parents[2] / "scenes" / "chain.toml"
 
@@ -53,11 +53,9 @@ def main(argv=None):
     make_chain(warm, links=2)
     warm._refresh_rows()                      # imports, kernels loaded or compiled: not timed
     records = [run(n, args.repeat) for n in args.links]
-    print_records(records, args.json,
-                  f"{'links':>7} {'load_scene s':>13} {'make_chain s':>13} {'rows s':>8} {'µs/link':>8}   (CPU, least "
-                  f"of {args.repeat})",
-                  lambda r: (f"{r['links']:>7} {r['load_scene_s']:>13.3f} {r['make_chain_s']:>13.3f} "
-                             f"{r['rows_s']:>8.4f} {r['us_per_link']:>8.1f}"), "builds")
+    print_records(records, args.json, *columns(
+        [("links", "links", 7, ""), ("load_scene_s", "load_scene s", 13, ".3f"), ("make_chain_s", "make_chain s", 13, ".3f"),
+         ("rows_s", "rows s", 8, ".4f"), ("us_per_link", "µs/link", 8, ".1f")], f"CPU, least of {args.repeat}"), "builds")
     return 0
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..io import urdf
 from ..io.scene import load_scene
 from ..world import World
-from . import print_records
+from . import columns, print_records
 
 ROBOTS = Path(__file__).resolve().parents[2] / "assets" / "robots"
 MODELS = {"kuka_iiwa": ROBOTS / "kuka_iiwa" / "model.urdf", "xarm6": ROBOTS / "xarm6" / "xarm6_with_gripper.urdf"}
@@ -53,11 +53,10 @@ def main(argv=None):
     for path in MODELS.values():              # imports, kernels loaded or compiled, warnings said: not timed
         load_scene(path)
     records = [run(name, path, args.repeat) for name, path in MODELS.items()]
-    print_records(records, args.json,
-                  f"{'robot':>10} {'links':>6} {'joints':>7} {'read s':>8} {'build s':>8} {'load_scene s':>13}   "
-                  f"(wall, least of {args.repeat}, warm)",
-                  lambda r: (f"{r['robot']:>10} {r['links']:>6} {r['joints']:>7} {r['read_s']:>8.4f} "
-                             f"{r['build_s']:>8.4f} {r['load_scene_s']:>13.4f} {r['pieces_s']:>9.3f}"), "robots")
+    print_records(records, args.json, *columns(
+        [("robot", "robot", 10, ""), ("links", "links", 6, ""), ("joints", "joints", 7, ""), ("read_s", "read s", 8, ".4f"),
+         ("build_s", "build s", 8, ".4f"), ("load_scene_s", "load_scene s", 13, ".4f"), ("pieces_s", "pieces s", 9, ".3f")],
+        f"wall, least of {args.repeat}, warm"), "robots")
     return 0
 
 

@@ -63,8 +63,9 @@ def emit(ci, cf, count, a, b, px, py, pz, nx, ny, nz, depth, feature):
 
 @njit(**JIT)
 def add_candidate(sp, sf, m, px, py, pz, depth, feature):
-    """Store a manifold candidate point (on b's surface); returns the new count."""
-    if m < MAX_CANDIDATES:
+    """Store a manifold candidate point (on b's surface) while sp has room (MAX_CANDIDATES
+    rows, or a hull face's workspace); returns the new count."""
+    if m < sp.shape[0]:
         sp[m, 0] = px
         sp[m, 1] = py
         sp[m, 2] = pz
@@ -112,11 +113,12 @@ def keep_bearing(sp, sf, m):
 
 
 @njit(**JIT_NO_REFS)
-def _beats(sp, j, k, vj, vk):
+def _beats(sp, dc, j, k, vj, vk):
     """Whether candidate j beats the best so far k on the value v (largest wins). Values
-    within round-off (1e-9 relative) tie; a tie goes to the deeper point, then to the
-    larger x, y, z (1e-12 m apart): the choice does not depend on the candidates' order,
-    so the same points clipped in another order (a box given as a hull) give the same four."""
+    within round-off (1e-9 relative) tie; a tie goes to the deeper point (depth in column
+    dc), then to the larger x, y, z (1e-12 m apart): the choice does not depend on the
+    candidates' order, so the same points clipped in another order (a box given as a hull)
+    give the same four."""
     if k < 0:
         return True
     tol = 1e-9 * max(abs(vj), abs(vk))
@@ -124,7 +126,7 @@ def _beats(sp, j, k, vj, vk):
         return True
     if vj < vk - tol:
         return False
-    for c in (3, 0, 1, 2):
+    for c in (dc, 0, 1, 2):
         if sp[j, c] > sp[k, c] + 1e-12:
             return True
         if sp[j, c] < sp[k, c] - 1e-12:
@@ -132,35 +134,36 @@ def _beats(sp, j, k, vj, vk):
     return False
 
 
-@njit(**JIT)
-def flush_manifold(sp, sf, m, a, b, nx, ny, nz, ci, cf, count):
-    """Emit the m candidate points of one manifold (common normal n, from a to b), reduced to
-    at most 4: the deepest point p1; the point farthest from it p2; the point p3 making the
-    largest triangle p1 p2 p3 (seen along n); then the largest triangle on the other side of
-    the line p1 p2 — the four span the largest area the deepest point allows (the reduction
-    of Bullet / Box2D v3). Ties within round-off are broken by _beats."""
-    if m <= 4:
-        for i in range(m):
-            _emit_candidate(sp, sf, i, a, b, nx, ny, nz, ci, cf, count)
-        return
+@njit(**JIT_NO_REFS)
+def deepest(sp, dc, m):
+    """The deepest of the m points (rows of sp: x, y, z, …, the depth in column dc)."""
     i1 = -1
     for j in range(m):
-        if _beats(sp, j, i1, sp[j, 3], sp[i1, 3] if i1 >= 0 else 0.0):
+        if _beats(sp, dc, j, i1, sp[j, dc], sp[i1, dc] if i1 >= 0 else 0.0):
             i1 = j
+    return i1
+
+
+@njit(**JIT_NO_REFS)
+def spread_three(sp, dc, m, i1, nx, ny, nz):
+    """With the deepest point p1 chosen, the three that span the largest area with it (seen
+    along n): p2 the farthest from p1, p3 making the largest triangle p1 p2 p3, p4 the
+    largest triangle on the other side of the line p1 p2 (the reduction of Bullet / Box2D
+    v3); ties broken by _beats."""
     i2 = -1
     best = -1.0
     for j in range(m):
         if j != i1:
             dx, dy, dz = sp[j, 0] - sp[i1, 0], sp[j, 1] - sp[i1, 1], sp[j, 2] - sp[i1, 2]
             d2 = dx * dx + dy * dy + dz * dz
-            if _beats(sp, j, i2, d2, best):
+            if _beats(sp, dc, j, i2, d2, best):
                 best, i2 = d2, j
     i3 = -1
     best = -1.0
     for j in range(m):
         if j != i1 and j != i2:
             area = abs(_signed_area(sp, i1, i2, j, nx, ny, nz))
-            if _beats(sp, j, i3, area, best):
+            if _beats(sp, dc, j, i3, area, best):
                 best, i3 = area, j
     side = 1.0 if _signed_area(sp, i1, i2, i3, nx, ny, nz) >= 0.0 else -1.0
     i4 = -1
@@ -168,8 +171,22 @@ def flush_manifold(sp, sf, m, a, b, nx, ny, nz, ci, cf, count):
     for j in range(m):
         if j != i1 and j != i2 and j != i3:
             area = -side * _signed_area(sp, i1, i2, j, nx, ny, nz)
-            if _beats(sp, j, i4, area, best):
+            if _beats(sp, dc, j, i4, area, best):
                 best, i4 = area, j
+    return i2, i3, i4
+
+
+@njit(**JIT)
+def flush_manifold(sp, sf, m, a, b, nx, ny, nz, ci, cf, count):
+    """Emit the m candidate points of one manifold (common normal n, from a to b), reduced to
+    at most 4: the deepest point p1 and the three that span the largest area with it
+    (spread_three)."""
+    if m <= 4:
+        for i in range(m):
+            _emit_candidate(sp, sf, i, a, b, nx, ny, nz, ci, cf, count)
+        return
+    i1 = deepest(sp, 3, m)
+    i2, i3, i4 = spread_three(sp, 3, m, i1, nx, ny, nz)
     _emit_candidate(sp, sf, i1, a, b, nx, ny, nz, ci, cf, count)
     _emit_candidate(sp, sf, i2, a, b, nx, ny, nz, ci, cf, count)
     _emit_candidate(sp, sf, i3, a, b, nx, ny, nz, ci, cf, count)

@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit
 
 from ..quat import frame_axes
-from .common import JIT, JIT_NO_REFS, PAR, QUAT, emit, flush_manifold, fold_feature, keep_bearing
+from .common import JIT, JIT_NO_REFS, PAR, QUAT, add_candidate, emit, flush_manifold, fold_feature, keep_bearing
 from .gjk import epa, epa_witness, gjk, gjk_work, support, witness
 
 SolidWork = namedtuple("SolidWork", "gjk sp sf poly tags boxes rot table kinds ci cf count")
@@ -60,19 +60,6 @@ def solid_work(hull_table, body_width):
                      np.empty((2, cap, 2), np.int64), np.empty((2, 3, 4)), np.empty((3, 3)),
                      np.zeros((2, body_width)), np.zeros(2, np.int64), np.zeros((COMPOUND_POINTS, 3), np.int64),
                      np.zeros((COMPOUND_POINTS, 7)), np.zeros(2, np.int64))
-
-
-@njit(**JIT_NO_REFS)
-def add_point(sp, sf, m, px, py, pz, depth, feature):
-    """common.add_candidate with the workspace's own capacity (a hull face may have many)."""
-    if m < sp.shape[0]:
-        sp[m, 0] = px
-        sp[m, 1] = py
-        sp[m, 2] = pz
-        sp[m, 3] = depth
-        sf[m] = feature
-        return m + 1
-    return m
 
 
 @njit(**JIT_NO_REFS)
@@ -135,7 +122,7 @@ def plane_convex(body, p, b, h, margin, hulls, work, ci, cf, count):
         gap = height + lx * vert[v, 0] + ly * vert[v, 1] + lz * vert[v, 2]
         if gap < margin:
             wx, wy, wz = to_world(F, np.int64(1), vert[v, 0], vert[v, 1], vert[v, 2])
-            m = add_point(sp, sf, m, wx, wy, wz, -gap, v - v0)
+            m = add_candidate(sp, sf, m, wx, wy, wz, -gap, v - v0)
     flush_manifold(sp, sf, keep_bearing(sp, sf, m), p, b, nx, ny, nz, ci, cf, count)
 
 
@@ -576,7 +563,7 @@ def _face_contact(a, b, ref, hr, fr, hi, work, margin, hulls, ci, cf, count):
         wx, wy, wz = to_world(F, s, poly[src, q, 0], poly[src, q, 1], poly[src, q, 2])
         if ref == 1:                        # the incident point is on a: its partner on b's face
             wx, wy, wz = wx - sep * wnx, wy - sep * wny, wz - sep * wnz
-        n_pts = add_point(sp, sf, n_pts, wx, wy, wz, -sep, fold_feature(base + tags[src, q, 1]))
+        n_pts = add_candidate(sp, sf, n_pts, wx, wy, wz, -sep, fold_feature(base + tags[src, q, 1]))
     if ref == 0:
         flush_manifold(sp, sf, n_pts, a, b, wnx, wny, wnz, ci, cf, count)
     else:

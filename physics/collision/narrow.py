@@ -29,7 +29,7 @@ from ..contact_geometry import box_distance
 from ..quat import frame_axes, qmul, rotate, rotate_inv
 from .box_box import box_box
 from .common import BODY_WIDTH, BOX, CAPSULE, COMPOUND, CONVEX, CYLINDER, JIT, JIT_NO_REFS, PAR, PLANE, QUAT, \
-    SPHERE, add_candidate, emit, flush_manifold, fold_feature
+    SPHERE, add_candidate, deepest, emit, flush_manifold, fold_feature, spread_three
 from .convex import capsule_convex, hull_hull, plane_convex, solid_work, sphere_convex
 
 PARALLEL_SIN_CAPSULES = 0.02
@@ -404,11 +404,8 @@ def narrow_pairs(kind, body, hulls, pairs, n_pairs, margin, work, ci, cf, count)
         a, b = pairs[p, 0], pairs[p, 1]
         if kind[a] == COMPOUND or kind[b] == COMPOUND:
             compound_pair(kind, body, a, b, margin, hulls, work, ci, cf, count)
-        elif kind[a] == CONVEX or kind[b] == CONVEX:
-            convex_pair(kind, body, a, b, margin, hulls, work, ci, cf, count)
         else:
-            collide_pair(kind, body, a, b, margin, work.sp, work.sf, work.poly, work.tags, work.boxes, work.rot,
-                         ci, cf, count)
+            _single_pair(kind, body, a, b, margin, hulls, work, ci, cf, count)
 
 
 @njit(**JIT_NO_REFS)
@@ -525,13 +522,6 @@ def compound_pair(kind, body, a, b, margin, hulls, work, ci, cf, count):
 
 
 @njit(**JIT_NO_REFS)
-def _area(cf, i, j, k, nx, ny, nz):
-    ux, uy, uz = cf[j, 0] - cf[i, 0], cf[j, 1] - cf[i, 1], cf[j, 2] - cf[i, 2]
-    vx, vy, vz = cf[k, 0] - cf[i, 0], cf[k, 1] - cf[i, 1], cf[k, 2] - cf[i, 2]
-    return (uy * vz - uz * vy) * nx + (uz * vx - ux * vz) * ny + (ux * vy - uy * vx) * nz
-
-
-@njit(**JIT_NO_REFS)
 def _swap(cf, ci, i, j):
     for c in range(7):
         cf[i, c], cf[j, c] = cf[j, c], cf[i, c]
@@ -541,10 +531,10 @@ def _swap(cf, ci, i, j):
 
 @njit(**JIT_NO_REFS)
 def _reduce4(cf, ci, m):
-    """Keep 4 of m contacts (common.flush_manifold's choice: the deepest, the farthest from
-    it, the largest triangle with them seen along the deepest's normal, the largest on the
-    other side; only among the touching ones when 3 or more touch, as common.keep_bearing),
-    moved to the front; returns how many are kept."""
+    """Keep 4 of m contacts, moved to the front (each keeps its own normal): the deepest and
+    the three spanning the largest area with it seen along its normal (common.deepest,
+    spread_three: flush_manifold's choice), only among the touching ones when 3 or more
+    touch (as common.keep_bearing); returns how many are kept."""
     if m <= 4:
         return m
     touching = 0
@@ -560,29 +550,11 @@ def _reduce4(cf, ci, m):
         m = n
         if m <= 4:
             return m
-    i1 = 0
-    for j in range(1, m):
-        if cf[j, 6] > cf[i1, 6]:
-            i1 = j
-    _swap(cf, ci, 0, i1)
-    nx, ny, nz = cf[0, 3], cf[0, 4], cf[0, 5]
-    best, i2 = -1.0, 1
-    for j in range(1, m):
-        d = (cf[j, 0] - cf[0, 0]) ** 2 + (cf[j, 1] - cf[0, 1]) ** 2 + (cf[j, 2] - cf[0, 2]) ** 2
-        if d > best:
-            best, i2 = d, j
-    _swap(cf, ci, 1, i2)
-    best, i3 = -1.0, 2
-    for j in range(2, m):
-        s = abs(_area(cf, 0, 1, j, nx, ny, nz))
-        if s > best:
-            best, i3 = s, j
-    _swap(cf, ci, 2, i3)
-    side = 1.0 if _area(cf, 0, 1, 2, nx, ny, nz) >= 0.0 else -1.0
-    best, i4 = -math.inf, 3
-    for j in range(3, m):
-        s = -side * _area(cf, 0, 1, j, nx, ny, nz)
-        if s > best:
-            best, i4 = s, j
-    _swap(cf, ci, 3, i4)
+    i1 = deepest(cf, 6, m)
+    i2, i3, i4 = spread_three(cf, 6, m, i1, cf[i1, 3], cf[i1, 4], cf[i1, 5])
+    n = 0
+    for k in range(m):                  # the four to the front, in their order
+        if k == i1 or k == i2 or k == i3 or k == i4:
+            _swap(cf, ci, n, k)
+            n += 1
     return 4

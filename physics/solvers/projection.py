@@ -49,10 +49,15 @@ from numba import njit
 from ..joint_rows import compute_joint_rates, compute_joint_rows, row_velocity
 from ..joint_types import N_EQ
 from ..quat import integrate_quat, rotate, rotate_inv, rotated_diagonal, store_symmetric
+from ..settings import Setting
 from .dense import pivoted_cholesky, pivoted_solve
 from .row_ops import copy2d
 from .tree import (articulated_factor, articulated_solve, articulated_targets, augmented_inertia,
                          build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum, zero_tree)
+
+PROJECTION_ITERATIONS = Setting("projection_iterations", "int", 2, 1, 10, label="projection iter.",
+                                help="Newton iterations of the position projection.")
+"""The projection's setting, in every family that projects."""
 
 # Newton iterations stop once every |g_E| is below this (m or rad): round-off of the
 # poses of a body a few metres from the origin.

@@ -42,8 +42,8 @@ from numba import njit
 from ...clock import ticks
 from ...joint_rows import ROW_LIMIT
 from ...joint_types import PRISMATIC
-from ..row_ops import copy2d, fill2d, world_inverse_inertia
-from ..tree import (FAST as _FAST, arm, articulated_factor, articulated_lambda, articulated_solve, augmented_inertia,
+from ..row_ops import copy2d, fill2d, point_arm, world_inverse_inertia
+from ..tree import (FAST as _FAST, articulated_factor, articulated_lambda, articulated_solve, augmented_inertia,
                     invert_tree_inertia, select_rows, tree_momentum, zero_tree)
 from .contact_sweeps import contact_sweep, prepare_contact_blocks
 from .direct_sets import lock_sticking_friction, release_pulling_limits, release_slipping_friction
@@ -110,7 +110,7 @@ def predict_drift(h, erp, tree, joint_type, joint_body, row_J, row_C, body_inv_m
             i = joint_body[k, side]
             if body_inv_mass[i] == 0.0:
                 continue
-            rx, ry, rz = arm(row_J, r0, 6 * side)
+            rx, ry, rz = point_arm(row_J, r0, side)
             wx, wy, wz = hh * body_omega[i, 0], hh * body_omega[i, 1], hh * body_omega[i, 2]
             w2 = wx * wx + wy * wy + wz * wz
             ax, ay, az = wy * rz - wz * ry, wz * rx - wx * rz, wx * ry - wy * rx       # w × r

@@ -4,6 +4,7 @@ write (S_*)."""
 from collections import namedtuple
 
 from ...settings import Setting
+from ..projection import PROJECTION_ITERATIONS
 
 SPLIT, BAUMGARTE, NO_STABILIZATION, SHAKE = 0, 1, 2, 3    # as the kernels see them (Params.stabilization)
 STABILIZATIONS = {"split": SPLIT, "baumgarte": BAUMGARTE, "none": NO_STABILIZATION, "shake": SHAKE}
@@ -56,8 +57,7 @@ SETTINGS = (
                  "beyond this (m or rad; 0: only with post_projection): a whipping chain's drift, not the "
                  "round-off of a resting one. Not when a joint has limits (the projection would push a joint "
                  "resting on its stop through it)."),
-    Setting("projection_iterations", "int", 2, 1, 10, label="projection iter.",
-            help="Newton iterations of the position projection."),
+    PROJECTION_ITERATIONS,
     Setting("keep_energy", "bool", True, label="keep energy",
             help="Energy projection after a step with ideal joints only (no limit, friction or motor on any "
                  "joint; no rope or mouse spring): the velocities of each group of bodies jointed to the ground and "

@@ -3,6 +3,7 @@ the named tuple its kernel reads them from (Params) and the constants of its met
 from collections import namedtuple
 
 from ...settings import Setting
+from ..projection import PROJECTION_ITERATIONS
 
 # a limit binds speculatively when its joint could reach it within this many steps at its rate
 # at the step's start (joint_rows.speculative_limits; gravity and motors may speed it up)
@@ -46,8 +47,7 @@ SETTINGS = (
     Setting("projection", "bool", True, label="projection",
             help="Seed 004's projection onto the joints' constraint manifold after each step (positions, then "
                  "velocities); needs physics/solvers/projection.py."),
-    Setting("projection_iterations", "int", 2, 1, 10, label="projection iter.",
-            help="Newton iterations of the position projection."),
+    PROJECTION_ITERATIONS,
 )
 
 Params = namedtuple("Params", "method lemke_max pgs_iterations pgs_tolerance time_cap_ms stabilization erp impact "

@@ -27,7 +27,7 @@ from numba import njit
 from ...joint_rows import FREE_OFF, row_velocity
 from ...joint_types import N_EQ, N_FREE, PRISMATIC
 from ...quat import rotated_diagonal
-from ..row_ops import fill2d, row_dot
+from ..row_ops import fill2d, loaded_point_rows, point_arm, point_stiffness, row_dot, stiffness_bound
 from .block_ldl import elimination_plan
 
 Plan = namedtuple("Plan", "body_node node_body up_ptr up_node pair_ptr pair_lo pair_hi pair_target joint_slot "
@@ -287,15 +287,6 @@ def row_inv_mass(row_J, r, a, b, body_inv_mass, inv_inertia_world, rot):
             + inv_inertia_quad(inv_inertia_world, b, row_J[r, 9], row_J[r, 10], row_J[r, 11]))
 
 
-@njit(cache=True, error_model="numpy")
-def point_arm(row_J, r0, side):
-    """The lever arm r (body centre → anchor, world) of a joint's point rows r0…r0+2 on one
-    side, from their angular parts ±(r × e_x), ±(r × e_y), ±(r × e_z)."""
-    o = 6 * side
-    s = 1.0 if side == 1 else -1.0
-    return s * row_J[r0 + 1, o + 5], s * row_J[r0 + 2, o + 3], s * row_J[r0, o + 4]
-
-
 @njit(cache=True, error_model="numpy", fastmath=True, _nrt=False)
 def body_blocks(h, geometric, gravity, bodies, joints, rows, force_acc, torque_acc, plan):
     """Per dynamic body: world inertia and its inverse, the diagonal block M̃ and the right
@@ -338,30 +329,19 @@ def body_blocks(h, geometric, gravity, bodies, joints, rows, force_acc, torque_a
                               + inertia_world[i, 3 * c + 2] * body_omega[i, 2] + h * torque_acc[i, c])
     if not geometric:
         return
-    # h² K of the point rows' forces f = λ/Δt at lever r: h λ ((λ·r) E − ½(λ rᵀ + r λᵀ)),
-    # bounded by its absolute row sums (positive, so M̃ stays positive definite)
+    # h² K of the point rows' forces f = λ/Δt at lever r: h (geometric stiffness of λ),
+    # bounded per joint by its absolute row sums (positive, so M̃ stays positive definite)
     for j in range(joint_type.shape[0]):
-        if joint_type[j] == PRISMATIC:
-            continue
-        r0 = joint_row_start[j]
-        fx, fy, fz = row_impulse[r0], row_impulse[r0 + 1], row_impulse[r0 + 2]
-        if fx == 0.0 and fy == 0.0 and fz == 0.0:
+        r0 = loaded_point_rows(joint_type, joint_row_start, row_impulse, j)
+        if r0 < 0:
             continue
         for side in range(2):
             i = joint_body[j, side]
             k = body_node[i]
             if k < 0:
                 continue
-            rx, ry, rz = point_arm(row_J, r0, side)
-            s = 1.0 if side == 1 else -1.0
-            sx, sy, sz = s * fx, s * fy, s * fz
-            d = sx * rx + sy * ry + sz * rz
-            k01 = abs(0.5 * (sx * ry + rx * sy))
-            k02 = abs(0.5 * (sx * rz + rx * sz))
-            k12 = abs(0.5 * (sy * rz + ry * sz))
-            e0 = h * (abs(d - sx * rx) + k01 + k02)
-            e1 = h * (abs(d - sy * ry) + k01 + k12)
-            e2 = h * (abs(d - sz * rz) + k02 + k12)
+            b0, b1, b2 = stiffness_bound(*point_stiffness(row_J, row_impulse, r0, side))
+            e0, e1, e2 = h * b0, h * b1, h * b2
             diag0[k, 21] += e0
             diag0[k, 28] += e1
             diag0[k, 35] += e2

@@ -3,6 +3,7 @@ against, and the named tuple its kernels read them from (Params)."""
 from collections import namedtuple
 
 from ...settings import Setting
+from ..projection import PROJECTION_ITERATIONS
 
 PAPER, CRITICAL, STIFF = 0, 1, 2        # the presets as the kernels see them (Params.preset)
 PRESETS = {"paper": PAPER, "critical": CRITICAL, "stiff": STIFF}
@@ -36,8 +37,7 @@ SETTINGS = (
             help="Seed 004's projection onto the joints' constraint manifold after each step (positions, then "
                  "velocities; physics/solvers/projection.py): post-stabilization. (lcp's own is `projection`, on by "
                  "default.)"),
-    Setting("projection_iterations", "int", 2, 1, 10, label="projection iter.",
-            help="Newton iterations of the position projection."),
+    PROJECTION_ITERATIONS,
 )
 
 Params = namedtuple("Params", "preset alpha_lin beta_lin alpha_rot beta_rot kappa zeta stiff_kappa stiff_zeta "

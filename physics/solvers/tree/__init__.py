@@ -43,11 +43,11 @@ block.py (the generic block factor and solve above, and its Python entries), fac
 solve.py (the articulated solve, the joints' impulses, which rows take part).
 """
 from .block import solve_joint_rows, solve_tree_system, tree_factor, tree_solve
-from .factor import FAST, arm, articulated_factor, articulated_targets, augmented_inertia, invert_tree_inertia
+from .factor import FAST, articulated_factor, articulated_targets, augmented_inertia, invert_tree_inertia
 from .plan import Tree, TreePlan, build_tree_plan, make_tree, static_bodies
 from .solve import articulated_lambda, articulated_solve, select_rows, tree_momentum, zero_tree
 
-__all__ = ["FAST", "Tree", "TreePlan", "arm", "articulated_factor", "articulated_lambda", "articulated_solve",
+__all__ = ["FAST", "Tree", "TreePlan", "articulated_factor", "articulated_lambda", "articulated_solve",
            "articulated_targets", "augmented_inertia", "build_tree_plan", "invert_tree_inertia", "make_tree", "select_rows",
            "solve_joint_rows", "solve_tree_system", "static_bodies", "tree_factor", "tree_momentum", "tree_solve",
            "zero_tree"]

@@ -25,6 +25,7 @@ from numba import njit
 
 from ...joint_types import PRISMATIC
 from ...quat import cross, rotated_diagonal, store_symmetric, sym_add_outer
+from ..row_ops import loaded_point_rows, point_arm, point_stiffness, stiffness_bound
 
 FAST = {"contract", "reassoc", "nsz", "arcp"}   # no nnan/ninf: NaNs must still show up
 _FAST = FAST
@@ -64,15 +65,6 @@ def _cholesky(A, k, n):
             for q in range(j):
                 s -= A[k, 6 * i + q] * A[k, 6 * j + q]
             A[k, 6 * i + j] = s * inv
-
-
-@njit(cache=True, fastmath=_FAST)
-def arm(row_J, r0, o):
-    """World lever arm r of the side at column offset o (0 = a, 6 = b) of three point rows
-    along x, y, z, whose angular parts are ±(r × e)."""
-    if o == 6:
-        return row_J[r0 + 1, 11], row_J[r0 + 2, 9], row_J[r0, 10]
-    return -row_J[r0 + 1, 5], -row_J[r0 + 2, 3], -row_J[r0, 4]
 
 
 @njit(cache=True, fastmath=_FAST)
@@ -256,8 +248,8 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
         else:
             # point rows allow v = r × ω; the na angular rows restrict ω to their complement
             r0 = joint_rows[k, 0]
-            rx, ry, rz = arm(row_J, r0, oc)
-            px, py, pz = arm(row_J, r0, 6 - oc)
+            rx, ry, rz = point_arm(row_J, r0, side)
+            px, py, pz = point_arm(row_J, r0, 1 - side)
             joint_d[k, 0] = px - rx
             joint_d[k, 1] = py - ry
             joint_d[k, 2] = pz - rz
@@ -453,7 +445,8 @@ def articulated_targets(tree, row_J, row_C):
 @njit(cache=True, _nrt=False)
 def augmented_inertia(h, use_k, tree, joints, rows, bodies):
     """body_I = R diag(I) Rᵀ + h² K̃ (3×3, row-major) for every dynamic body; K from the
-    impulses λ (N·s) of the tree joints' point rows: h² K = h Σ (p·r) E − ½ (p rᵀ + r pᵀ), p = λ."""
+    impulses λ (N·s) of the tree joints' point rows: h² K = h Σ geometric_stiffness(λ, r), bounded
+    by stiffness_bound once summed."""
     body_quat, body_inv_mass, body_inertia = bodies.quat, bodies.inv_mass, bodies.inertia
     joint_type, joint_body, joint_row_start = joints.type, joints.body, joints.row_start
     row_J, row_lambda = rows.J, rows.impulse
@@ -471,32 +464,24 @@ def augmented_inertia(h, use_k, tree, joints, rows, bodies):
         return
     for t in range(n_order):
         k = order[t]
-        if joint_type[k] == PRISMATIC:
-            continue
-        r0 = joint_row_start[k]
-        fx, fy, fz = row_lambda[r0], row_lambda[r0 + 1], row_lambda[r0 + 2]
-        if fx == 0.0 and fy == 0.0 and fz == 0.0:
+        r0 = loaded_point_rows(joint_type, joint_row_start, row_lambda, k)
+        if r0 < 0:
             continue
         for side in range(2):
             i = joint_body[k, side]
             if body_inv_mass[i] == 0.0:
                 continue
-            rx, ry, rz = arm(row_J, r0, 6 * side)
-            sx, sy, sz = (fx, fy, fz) if side == 1 else (-fx, -fy, -fz)
-            d = sx * rx + sy * ry + sz * rz
-            body_K[i, 0] += d - sx * rx
-            body_K[i, 1] += d - sy * ry
-            body_K[i, 2] += d - sz * rz
-            body_K[i, 3] -= 0.5 * (sx * ry + rx * sy)
-            body_K[i, 4] -= 0.5 * (sx * rz + rx * sz)
-            body_K[i, 5] -= 0.5 * (sy * rz + ry * sz)
+            g = point_stiffness(row_J, row_lambda, r0, side)
+            for q in range(6):
+                body_K[i, q] += g[q]
     for i in range(body_quat.shape[0]):
         if body_inv_mass[i] == 0.0:
             continue
-        k01, k02, k12 = abs(body_K[i, 3]), abs(body_K[i, 4]), abs(body_K[i, 5])
-        body_I[i, 0] += h * (abs(body_K[i, 0]) + k01 + k02)
-        body_I[i, 4] += h * (abs(body_K[i, 1]) + k01 + k12)
-        body_I[i, 8] += h * (abs(body_K[i, 2]) + k02 + k12)
+        b0, b1, b2 = stiffness_bound(body_K[i, 0], body_K[i, 1], body_K[i, 2], body_K[i, 3], body_K[i, 4],
+                                     body_K[i, 5])
+        body_I[i, 0] += h * b0
+        body_I[i, 4] += h * b1
+        body_I[i, 8] += h * b2
 
 
 @njit(cache=True)
