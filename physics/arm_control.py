@@ -34,6 +34,7 @@ import math
 import numpy as np
 
 from .io.urdf import MOVABLE, inverse, principal_frame, _fuse
+from .joint_rows import MOTOR_POSITION
 from .quat import q_conj, q_from_axis_angle, q_from_matrix, q_mul, q_to_matrix
 
 ROT_WEIGHT = 0.2        # m per rad: how orientation errors count against position errors
@@ -143,13 +144,16 @@ class Arm:
             self.gripper_force = robot.effort[gripper] if gripper_force is None else float(gripper_force)
             self.gripper_followers = {f: (m, o) for f, (lead, m, o) in robot.mimic.items() if lead == gripper}
             self.gripper_closed_now = False
+        self.index = np.array([j.index for j in self.joints])
         self.driven = [j.index for j in self.joints]      # motors it sets (World.restore_state restores them)
         if gripper is not None:
             self.driven += [world.joint(robot.joints[n]).index for n in [gripper, *self.gripper_followers]]
 
     # ------------------------------------------------------------------ readouts
     def q(self):
-        return np.array([j.angle for j in self.joints])
+        """The arm's joint positions (rad or m), root first."""
+        self.world._ensure_rows()
+        return self.world.state.joints.q[self.index, 0].copy()
 
     def tip_pose(self):
         """(world point, 3×3 world rotation) of the tip."""
@@ -159,22 +163,19 @@ class Arm:
 
     def jacobian(self):
         """6×n geometric Jacobian of the tip (rows: linear, angular), from the joints' world
-        anchors and axes as they are now."""
+        anchors and axes as they are now (one numpy pass over the arm's joints)."""
         w = self.world
         sb, mj = w.state.bodies, w.model.joints
         x, _ = self.tip_pose()
-        J = np.zeros((6, len(self.joints)))
-        for k, joint in enumerate(self.joints):
-            j = joint.index
-            b = mj.body[j, 1]
-            R = q_to_matrix(q_mul(sb.quat[b], mj.frame_b[j]))
-            a = R[:, 0]
-            if self.revolute[k]:
-                p = sb.pos[b] + q_to_matrix(sb.quat[b]) @ mj.anchor_b[j]
-                J[:3, k] = np.cross(a, x - p)
-                J[3:, k] = a
-            else:
-                J[:3, k] = a
+        idx = self.index
+        b = mj.body[idx, 1]
+        quat = sb.quat[b]
+        a = _rotate(_qmul(quat, mj.frame_b[idx]), _X)       # the joints' axes (n0), world
+        p = sb.pos[b] + _rotate(quat, mj.anchor_b[idx])     # their anchors on the child, world
+        J = np.zeros((6, len(idx)))
+        lin = np.where(self.revolute[:, None], _cross(a, x - p), a)
+        J[:3] = lin.T
+        J[3:] = (a * self.revolute[:, None]).T
         return J
 
     def torques(self):
@@ -277,7 +278,7 @@ class Arm:
         x, R = self.tip_pose()
         J = self.jacobian()
         q = self.q()
-        self.command = np.array([j.motor["target"] for j in self.joints])
+        self.command = self.world.control.joints.motor_target[self.index].copy()
         # where the tip will be `lookahead` s from now at the joints' present rates (first
         # order): a damping term, so that the servos' lag does not make the loop ring
         lead = np.array([j.rate for j in self.joints]) * self.lookahead
@@ -329,12 +330,41 @@ class Arm:
         self._write()
 
     def _write(self):
+        """The command as the joints' position-servo targets (their limits and gains kept)."""
+        c = self.world.control.joints
+        if np.all(c.motor_mode[self.index] == MOTOR_POSITION) and np.isfinite(self.command).all():
+            c.motor_target[self.index] = self.command
+            return
         for joint, target in zip(self.joints, self.command):
             mo = joint.motor
             joint.set_motor("position", float(target), max_force=mo["max_force"], frequency=mo["frequency"],
                             damping=mo["damping"])
 
 
+
+
+_X = np.array([1.0, 0.0, 0.0])
+
+
+def _cross(a, b):
+    """Row-wise a × b of (n, 3) arrays (np.cross costs ~10× more on a few rows)."""
+    return np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1], a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
+
+
+def _qmul(a, b):
+    """Row-wise quaternion products [x, y, z, w] of (n, 4) arrays."""
+    av, aw, bv, bw = a[:, :3], a[:, 3:], b[:, :3], b[:, 3:]
+    return np.concatenate([aw * bv + bw * av + _cross(av, bv), aw * bw - (av * bv).sum(axis=1, keepdims=True)],
+                          axis=1)
+
+
+def _rotate(q, v):
+    """Row-wise rotation of v ((n, 3) or (3,)) by the unit quaternions q (n, 4)."""
+    u, w = q[:, :3], q[:, 3:]
+    v = np.broadcast_to(v, u.shape)
+    t = 2.0 * _cross(u, v)
+    return v + w * t + _cross(u, t)
 
 
 def _slerp(Ra, Rb, s):
