@@ -444,6 +444,7 @@ class World:
         self._grab = None                   # the mouse spring (see grab())
         self._advance_stats = None          # the solver's stats of the advance so far
         self._events = []                   # (time, joint index, mode, target), sorted by time
+        self.controllers = []               # add_controller's: [controller, next tick time (s)]
         self._next_event = 0
         self._mass_extremes = []            # [(kg, who)] the lightest and heaviest dynamic mass
         self._layout_key = None             # (what it was computed for, layout signature)
@@ -914,6 +915,28 @@ class World:
         self._next_event = sum(1 for e in self._events if e[0] < self.state.time - 1e-9)
 
 
+    def add_controller(self, controller):
+        """Run `controller.update(world)` every `controller.period` s of simulated time
+        (`controller.driven`: the joint indices whose motors it sets, restored with a state)
+        (rounded to whole steps; at steps whose count is a multiple of it, so a restored
+        state ticks where the first run did), between kernel calls: a robot arm's control
+        tick (physics/arm_control.py). The steps are split there, as at motor events."""
+        if not (math.isfinite(controller.period) and controller.period > 0.0):
+            raise ValueError(f"controller: period must be finite and > 0 s, got {controller.period!r}")
+        self.controllers.append([controller, -1])
+
+    def _run_controllers(self):
+        """Tick every controller due at this step; steps (>= 1) to the next tick."""
+        ahead, now = None, self.state.step_count
+        for entry in self.controllers:
+            every = max(1, round(entry[0].period / self.dt))
+            if now % every == 0 and entry[1] != now:
+                entry[0].update(self)
+                entry[1] = now
+            steps = every - now % every
+            ahead = steps if ahead is None else min(ahead, steps)
+        return ahead
+
     # ------------------------------------------------------------------ mouse spring
     GRAB_FREQUENCY = 2.0      # Hz: the spring's natural frequency on the grabbed body's mass
     GRAB_MAX_ACCEL = 30.0     # m/s²: the spring force is bounded by this times the mass
@@ -1233,8 +1256,10 @@ class World:
             self.state.epoch_time, self.state.epoch_step = self.state.time, self.state.step_count
         c = self.control.joints
         if "motors" in s and s["motors"][0].shape == c.motor_mode.shape:
-            # joints driven by the motor program start it over; motors edited by hand stay
-            for j in {e[1] for e in self._events}:
+            # joints driven by the motor program or a controller start it over; motors
+            # edited by hand stay
+            driven = {j for c, _ in self.controllers for j in getattr(c, "driven", ())}
+            for j in {e[1] for e in self._events} | driven:
                 c.motor_mode[j], c.motor_target[j] = s["motors"][0][j], s["motors"][1][j]
         for name, saved in s.get("ropes", {}).items():
             if name in self.ropes:
@@ -1246,6 +1271,8 @@ class World:
         for name, saved in s.get("solvers", {}).items():
             self.solvers[name].restore_state(self, saved)
         self._next_event = sum(1 for e in self._events if e[0] < self.time - 1e-9)
+        for entry in self.controllers:
+            entry[1] = -1
         self.blown_up = None
         self._watch = None
         self.release_grab()
@@ -1318,9 +1345,10 @@ class World:
         with _interrupts_between_chunks(n > 1) as interrupted:
             while n > 0:
                 self._fire_events()
-                # one kernel call: up to the next motor event and the next runaway check
-                # (both at given steps, so a run is checked alike whatever the chunks)
-                chunk = min(n, self._chunk_steps(), self._watch.steps_to_check(self.dt))
+                ticks = self._run_controllers() if self.controllers else None
+                # one kernel call: up to the next motor event, controller tick and runaway
+                # check (all at given steps, so a run is checked alike whatever the chunks)
+                chunk = min(n, self._chunk_steps(), self._watch.steps_to_check(self.dt), ticks or n)
                 if self._next_event < len(self._events):
                     ahead = int(math.ceil((self._events[self._next_event][0] - self.time) / self.dt - 1e-9))
                     chunk = max(1, min(chunk, ahead))

@@ -17,8 +17,8 @@ from render.offscreen import render_world  # noqa: E402
 
 WIDTH, HEIGHT = 960, 540
 SECONDS = 1.0                                  # the default moment
-SHOTS = {"rope_swing": 0.5, "rope_tow": 9.0, "door": 0.8, "door_push": 0.2, "stack": 1.6, "four_bar": 0.5,
-         "newtons_cradle": 0.6, "ball_drop": 0.62, "rocks": 1.5}
+SHOTS = {"rope_swing": 0.5, "rope_tow": 9.0, "door": 0.8, "door_push": 0.2, "stack": 1.6, "four_bar": 0.5, "rocks": 1.5,
+         "newtons_cradle": 0.6, "ball_drop": 0.62, "door_robot": 1.65, "xarm_pick": 4.6}
 
 
 def shoot(scene, path, seconds=None, size=(WIDTH, HEIGHT)):

@@ -74,6 +74,7 @@ class ViewerWindow(pyglet.window.Window):
         super().__init__(width, height, caption="Sharnir", resizable=True, config=config, visible=visible)
         import moderngl
         from ui.drag import MouseDrag
+        from ui.robot import TipDrag
         from ui.imgui_io import ImGuiLayer
         from ui.panel import Panel
         moderngl.init_context()
@@ -109,6 +110,7 @@ class ViewerWindow(pyglet.window.Window):
         self.gui = ImGuiLayer(self, self.ctx)
         self.panel = Panel(self)
         self.drag = MouseDrag(self)
+        self.tip_drag = TipDrag(self.drag)   # Ctrl+drag on a robot: its tip target (ui/robot.py)
         self.gui_rects = []                # ImGui windows drawn last frame (x0, y0, x1, y1), top-left origin
         self.gui_error = None              # the last exception raised while drawing the panel
         self._mouse_owner = None           # "gui" or "scene" while a button is held
@@ -280,6 +282,8 @@ class ViewerWindow(pyglet.window.Window):
             info = self.world.body_info[i]
             draw_outline(dl, project, info.shape, self.world.state.bodies.pos[i], self.world.state.bodies.quat[i], info.name)
         draw_spring(dl, project, getattr(self.world, "grab_info", None))
+        from ui.robot import draw_targets
+        draw_targets(dl, project, self.world)
         if self.compare is not None:
             from ui.overlay import draw_ghost
             draw_ghost(dl, project, self.compare.ghost)
@@ -339,6 +343,7 @@ class ViewerWindow(pyglet.window.Window):
         speed, shadows, overlays = 1.0, True, {}
         if self.world is not None:
             self.drag.release(self.world)
+            self.tip_drag.release()
             speed = self.driver.speed
         if self.renderer is not None:
             shadows, overlays = self.renderer.shadows, dict(self.renderer.overlays)
@@ -595,6 +600,11 @@ class ViewerWindow(pyglet.window.Window):
         self.panel.notices.add(f"Saved {path}", "info")
         return path
 
+    def action_gripper(self):
+        from ui.robot import toggle_gripper
+        if not toggle_gripper(self.world):
+            self.panel.notices.add("No robot here has a gripper (a [robots.arm] gripper joint)", "warning")
+
     def action_toggle_panel(self):
         self.panel_visible = not self.panel_visible
 
@@ -640,7 +650,9 @@ class ViewerWindow(pyglet.window.Window):
         self.gui.mouse_motion(x, y)
         if self._mouse_owner == "gui" or self.world is None:
             return
-        if self.drag.active and buttons & pyglet.window.mouse.LEFT:
+        if self.tip_drag.active and buttons & pyglet.window.mouse.LEFT:
+            self.tip_drag.move(x, y)
+        elif self.drag.active and buttons & pyglet.window.mouse.LEFT:
             self.drag.move(self.world, x, y, dy, modifiers, self.height)
         elif buttons & pyglet.window.mouse.LEFT:
             self.camera.orbit(dx, -dy)
@@ -664,6 +676,11 @@ class ViewerWindow(pyglet.window.Window):
         if button == pyglet.window.mouse.LEFT and now - t < 0.35 and abs(x - px) < 4 and abs(y - py) < 4:
             self.focus_at(x, y)
         self._last_click = (now, x, y)
+        if button == pyglet.window.mouse.LEFT and modifiers & pyglet.window.key.MOD_CTRL:
+            i = self.tip_drag.press(self.world, x, y)
+            if i is not None:
+                self.select_body(i)
+                return
         if button == pyglet.window.mouse.LEFT:
             i = self.drag.press(self.world, x, y)
             if i is not None:
@@ -673,6 +690,8 @@ class ViewerWindow(pyglet.window.Window):
 
     def on_mouse_release(self, x, y, button, modifiers):
         self.gui.mouse_button(x, y, button, False)
+        if button == pyglet.window.mouse.LEFT:
+            self.tip_drag.release()
         if button == pyglet.window.mouse.LEFT and self.drag.active and self.world is not None:
             self.drag.release(self.world)
         self._mouse_owner = None

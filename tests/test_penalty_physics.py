@@ -324,11 +324,14 @@ def test_position_servo_far_from_its_target_turns_at_its_torque_limit():
         assert -0.01 < w.joint("axle").angle < 4.01 and w.joint("axle").friction_torque <= 1.0 + 1e-9
 
 
-def test_robot_arm_servos_hold_their_targets_for_ten_seconds():
-    # position servos (20 Hz, ζ = 1, the scene's torque limits) against gravity: within
-    # 1° once there (measured from 1 s on: shoulder 0.07°, elbow 0.19°, yaw 0°)
-    world = physics.load_scene(SCENES[[p.stem for p in SCENES].index("robot_arm")], {"solver.kind": "penalty"})
-    servos = [world.joint(n) for n in ("yaw", "shoulder", "elbow")]
+def test_a_bent_kuka_s_servos_hold_their_targets_for_ten_seconds():
+    # position servos (30 Hz, ζ = 1, the URDF's effort limits) holding the KUKA bent
+    # against gravity: within 1° once there, never beyond their torque limits
+    kuka = Path(__file__).resolve().parent.parent / "assets" / "robots" / "kuka_iiwa" / "model.urdf"
+    world = physics.load_scene(kuka, {"joint.lbr_iiwa/lbr_iiwa_joint_2.q_deg": "50",
+                                      "joint.lbr_iiwa/lbr_iiwa_joint_4.q_deg": "-60", "solver.kind": "penalty"})
+    servos = [j for j in world.joints if j.motor["mode"] == "position"]
+    assert len(servos) == 7
     worst = 0.0
     while world.time < 10.0 - 1e-9:
         world.advance_steps(10)
@@ -356,7 +359,7 @@ def _rope_attachment_gap(world):
 def test_every_scene_runs_ten_seconds_under_penalty_with_joints_and_ropes_within_a_centimetre(path):
     # each scene's own Δt, the default (stiff) preset, sampled every step: joint errors
     # (m or rad) and rope attachments. Measured: chain 1.0e-3, door 4e-5, gallery 8e-5,
-    # robot_arm 1.4e-3 (the wrist's swing cone, rad), rope_tow 2e-4 (joints) and 4.8e-3
+    # rope_tow 2e-4 (joints) and 4.8e-3
     # (the rope's end on the robot; 4.9e-3 under impulse)
     world = physics.load_scene(path, {"solver.kind": "penalty"})
     worst = 0.0
@@ -379,7 +382,7 @@ def test_a_hundred_link_hinge_chain_at_3_ms_stays_together_for_ten_seconds():
     assert worst <= 0.01
 
 
-@pytest.mark.parametrize("scene", ["robot_arm", "rope_tow"])
+@pytest.mark.parametrize("scene", ["xarm_pick", "rope_tow"])
 def test_a_restored_state_replays_bit_for_bit_with_friction_motors_and_limits(scene):
     # the active set of friction and motor bounds starts from the last step's forces,
     # which are state (rows' impulses): a rewind replays exactly

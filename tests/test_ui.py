@@ -473,8 +473,12 @@ def test_every_key_in_the_help_overlay_does_what_it_says(door, tmp_path, monkeyp
         press()
         assert win.compare is None
 
+    def gripper(press):                      # the door has no robot: a notice says so
+        press()
+        assert "gripper" in win.panel.notices.last().text and win.panel.notices.last().level == "warning"
+
     checks = {
-        "compare": compare,
+        "compare": compare, "gripper": gripper,
         "record_video": video,
         "rewind_step": back, "rewind_second": back, "forward_second": forward,
         "return_to_present": present, "resume_here": resume,

@@ -47,6 +47,7 @@ KEYS = (
     KeyAction("S", (key.S,), "shadows", "shadows on / off"),
     KeyAction("G", (key.G,), "light_rendering", "light rendering on / off (low resolution, no MSAA)"),
     KeyAction("P / F12", (key.P, key.F12), "screenshot", "save a screenshot in ./screenshots/"),
+    KeyAction("O", (key.O,), "gripper", "open / close the robots' grippers"),
     KeyAction("K", (key.K,), "compare", "compare mode on / off: a ghost world stepped by the other solver"),
     KeyAction("F9", (key.F9,), "record_video", "start / stop recording an MP4 in ./videos/ (simulated-time rate)"),
     KeyAction("Tab", (key.TAB,), "toggle_panel", "show / hide the panel"),
@@ -57,6 +58,7 @@ KEYS = (
 MOUSE = (
     ("Left drag on a body", "pull it by a soft spring (drawn as a line), in the plane facing you"),
     ("Shift + left drag on a body", "pull it nearer or farther (mouse up: away from you)"),
+    ("Ctrl + left drag on a robot", "move its tip target (the arm follows), in the plane facing you"),
     ("Left click on a body", "select it and its joint (Joints table)"),
     ("Left drag elsewhere", "orbit the camera"),
     ("Right or middle drag", "pan the camera"),

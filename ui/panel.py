@@ -1,4 +1,4 @@
-"""The side panel: Simulation, Solver, Joints, Ropes (when there are any), Plots.
+"""The side panel: Simulation, Solver, Joints, Robot and Ropes (when there are any), Plots.
 
 It edits the model between frames (the window draws it after the physics steps of a
 frame and before the next ones), always through the World's public setters and
@@ -18,6 +18,7 @@ from physics.settings import by_name
 from .joints_table import JointsTable
 from .params import Notices, Param, apply, guarded
 from .plots import Plots
+from .robot import arms, draw_robots
 from .ropes import draw_ropes
 from .widgets import ERROR, GOOD, MUTED, WARNING, Widgets
 
@@ -204,6 +205,9 @@ class Panel:
             self._compare()
             self._timeline()
             self._joints()
+            if arms(self.v.world):
+                if imgui.collapsing_header("Robot", imgui.TreeNodeFlags_.default_open):
+                    draw_robots(self.w, self.v.world)
             self._contacts()
             ropes = getattr(self.v.world, "ropes", None)
             if ropes:

@@ -152,6 +152,24 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
     max_force = 100.0              # N·m or N: the servo's limit instead of the URDF's effort
     servo_frequency = 40.0         # this joint's servo
     servo_damping = 0.7
+    [robots.arm]                   # a Cartesian target for the tip (physics/arm_control.py)
+    tip = "lbr_iiwa_link_7"        # required: the URDF link that carries the tip
+    tip_offset = [0, 0, 0.045]     # the tip point in that link's frame (m)
+    gripper = "drive_joint"        # a movable joint that opens and closes (its mimic joints follow)
+    gripper_open = 0.0             # its positions (rad or m; default its lower and upper limit)
+    gripper_closed = 0.85
+    gripper_force = 2.0            # N·m or N: its servo's limit (default its effort)
+    period = 0.01                  # s between control ticks
+    gain = 20.0                    # 1/s: the tip's error closes at this rate
+    damping = 0.05                 # m: λ of the damped least-squares step
+    max_speed = 1.0                # m/s: the tip's commanded speed at most
+    lookahead = 0.05               # s: the error is the target's from the tip predicted this far ahead
+    program_period = 12.0          # s: the program repeats (default: it runs once)
+    [[robots.program]]             # the tip's program: at `time` be at `target` (linear between)
+    time = 1.0                     # required, s
+    target = [0.3, 0.0, 0.3]       # world point (m); a key with only `gripper` moves nothing
+    rotation_deg = [180, 0, 0]     # the tip frame's orientation (as a body's; default: free)
+    gripper = "closed"             # "open" | "closed": switch the gripper at `time`
 
 Bodies are added in file order, then chains, then robots, then joints (so a joint may
 attach to a chain link or a robot's link), then loads, ropes and motor events. Limits need lo <= hi.
@@ -182,7 +200,7 @@ import numpy as np
 from .. import bounds
 from ..builders import make_chain
 from ..contacts import CONTACT_SETTINGS
-from ..quat import q_from_euler_deg
+from ..quat import q_from_euler_deg, q_to_matrix
 from ..settings import DT, GYROSCOPIC
 from ..shapes import MAX_SIZE, MIN_SIZE, Box, Capsule, Cylinder, Plane, Sphere
 from ..solvers import DEFAULT_FAMILY, FAMILIES
@@ -219,7 +237,10 @@ ROPE_KEYS = ("name", "start", "end", "segments", "radius", "density", "E", "G", 
              "color", "start_attach", "end_attach", "start_clamp", "end_clamp")
 EVENT_KEYS = ("joint", "time", "target", "target_deg", "mode")
 ROBOT_KEYS = ("name", "urdf", "search_path", "position", "rotation_deg", "orientation", "fixed_base", "servo",
-              "servo_frequency", "servo_damping", "joints")
+              "servo_frequency", "servo_damping", "joints", "arm", "program")
+ARM_KEYS = ("tip", "tip_offset", "gripper", "gripper_open", "gripper_closed", "gripper_force", "period", "gain",
+            "damping", "max_speed", "lookahead", "program_period")
+PROGRAM_KEYS = ("time", "target", "rotation_deg", "gripper")
 ROBOT_JOINT_KEYS = ("q", "q_deg", "friction", "damping", "max_force", "servo_frequency", "servo_damping")
 URDF_SUFFIXES = (".urdf",)
 MOTOR_JOINTS = ("revolute", "prismatic")
@@ -736,7 +757,7 @@ def _robot(path, world, i, entry):
                      "frequency": t.get("servo_frequency", "number", 30.0, check=_positive, what=POSITIVE),
                      "damping": t.get("servo_damping", "number", 1.0, check=_nonneg, what=NON_NEGATIVE)})
     joints = t.data.get("joints", {})
-    t.used.add("joints")
+    t.used.update(("joints", "arm", "program"))      # arm, program: read by _arm
     if not isinstance(joints, dict):
         raise t.error("joints", "a table of joint tables ([robots.joints.JOINT])", joints)
     t.done()
@@ -774,7 +795,63 @@ def _robot(path, world, i, entry):
         if gains:
             per["servo_joint"][jname] = gains
         jt.done()
-    _builder_call(path, t.where, "a robot", add_robot, world, model, name, search_path=tuple(folders), **kw, **per)
+    robot = _builder_call(path, t.where, "a robot", add_robot, world, model, name, search_path=tuple(folders),
+                          **kw, **per)
+    if "arm" in entry or "program" in entry:
+        _arm(path, world, t.where, robot, entry)
+
+
+def _arm(path, world, where, robot, entry):
+    from ..arm_control import attach_arm
+    at = _Table(path, f"{where}.arm", entry.get("arm", {}), ARM_KEYS)
+    tip = at.get("tip", "str", required=True, what="the name of a link of the robot")
+    if tip not in robot.model.links:
+        raise at.error("tip", f"the name of a link of {show(robot.model.name)}", tip)
+    kw = {"tip_offset": at.get("tip_offset", 3, [0.0, 0.0, 0.0])}
+    gripper = at.get("gripper", "str")
+    if gripper is not None:
+        if gripper not in robot.initial:
+            raise at.error("gripper", f"the name of a movable joint of {show(robot.model.name)}", gripper)
+        kw["gripper"] = gripper
+    for k in ("gripper_open", "gripper_closed"):
+        v = at.get(k, "number")
+        if v is not None:
+            if gripper is None:
+                raise at.error(k, "a gripper joint first (gripper = JOINT)")
+            kw[k] = v
+    v = at.get("gripper_force", "number", check=_nonneg, what=NON_NEGATIVE)
+    if v is not None:
+        kw["gripper_force"] = v
+    for k in ("period", "gain", "damping", "max_speed", "lookahead"):
+        v = at.get(k, "number", check=_positive, what=POSITIVE)
+        if v is not None:
+            kw[k] = v
+    period = at.get("program_period", "number", check=_positive, what=POSITIVE)
+    at.done()
+    program = entry.get("program", [])
+    if not isinstance(program, list):
+        raise SceneError(path, f"{where}.program", "an array of tables ([[robots.program]])", program)
+    keys = []
+    for k, raw in enumerate(program):
+        pt = _Table(path, f"{where}.program[{k}]", raw, PROGRAM_KEYS)
+        time = pt.get("time", "number", required=True, check=_nonneg, what=NON_NEGATIVE)
+        target = pt.get("target", 3)
+        rot = pt.get("rotation_deg", 3)
+        if rot is not None and target is None:
+            raise pt.error("rotation_deg", "a target with it (a rotation goes with a point)")
+        grip = pt.choice("gripper", ("open", "closed"))
+        if grip is not None and gripper is None:
+            raise pt.error("gripper", "a gripper joint in the arm table (gripper = JOINT)")
+        if target is None and grip is None:
+            raise pt.error("target", "a target or a gripper command; both are missing")
+        pt.done()
+        R = None if rot is None else q_to_matrix(q_from_euler_deg(*rot))
+        keys.append((time, target, R, grip, rot))
+    if period is not None and keys and not period > max(k[0] for k in keys):
+        raise at.error("program_period", "a period longer than the program's last time", period)
+    arm = _builder_call(path, f"{where}.arm", "an arm", attach_arm, world, robot, tip,
+                        program=[k[:4] for k in keys] or None, program_period=period, **kw)
+    arm.program_source = [(k[0], k[1], k[4], k[3]) for k in keys]      # as written (Save scene as…)
 
 
 def _joint(path, world, i, entry):

@@ -207,6 +207,14 @@ def _robots(world, state, folder=None):
                 joints[j] = e
         if joints:
             d["joints"] = joints
+        if r.arm is not None:
+            d["arm"] = {k: (_vec(v) if k == "tip_offset" else v) for k, v in r.arm.settings.items()}
+            if r.arm.program_period is not None:
+                d["arm"]["program_period"] = _f(r.arm.program_period)
+            if r.arm.program_source:
+                d["program"] = [{k: v for k, v in (("time", _f(t)), ("target", p and _vec(p)),
+                                                   ("rotation_deg", rot and _vec(rot)), ("gripper", g))
+                                 if v is not None} for t, p, rot, g in r.arm.program_source]
         out.append(d)
     return out
 

@@ -154,6 +154,7 @@ class Robot:
     mimic: dict                 # follower joint → (leader joint, multiplier, offset)
     servo: dict                 # {"mode", "frequency", "damping"} of the robot's servos
     servo_joint: dict = field(default_factory=dict)   # URDF joint → {"frequency", "damping"} overrides
+    arm: object = None          # its Cartesian control (physics/arm_control.attach_arm), if any
 
 
 # ---------------------------------------------------------------------------- reading
