@@ -110,16 +110,19 @@ REFERENCE_ASPECT = 16 / 9          # the aspect a scene's [view] is composed for
 
 
 def visible_bodies(snap, radii=None):
-    """Indices of the bodies a scene shows: no planes, and none wholly under a ground
-    plane (such as a carriage hidden under the floor)."""
+    """Indices of the bodies a scene shows: no planes, none wholly under a ground plane
+    (such as a carriage hidden under the floor), and no body given an empty tuple of
+    visual parts (a bare URDF link: nothing to draw)."""
     from .meshes import bounding_radius
     shapes = snap["shapes"]
     pos = snap["position"]
+    visuals = snap.get("visual_meshes") or [None] * len(shapes)
     if radii is None:
         radii = np.array([bounding_radius(s) for s in shapes])
     has_plane = any(s.kind == "plane" for s in shapes)
     return [i for i in range(1, len(shapes))
-            if shapes[i].kind != "plane" and not (has_plane and pos[i][2] + radii[i] < 0.0)]
+            if shapes[i].kind != "plane" and not (has_plane and pos[i][2] + radii[i] < 0.0)
+            and not (isinstance(visuals[i], tuple) and len(visuals[i]) == 0)]
 
 
 def shape_spheres(shape, radius=None):
