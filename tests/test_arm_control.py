@@ -66,8 +66,7 @@ def _reach(w, arm, target, duration=1.0):
 @pytest.mark.parametrize("solver", ["impulse", "lcp", "penalty"])
 @pytest.mark.parametrize("robot", ["kuka", "xarm"])
 def test_a_target_20_cm_away_is_reached_within_2_mm_in_under_a_second(robot, solver):
-    # the servos at 200 Hz (the robot scenes' setting); measured: within 2 mm from 0.5 s
-    # on, 0.1 mm at 1 s (kuka and xarm, impulse)
+    # the servos at 200 Hz (the robot scenes' setting)
     if robot == "kuka":
         w, r = _kuka(solver=solver)
         arm = attach_arm(w, r, KUKA_TIP[0], tip_offset=KUKA_TIP[1])
@@ -176,7 +175,7 @@ def _pick_world(solver):
 
 @pytest.mark.parametrize("solver", ["impulse", "lcp"])
 def test_the_gripper_closes_on_the_cube_lifts_it_20_cm_and_holds_it_5_s_without_slipping(solver):
-    # measured: the drive stalls at 0.46 rad on the 5 cm cube; slip 0.04 mm over the hold
+    # the drive stalls on the cube (the fingers touch it before their target): friction holds it
     w, arm = _pick_world(solver)
     cube, drive = w.body("cube"), w.joint("xarm/drive_joint")
     w.advance(2.4)
