@@ -29,6 +29,7 @@ drifts towards its home pose in the Jacobian's null space. The task error is cap
 `max_speed`·h, each joint's step by its URDF velocity limit·h, and a target stays within
 MAX_LEAD of the measured joint position (no windup against an obstacle).
 """
+import bisect
 import math
 
 import numpy as np
@@ -148,6 +149,14 @@ class Arm:
         self.driven = [j.index for j in self.joints]      # motors it sets (World.restore_state restores them)
         if gripper is not None:
             self.driven += [world.joint(robot.joints[n]).index for n in [gripper, *self.gripper_followers]]
+            self._gripper_index = world.joint(robot.joints[gripper]).index
+            self._followers = np.array([world.joint(robot.joints[n]).index for n in self.gripper_followers], int)
+            self._mimic = np.array(list(self.gripper_followers.values()), float).reshape(-1, 2)
+        # the joints' axes and anchors in their child bodies' frames (fixed by the URDF): the
+        # Jacobian turns them into the world with the bodies' present orientations
+        mj = world.model.joints
+        self._child = mj.body[self.index, 1]
+        self._local = np.concatenate([_rotate(mj.frame_b[self.index], _X), mj.anchor_b[self.index]])
 
     # ------------------------------------------------------------------ readouts
     def q(self):
@@ -164,15 +173,14 @@ class Arm:
     def jacobian(self):
         """6×n geometric Jacobian of the tip (rows: linear, angular), from the joints' world
         anchors and axes as they are now (one numpy pass over the arm's joints)."""
-        w = self.world
-        sb, mj = w.state.bodies, w.model.joints
+        sb = self.world.state.bodies
         x, _ = self.tip_pose()
-        idx = self.index
-        b = mj.body[idx, 1]
-        quat = sb.quat[b]
-        a = _rotate(_qmul(quat, mj.frame_b[idx]), _X)       # the joints' axes (n0), world
-        p = sb.pos[b] + _rotate(quat, mj.anchor_b[idx])     # their anchors on the child, world
-        J = np.zeros((6, len(idx)))
+        n = len(self.index)
+        quat = sb.quat[self._child]
+        world = _rotate(np.concatenate([quat, quat]), self._local)
+        a = world[:n]                                   # the joints' axes (n0), world
+        p = sb.pos[self._child] + world[n:]             # their anchors on the child, world
+        J = np.zeros((6, n))
         lin = np.where(self.revolute[:, None], _cross(a, x - p), a)
         J[:3] = lin.T
         J[3:] = (a * self.revolute[:, None]).T
@@ -230,14 +238,18 @@ class Arm:
         if period is not None and not period > keys[-1][0]:
             raise ValueError(f"arm program: period must be after the last key ({keys[-1][0]} s), got {period!r}")
         self.program, self.program_period, self._grip_key = keys, period, None
+        self._poses = [k for k in keys if k[1] is not None]
+        self._pose_times = [k[0] for k in self._poses]
+        self._grips = [(i, k) for i, k in enumerate(keys) if k[3] is not None]
+        self._grip_times = [k[0] for _, k in self._grips]
 
     def _run_program(self, t):
         keys, period = self.program, self.program_period
         if period is not None and t >= period:
             t = (t - keys[0][0]) % (period - keys[0][0]) + keys[0][0]
-        poses = [k for k in keys if k[1] is not None]
+        poses = self._poses
         if poses and t >= poses[0][0]:
-            i = max(i for i, k in enumerate(poses) if k[0] <= t)
+            i = bisect.bisect_right(self._pose_times, t) - 1
             a = poses[i]
             b = poses[i + 1] if i + 1 < len(poses) else a
             s = 0.0 if b is a else (t - a[0]) / (b[0] - a[0])
@@ -245,9 +257,9 @@ class Arm:
             rot = a[2] if b[2] is None or a[2] is None else _slerp(a[2], b[2], s)
             self.target = point
             self.target_rotation = None if rot is None else np.asarray(rot, float)
-        grips = [k for k in enumerate(keys) if k[1][3] is not None and k[1][0] <= t]
-        if grips and self.gripper_joint is not None:
-            i, k = grips[-1]
+        g = bisect.bisect_right(self._grip_times, t)
+        if g > 0 and self.gripper_joint is not None:
+            i, k = self._grips[g - 1]
             if i != self._grip_key:
                 self._grip_key = i
                 self.gripper(open=k[3] == "open")
@@ -255,7 +267,13 @@ class Arm:
     def _follow_gripper(self):
         """Mimic followers servo on m·q + o of the gripper joint's measured position: on an
         object the gripper stalls short of its target, and the fingers stay parallel."""
-        q = self.world.joint(self.robot.joints[self.gripper_joint]).angle
+        w = self.world
+        w._ensure_rows()
+        q = w.state.joints.q[self._gripper_index, 0]
+        c = w.control.joints
+        if np.all(c.motor_mode[self._followers] == MOTOR_POSITION):
+            c.motor_target[self._followers] = self._mimic[:, 0] * q + self._mimic[:, 1]
+            return
         for name, (m, o) in self.gripper_followers.items():
             j = self.world.joint(self.robot.joints[name])
             mo = j.motor
@@ -281,7 +299,7 @@ class Arm:
         self.command = self.world.control.joints.motor_target[self.index].copy()
         # where the tip will be `lookahead` s from now at the joints' present rates (first
         # order): a damping term, so that the servos' lag does not make the loop ring
-        lead = np.array([j.rate for j in self.joints]) * self.lookahead
+        lead = self.world.state.joints.qd[self.index, 0] * self.lookahead
         x_pred = x + J[:3] @ lead
         err = (self.target - x_pred) * min(self.gain * h, 1.0)
         if ahead is not None:                           # the program's own motion, fed forward
@@ -346,17 +364,12 @@ class Arm:
 _X = np.array([1.0, 0.0, 0.0])
 
 
+_YZX, _ZXY = np.array([1, 2, 0]), np.array([2, 0, 1])
+
+
 def _cross(a, b):
-    """Row-wise a × b of (n, 3) arrays (np.cross costs ~10× more on a few rows)."""
-    return np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1], a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
-                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
-
-
-def _qmul(a, b):
-    """Row-wise quaternion products [x, y, z, w] of (n, 4) arrays."""
-    av, aw, bv, bw = a[:, :3], a[:, 3:], b[:, :3], b[:, 3:]
-    return np.concatenate([aw * bv + bw * av + _cross(av, bv), aw * bw - (av * bv).sum(axis=1, keepdims=True)],
-                          axis=1)
+    """Row-wise a × b of (n, 3) arrays (np.cross costs several times more on a few rows)."""
+    return a[:, _YZX] * b[:, _ZXY] - a[:, _ZXY] * b[:, _YZX]
 
 
 def _rotate(q, v):
@@ -369,6 +382,8 @@ def _rotate(q, v):
 
 def _slerp(Ra, Rb, s):
     """The rotation a fraction s of the way from Ra to Rb (3×3)."""
+    if np.array_equal(Ra, Rb):
+        return np.asarray(Ra, float)
     qa = q_from_matrix(np.asarray(Ra, float))
     rel = _rotvec(q_mul(q_from_matrix(np.asarray(Rb, float)), q_conj(qa)))
     angle = float(np.linalg.norm(rel))

@@ -178,7 +178,7 @@ def loop_response(tree, joint_body, row_J, row_body, body_inv_mass, loop_rows, W
                     body_z[i, q] += row_J[r, 6 * side + q]
         lin[:, :] = 0.0
         ang[:, :] = 0.0
-        articulated_solve(tree, joint_body, 0.0, body_z, lin, ang, False, 0.0, tree.body_z2, lin, ang)
+        articulated_solve(tree, joint_body, 0.0, body_z, lin, ang, False, 0.0, tree.body_z2, lin, ang, 0.0)
         for i in range(lin.shape[0]):
             for q in range(3):
                 W[j, i, q] = lin[i, q]
@@ -284,7 +284,7 @@ def chord_step(proj, J0, joints, rows, lin, ang):
     zero_tree(tree.order, tree.roots, tree.joint_child, tree.body_z)
     lin[:, :] = 0.0
     ang[:, :] = 0.0
-    articulated_solve(tree, joints.body, 1.0, tree.body_z, lin, ang, False, 0.0, tree.body_z2, lin, ang)
+    articulated_solve(tree, joints.body, 1.0, tree.body_z, lin, ang, False, 0.0, tree.body_z2, lin, ang, 0.0)
     close_loops(proj, proj.rank[0], J0, rows.body, rows.C, 1.0, lin, ang)
 
 
@@ -410,7 +410,7 @@ def project_velocities(bodies, joints, rows, proj):
     tree_momentum(tree.order, tree.roots, tree.joint_child, bodies.inv_mass, tree.body_I, bodies.vel, bodies.omega,
                   tree.body_z)
     articulated_solve(tree, joints.body, 0.0, tree.body_z, bodies.vel, bodies.omega, False, 0.0, tree.body_z2,
-                      bodies.vel, bodies.omega)
+                      bodies.vel, bodies.omega, 0.0)
     close_loops(proj, proj.rank[0], rows.J, rows.body, rows.C, 0.0, bodies.vel, bodies.omega)
     _, after = equality_errors(bodies, joints, rows)
     return after

@@ -4,7 +4,7 @@ force, and plain 2-D copies and fills written as loops."""
 from numba import njit
 
 from ..joint_types import PRISMATIC
-from ..quat import rotated_diagonal, store_symmetric
+from ..quat import rotate_inv, rotated_diagonal, store_symmetric
 
 
 @njit(cache=True)
@@ -90,6 +90,21 @@ def row_dot(row_J, r, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
     return (row_J[r, 0] * a0 + row_J[r, 1] * a1 + row_J[r, 2] * a2 + row_J[r, 3] * a3 + row_J[r, 4] * a4
             + row_J[r, 5] * a5 + row_J[r, 6] * b0 + row_J[r, 7] * b1 + row_J[r, 8] * b2 + row_J[r, 9] * b3
             + row_J[r, 10] * b4 + row_J[r, 11] * b5)
+
+
+@njit(cache=True)
+def plain_k(row_J, r, a, b, body_inv_mass, body_inv_inertia, body_quat):
+    """J M⁻¹ Jᵀ of one row with the bodies' own inertia (a soft row's effective mass⁻¹)."""
+    k = 0.0
+    for side in range(2):
+        i = a if side == 0 else b
+        o = 6 * side
+        im = body_inv_mass[i]
+        k += im * (row_J[r, o] ** 2 + row_J[r, o + 1] ** 2 + row_J[r, o + 2] ** 2)
+        bx, by, bz = rotate_inv(body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
+                                row_J[r, o + 3], row_J[r, o + 4], row_J[r, o + 5])
+        k += body_inv_inertia[i, 0] * bx * bx + body_inv_inertia[i, 1] * by * by + body_inv_inertia[i, 2] * bz * bz
+    return k
 
 
 @njit(cache=True)

@@ -2,17 +2,20 @@
 converges on: uses_direct_solve), per substep: the velocity solve (direct_velocities), then
 split impulses (direct_positions).
 
-The rows of the spanning tree — every tree joint's equality rows and its active limit
-rows — are solved exactly in O(N) by the tree elimination of Baraff ("Linear-time
-dynamics using Lagrange multipliers", SIGGRAPH 96) in its articulated form
-(solvers/tree), from the bodies' momenta M̃ V⁻ plus the impulses of every other row.
-Those other rows — motors, friction (eq. 15-16, unchanged), limits outside the direct
-set, joints closing loops — stay sequential impulses around it (block Gauss–Seidel):
+The rows of the spanning tree — every tree joint's equality rows, its active limit
+rows and its position servo (a soft row, choose_direct_rows) — are solved exactly in
+O(N) by the tree elimination of Baraff ("Linear-time dynamics using Lagrange
+multipliers", SIGGRAPH 96) in its articulated form (solvers/tree), from the bodies'
+momenta M̃ V⁻ plus the impulses of every other row. Those other rows — velocity motors,
+servos at their torque bound, friction (eq. 15-16, unchanged), limits outside the
+direct set, joints closing loops, contacts — stay sequential impulses around it (block
+Gauss–Seidel):
 one iteration = the direct solve given the others' impulses, then one sweep of the
 others; after the last sweep the direct solve runs once more, so its rows hold
 exactly on exit. A limit in the direct set whose impulse comes out pulling (the joint
 leaves its stop) is handed back to the one-sided sweeps for the rest of the substep
-and the direct solve is redone (release_pulling_limits). A joint whose friction
+and the direct solve is redone (release_pulling_limits); so is a servo whose impulse
+comes out beyond its bound (release_saturated_servos). A joint whose friction
 impulse ends the sweeps inside its Coulomb ball (it sticks) is locked in that closing
 solve — its free rows join the direct set — so it is held exactly, not to ε
 (lock_sticking_friction); should the locked impulse come out beyond the ball, the
@@ -30,9 +33,11 @@ sums) so that Ĩ stays positive definite where K is not (Andrews, Teichmann & Kr
 "Geometric Stiffness for Real-time Constrained Multibody Dynamics", Eurographics 2017,
 discuss that indefiniteness and the damping it costs). f comes from the impulses
 being solved for: the first iteration uses the warm start (last substep's); when other
-rows iterate around the direct solve, each further iteration uses the newest (a
-fixed-point iteration, stopping on ‖Δp‖ < ε as in eq. 17, the iteration limit or the
-cap). A tree with nothing else to iterate takes one exact solve per substep (with warm
+rows iterate around the direct solve, each further iteration up to the
+K_ITERATIONS-th uses the newest (a fixed-point iteration, stopping on ‖Δp‖ < ε as in
+eq. 17, the iteration limit or the cap; after that the factor is kept: K has settled
+while the sweeps still converge on contacts and bounds, and a factor costs as much as a
+sweep and a solve together). A tree with nothing else to iterate takes one exact solve per substep (with warm
 starting off, the fixed point is iterated so that K is not zero). Stabilization "none"
 leaves the inertia alone. It matters only for modes with h·ω ≳ 1, which it damps
 instead of amplifying.
@@ -44,13 +49,16 @@ from ...joint_rows import ROW_LIMIT
 from ...joint_types import PRISMATIC
 from ..row_ops import copy2d, fill2d, point_arm, world_inverse_inertia
 from ..tree import (FAST as _FAST, articulated_factor, articulated_lambda, articulated_solve, augmented_inertia,
-                    invert_tree_inertia, select_rows, tree_momentum, zero_tree)
+                    invert_tree_inertia, tree_momentum, zero_tree)
 from .contact_sweeps import contact_sweep, prepare_contact_blocks
-from .direct_sets import lock_sticking_friction, release_pulling_limits, release_slipping_friction
+from .direct_sets import (choose_direct_rows, lock_sticking_friction, release_pulling_limits, release_saturated_servos,
+                          release_slipping_friction)
 from .iterative import record_solve
 from .rows import block_iterates, prepare_rows, warm_start
 from .settings import BAUMGARTE, METHODS, NO_STABILIZATION, SHAKE, SPLIT
 from .sweeps import sweep_positions, sweep_velocities
+
+K_ITERATIONS = 8        # iterations that refresh the geometric stiffness (module docstring)
 
 
 # ---------------------------------------------------------------------------- when it runs
@@ -226,7 +234,7 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
             for r in range(joint_row_start[k] + joint_m[k], joint_row_start[k] + joint_row_count[k]):
                 # a speculative limit (joint_rows.speculative_limits: in force, C = 0) iterates
                 row_direct[r] = -1 if (row_active[r] != 0 and row_C[r] == 0.0 and row_kind[r] == ROW_LIMIT) else 0
-        select_rows(tree, joint_type, joint_row_start, row_active, True, row_direct)
+        choose_direct_rows(tree, joint_type, joint_row_start, rows, bodies, row_direct)
     if not params.warm_start:
         # the impulses of the direct rows only seed the geometric stiffness: cold, from 0
         for t in range(order.shape[0]):
@@ -275,16 +283,18 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
             fill2d(body_pvel, 0.0)
             fill2d(body_pomega, 0.0)
             zero_tree(order, roots, joint_child, body_z2)
-        articulated_solve(tree, joint_body, rate, body_z, body_vel, body_omega, positions, params.erp / h, body_z2, body_pvel, body_pomega)
+        articulated_solve(tree, joint_body, rate, body_z, body_vel, body_omega, positions, params.erp / h, body_z2,
+                          body_pvel, body_pomega, 1.0)
         change = articulated_lambda(tree, row_J, body_z, body_vel, body_omega, row_lambda)
         released = release_pulling_limits(tree, joint_type, joint_row_start, row_active, row_direct, row_lambda)
+        released = release_saturated_servos(tree, rows.lo, row_hi, row_direct, row_lambda) or released
         if last and locked:
             released = release_slipping_friction(tree, joint_type, joint_row_start, row_hi, row_direct,
                                                  row_lambda) or released
         if released:
-            # a limit is letting go or a locked joint slides: it leaves the direct solve,
-            # which is then redone
-            select_rows(tree, joint_type, joint_row_start, row_active, True, row_direct)
+            # a limit is letting go, a servo reached its bound or a locked joint slides: it
+            # leaves the direct solve, which is then redone
+            choose_direct_rows(tree, joint_type, joint_row_start, rows, bodies, row_direct)
             factor = True
             rows_done = False
             continue
@@ -316,12 +326,12 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
                                                       row_lambda, row_direct):
                 # joints the sweeps left sticking are locked in that solve: held exactly
                 locked = True
-                select_rows(tree, joint_type, joint_row_start, row_active, True, row_direct)
+                choose_direct_rows(tree, joint_type, joint_row_start, rows, bodies, row_direct)
                 factor = True
                 rows_done = False
             continue
         # next fixed-point iterate of the geometric stiffness, from the newest impulses
-        factor = use_k
+        factor = use_k and it < K_ITERATIONS
         rows_done = True
     record_solve(stats, it, residual, ticks() - t_start, capped)
     return n_iter
@@ -352,7 +362,7 @@ def direct_positions(params, h, joints, rows, work, tree, crows, cwork, cdirect)
         zero_tree(order, roots, joint_child, body_z)
         add_iterative_impulses(rows, work, row_lambda_pos, row_direct, body_z)
         add_iterative_impulses(crows, cwork, cwork.impulse_pos, cdirect, body_z)
-        articulated_solve(tree, joint_body, rate, body_z, pvel, pomega, False, 0.0, body_z2, pvel, pomega)
+        articulated_solve(tree, joint_body, rate, body_z, pvel, pomega, False, 0.0, body_z2, pvel, pomega, 0.0)
         if it < n_pos:
             sweep_positions(rate, rows, work, pvel, pomega, row_direct)
             if crows.block_start.shape[0] > 0:

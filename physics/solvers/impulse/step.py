@@ -89,6 +89,7 @@ def _make_kernel(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY):    # noqa: N803 (com
         proj.fresh[0] = 0                   # the poses may have been edited since the last call
         solve_ticks = 0.0
         if DIRECT and not may_iterate:
+            tree.joint_motor[:] = -1        # no servo in use (choose_direct_rows takes them)
             select_rows(tree, joint_type, joint_row_start, row_active, False, row_direct)
         # bounds and drives of the limit and free rows; with no limit, friction or motor
         # anywhere once (it switches every free row off), else every substep

@@ -7,7 +7,7 @@ from numba import njit
 
 from ...joint_rows import FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, free_rows, row_velocity
 from ...joint_types import N_EQ, N_FREE, N_LIMIT
-from ...quat import rotate_inv
+from ..row_ops import plain_k
 
 
 # phases of a step
@@ -153,21 +153,6 @@ def collect_rows(phase, rate, bodies, joints, rows, crows, lw):
                 u_g1[n - 1] = g1
                 u_pos[n - 1] = POS_FREE_ROW
     return n
-
-
-@njit(cache=True)
-def plain_k(row_J, r, a, b, body_inv_mass, body_inv_inertia, body_quat):
-    """J M⁻¹ Jᵀ of one row with the bodies' own inertia (a soft row's effective mass⁻¹)."""
-    k = 0.0
-    for side in range(2):
-        i = a if side == 0 else b
-        o = 6 * side
-        im = body_inv_mass[i]
-        k += im * (row_J[r, o] ** 2 + row_J[r, o + 1] ** 2 + row_J[r, o + 2] ** 2)
-        bx, by, bz = rotate_inv(body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3],
-                                row_J[r, o + 3], row_J[r, o + 4], row_J[r, o + 5])
-        k += body_inv_inertia[i, 0] * bx * bx + body_inv_inertia[i, 1] * by * by + body_inv_inertia[i, 2] * bz * bz
-    return k
 
 
 # ---------------------------------------------------------------------------- friction directions

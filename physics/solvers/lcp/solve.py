@@ -148,5 +148,5 @@ def position_pass(params, nu, nl, rank, rate, sparse, bodies, joint_body, tree, 
             i = joint_child[order[t]] if t < n_order else roots[t - n_order]
             for q in range(6):
                 zc[i, q] += P[i, q]
-        articulated_solve(tree, joint_body, rate, zc, pvel, pomega, False, 0.0, zc, pvel, pomega)
+        articulated_solve(tree, joint_body, rate, zc, pvel, pomega, False, 0.0, zc, pvel, pomega, 0.0)
     apply_free_bodies(bodies, inv_I, pvel, pomega, lw)

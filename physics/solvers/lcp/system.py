@@ -70,7 +70,7 @@ def mhat_column(J, r, a, b, tree, joint_body, in_tree, body_inv_mass, inv_I, zc,
             if in_tree[i] == 1:
                 for q in range(6):
                     zc[i, q] += J[r, 6 * side + q]
-        articulated_solve(tree, joint_body, 0.0, zc, yv, yw, False, 0.0, zc, yv, yw)
+        articulated_solve(tree, joint_body, 0.0, zc, yv, yw, False, 0.0, zc, yv, yw, 0.0)
     for side in range(2):
         i = a if side == 0 else b
         if in_tree[i] == 0 and body_inv_mass[i] != 0.0:

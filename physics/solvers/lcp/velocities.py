@@ -22,7 +22,7 @@ def free_velocity(rate, bodies, joint_body, tree, body_I, lw):
     if tree.order.shape[0] + tree.roots.shape[0] == 0:
         return
     tree_momentum(tree.order, tree.roots, tree.joint_child, bodies.inv_mass, body_I, bodies.vel, bodies.omega, zc)
-    articulated_solve(tree, joint_body, rate, zc, fv, fw, False, 0.0, zc, fv, fw)
+    articulated_solve(tree, joint_body, rate, zc, fv, fw, False, 0.0, zc, fv, fw, 0.0)
 
 
 @njit(cache=True)
@@ -76,7 +76,7 @@ def apply_impulses(rate, two, rate2, bodies, joint_body, tree, body_I, row_J, ro
                 body_z[i, q] += P[i, q]
         if two:
             zero_tree(order, roots, joint_child, body_z2)
-        articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, body_z2, vel2, omega2)
+        articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, body_z2, vel2, omega2, 0.0)
         articulated_lambda(tree, row_J, body_z, vel, omega, row_lambda)
 
 

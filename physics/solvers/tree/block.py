@@ -253,6 +253,6 @@ def solve_joint_rows(joint_type, joint_body, joint_row_start, row_J, body_pos, b
     vel, omega = np.zeros((nb, 3)), np.zeros((nb, 3))
     lam = np.zeros(len(row_J))
     # from rest (momenta 0) with J V = −rate·C: rate = −1 and C = b
-    articulated_solve(tree, joint_body, -1.0, tree.body_z, vel, omega, False, 0.0, tree.body_z2, vel, omega)
+    articulated_solve(tree, joint_body, -1.0, tree.body_z, vel, omega, False, 0.0, tree.body_z2, vel, omega, 0.0)
     articulated_lambda(tree, row_J, tree.body_z, vel, omega, lam)
     return lam, np.hstack([vel, omega])

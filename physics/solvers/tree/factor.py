@@ -106,10 +106,11 @@ def _gram(row_J, rows, k, first, n, col):
 
 
 @njit(cache=True, fastmath=_FAST)
-def _hinge_factor(k, c, p, body_D, joint_N, joint_U, joint_P, joint_d):
+def _hinge_factor(k, c, p, body_D, joint_N, joint_U, joint_P, joint_d, soft):
     """Pass 2 of articulated_factor at a joint whose child keeps n = 1 free direction (a
-    hinge, a slider): U = D_c N, P⁻¹ = 1/(Nᵀ U), A = D_c − U Uᵀ/P (a rank-1 downdate) and
-    D_p += Xᵀ A X on the lower triangles, written out; D_c's upper triangle is mirrored."""
+    hinge, a slider): U = D_c N, P⁻¹ = 1/(Nᵀ U + soft), A = D_c − U Uᵀ/P (a rank-1
+    downdate) and D_p += Xᵀ A X on the lower triangles, written out; D_c's upper triangle is
+    mirrored. `soft`: a soft motor's a²/γ (_motor_axes), else 0."""
     d00 = body_D[c, 0]
     d10, d11 = body_D[c, 6], body_D[c, 7]
     d20, d21, d22 = body_D[c, 12], body_D[c, 13], body_D[c, 14]
@@ -126,7 +127,7 @@ def _hinge_factor(k, c, p, body_D, joint_N, joint_U, joint_P, joint_d):
     u5 = d50 * n0 + d51 * n1 + d52 * n2 + d53 * n3 + d54 * n4 + d55 * n5
     joint_U[k, 0], joint_U[k, 1], joint_U[k, 2] = u0, u1, u2
     joint_U[k, 3], joint_U[k, 4], joint_U[k, 5] = u3, u4, u5
-    pp = n0 * u0 + n1 * u1 + n2 * u2 + n3 * u3 + n4 * u4 + n5 * u5
+    pp = n0 * u0 + n1 * u1 + n2 * u2 + n3 * u3 + n4 * u4 + n5 * u5 + soft
     i00 = 1.0 / pp if pp > 0.0 else 0.0
     store_symmetric(joint_P, k, (i00, 0.0, 0.0, 0.0, 0.0, 0.0))
     if p < 0:
@@ -187,6 +188,23 @@ def _hinge_factor(k, c, p, body_D, joint_N, joint_U, joint_P, joint_d):
 
 
 @njit(cache=True, fastmath=_FAST)
+def _motor_axes(joint_soft, joint_N, k, n):
+    """A soft motor row on joint k (joint_soft, see Tree): its rate over the child's free
+    motions, a = J_mc N (n numbers, stored at 8-10), and 1/γ. The row J_m V + bias + γλ = 0
+    acts on the free coordinates q̇ (V_c − X V_p = s + N q̇, s the rows' particular
+    solution) as λ = −(a q̇ + e)/γ, e = bias + J_mc s: an implicit spring-damper whose
+    stiffness joins the pivot, P = Nᵀ D_c N + a aᵀ/γ (and the right-hand side the term
+    −a e/γ, articulated_solve)."""
+    for j in range(3):
+        a = 0.0
+        if j < n:
+            for i in range(6):
+                a += joint_soft[k, i] * joint_N[k, 6 * j + i]
+        joint_soft[k, 8 + j] = a
+    return joint_soft[k, 6]
+
+
+@njit(cache=True, fastmath=_FAST)
 def _mirror_lower(body_D, c):
     """Copy the lower triangle of the 6×6 body_D[c] onto its upper one."""
     for i in range(1, 6):
@@ -209,6 +227,7 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
     body_D, joint_N, joint_U, joint_P = tree.body_D, tree.joint_N, tree.joint_U, tree.joint_P
     joint_d, joint_Gl, joint_Ga, joint_t = tree.joint_d, tree.joint_Gl, tree.joint_Ga, tree.joint_t
     root_L, scratch = tree.root_L, tree.scratch
+    joint_motor, joint_soft = tree.joint_motor, tree.joint_soft
     # pass 1, joint by joint from its rows alone (nothing flows along the tree): Gram
     # inverses of the linear parts and of the angular-only rows, null space N, shift d
     for t in range(0 if rows_done else order.shape[0]):
@@ -310,8 +329,10 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
         k = order[t]
         c = joint_child[k]
         n = 6 - joint_mdir[k]
+        mi = _motor_axes(joint_soft, joint_N, k, n) if joint_motor[k] >= 0 else 0.0
         if n == 1:
-            _hinge_factor(k, c, joint_parent[k], body_D, joint_N, joint_U, joint_P, joint_d)
+            _hinge_factor(k, c, joint_parent[k], body_D, joint_N, joint_U, joint_P, joint_d,
+                          mi * joint_soft[k, 8] * joint_soft[k, 8])
             continue
         _mirror_lower(body_D, c)
         # U = D_c N, P⁻¹ = (Nᵀ U)⁻¹
@@ -331,6 +352,14 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
                 p02 += joint_N[k, q] * joint_U[k, 12 + q]
                 p12 += joint_N[k, 6 + q] * joint_U[k, 12 + q]
                 p22 += joint_N[k, 12 + q] * joint_U[k, 12 + q]
+        if mi != 0.0:
+            a0, a1, a2 = joint_soft[k, 8], joint_soft[k, 9], joint_soft[k, 10]
+            p00 += mi * a0 * a0
+            p01 += mi * a0 * a1
+            p02 += mi * a0 * a2
+            p11 += mi * a1 * a1
+            p12 += mi * a1 * a2
+            p22 += mi * a2 * a2
         i00, i01, i02, i11, i12, i22 = _sym_inverse(p00, p01, p02, p11, p12, p22, n)
         store_symmetric(joint_P, k, (i00, i01, i02, i11, i12, i22))
         p = joint_parent[k]

@@ -128,12 +128,14 @@ def make_tree(plan, n_rows):
                 np.zeros(nj, np.int64), np.zeros((nb, 3)), np.zeros((nb, 3)), np.zeros((nb, 9)), np.zeros((nb, 6)),
                 np.zeros((nb, 36)), np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros((nj, 18)), np.zeros((nj, 18)),
                 np.zeros((nj, 9)), np.zeros((nj, 3)), np.zeros((nj, 9)), np.zeros((nj, 9)), np.zeros((nj, 15)),
-                np.zeros((nj, 6)), np.zeros((max(len(plan.roots), 1), 36)), np.zeros(36), np.zeros(n_rows))
+                np.zeros((nj, 6)), np.zeros((max(len(plan.roots), 1), 36)), np.zeros(36), np.zeros(n_rows),
+                np.full(nj, -1, np.int64), np.zeros((nj, 12)))
 
 
 Tree = namedtuple("Tree", "order roots joint_child joint_side joint_parent joint_m loop_joints row_direct "
                          "joint_rows joint_mdir joint_nldir body_v0 body_w0 body_I body_K body_D body_z body_z2 "
-                         "joint_N joint_U joint_P joint_d joint_Gl joint_Ga joint_t joint_nz root_L scratch row_target")
+                         "joint_N joint_U joint_P joint_d joint_Gl joint_Ga joint_t joint_nz root_L scratch row_target "
+                         "joint_motor joint_soft")
 """Everything the direct path reads and writes, for one joint graph: the plan (order …
 loop_joints, see TreePlan), row_direct (rows,) 1 for rows in the direct solve, joint_rows
 (nj,6) those rows per joint, joint_mdir / joint_nldir (nj,) how many (and how many with a
@@ -144,5 +146,8 @@ sides, joint_N (nj,18) null-space columns (6 × l), joint_U (nj,18) D_c N, joint
 (Nᵀ D_c N)⁻¹, joint_d (nj,3) shift parent → child, joint_Gl / joint_Ga (nj,9) Gram⁻¹ of the
 rows' linear / angular-only parts, joint_t (nj,15) targets −C, joint_nz (nj,6) Nᵀ z_c,
 root_L (max(roots,1),36) factors of free-floating roots, scratch (36,); row_target (rows,) a
-row value the caller's targets are built from (the impulse step's C plus its predicted drift)."""
+row value the caller's targets are built from (the impulse step's C plus its predicted drift);
+joint_motor (nj,) the row of a soft motor solved with the joint (−1: none; only the impulse
+family sets one, impulse/direct_sets.choose_direct_rows) and joint_soft (nj,12) its numbers:
+the row's child part J_mc (0-5), 1/γ (6), bias (7), a = J_mc N (8-10), its impulse (11)."""
 

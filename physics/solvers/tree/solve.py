@@ -10,9 +10,12 @@ from .factor import FAST as _FAST, _axpy6, _dot6
 # impulses' solve: numba folds the one right-hand side away). The
 # first-launch warm-up compiles both beside the impulse solver (tree/warm_up.py).
 @njit(cache=True, fastmath=_FAST, _nrt=False)
-def articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, body_z2, vel2, omega2):
+def articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, body_z2, vel2, omega2, motor_bias):
     """Velocities of the tree's bodies from their momenta, with J V = −rate·C on the
-    equality rows (factor of articulated_factor, with `targets` if a rate is not 0).
+    equality rows (factor of articulated_factor, with `targets` if a rate is not 0), and
+    J_m V + motor_bias·bias + γλ = 0 on a soft motor solved with its joint (factor.
+    _motor_axes; motor_bias 1 in a velocity solve, 0 for pseudo-velocities; its impulse of
+    the first right-hand side is kept in joint_soft[k, 11]).
 
     body_z: per tree body its momentum (m v, I ω) before the equality impulses (M V⁻ plus
     any other impulse); the forward pass adds the children's share (it is then the z of
@@ -24,6 +27,7 @@ def articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, bo
     joint_parent, joint_mdir, joint_N, joint_U = tree.joint_parent, tree.joint_mdir, tree.joint_N, tree.joint_U
     joint_P, joint_d, joint_t, joint_nz = tree.joint_P, tree.joint_d, tree.joint_t, tree.joint_nz
     root_L, scratch = tree.root_L, tree.scratch
+    joint_motor, joint_soft = tree.joint_motor, tree.joint_soft
     n_rhs = 2 if two else 1
     # forward: leaves to roots
     for t in range(order.shape[0]):
@@ -37,17 +41,23 @@ def articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, bo
             o = 3 * e
             z0, z1, z2 = z[c, 0], z[c, 1], z[c, 2]
             z3, z4, z5 = z[c, 3], z[c, 4], z[c, 5]
-            # g = Nᵀ z_c − Uᵀ s (s = rate·s_C); Nᵀ z_c is kept for the backward pass
+            # g = Nᵀ z_c − a e/γ − Uᵀ s (s = rate·s_C; the middle term: a soft motor's);
+            # the first two are kept for the backward pass
             g0 = g1 = g2 = 0.0
             if n >= 1:
                 g0 = _dot6(joint_N, k, 0, z0, z1, z2, z3, z4, z5)
-                joint_nz[k, o] = g0
             if n >= 2:
                 g1 = _dot6(joint_N, k, 6, z0, z1, z2, z3, z4, z5)
-                joint_nz[k, o + 1] = g1
             if n == 3:
                 g2 = _dot6(joint_N, k, 12, z0, z1, z2, z3, z4, z5)
-                joint_nz[k, o + 2] = g2
+            if joint_motor[k] >= 0:
+                em = joint_soft[k, 6] * _motor_error(joint_soft, joint_t, k, motor_bias if e == 0 else 0.0, rt)
+                g0 -= joint_soft[k, 8] * em
+                g1 -= joint_soft[k, 9] * em
+                g2 -= joint_soft[k, 10] * em
+            joint_nz[k, o] = g0
+            joint_nz[k, o + 1] = g1
+            joint_nz[k, o + 2] = g2
             if p < 0:
                 continue
             if rt != 0.0:
@@ -105,7 +115,8 @@ def articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, bo
             w5 = wz
             if rt != 0.0:
                 w0, w1, w2, w3, w4, w5 = _axpy6(joint_t, k, 0, rt, w0, w1, w2, w3, w4, w5)
-            # V_c = w + N P⁻¹ (Nᵀ z_c − Uᵀ w)
+            # V_c = w + N P⁻¹ (Nᵀ z_c − a e/γ − Uᵀ w)
+            q0 = q1 = q2 = 0.0
             if n == 1:
                 q0 = joint_P[k, 0] * (joint_nz[k, o] - _dot6(joint_U, k, 0, w0, w1, w2, w3, w4, w5))
                 w0, w1, w2, w3, w4, w5 = _axpy6(joint_N, k, 0, q0, w0, w1, w2, w3, w4, w5)
@@ -126,8 +137,27 @@ def articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, bo
                 w0, w1, w2, w3, w4, w5 = _axpy6(joint_N, k, 0, q0, w0, w1, w2, w3, w4, w5)
                 w0, w1, w2, w3, w4, w5 = _axpy6(joint_N, k, 6, q1, w0, w1, w2, w3, w4, w5)
                 w0, w1, w2, w3, w4, w5 = _axpy6(joint_N, k, 12, q2, w0, w1, w2, w3, w4, w5)
+            if e == 0 and joint_motor[k] >= 0:
+                # the soft motor's impulse λ = −(a q̇ + e)/γ
+                aq = joint_soft[k, 8] * q0
+                if n >= 2:
+                    aq += joint_soft[k, 9] * q1
+                if n == 3:
+                    aq += joint_soft[k, 10] * q2
+                joint_soft[k, 11] = -joint_soft[k, 6] * (aq + _motor_error(joint_soft, joint_t, k, motor_bias, rt))
             v[c, 0], v[c, 1], v[c, 2] = w0, w1, w2
             w[c, 0], w[c, 1], w[c, 2] = w3, w4, w5
+
+
+@njit(cache=True, fastmath=_FAST)
+def _motor_error(joint_soft, joint_t, k, motor_bias, rt):
+    """e = motor_bias·bias + J_mc s of joint k's soft motor (s = rt·s_C: the rows'
+    particular solution, articulated_targets)."""
+    e = motor_bias * joint_soft[k, 7]
+    if rt != 0.0:
+        e += rt * _dot6(joint_t, k, 0, joint_soft[k, 0], joint_soft[k, 1], joint_soft[k, 2], joint_soft[k, 3],
+                        joint_soft[k, 4], joint_soft[k, 5])
+    return e
 
 
 @njit(cache=True, fastmath=_FAST)
@@ -152,12 +182,12 @@ def _root_velocity(i, t, root_L, body_z, vel, omega, scratch):
 @njit(cache=True, fastmath=_FAST, _nrt=False)
 def articulated_lambda(tree, row_J, body_z, vel, omega, lam):
     """The impulses of the rows solved directly, after articulated_solve, from
-    J_kcᵀ λ_k = F = D_c V_c − z_c: the rows with a linear part from F_v, then the
+    J_kcᵀ λ_k = F = D_c V_c − z_c (less a soft motor's J_mcᵀ λ_m, whose λ_m it writes too): the rows with a linear part from F_v, then the
     angular-only rows from what is left of F_ω. Writes lam, returns the largest change
     |λ − old λ|."""
     order, joint_child, joint_side, joint_rows = tree.order, tree.joint_child, tree.joint_side, tree.joint_rows
     joint_mdir, joint_nldir, body_D, joint_Gl = tree.joint_mdir, tree.joint_nldir, tree.body_D, tree.joint_Gl
-    joint_Ga = tree.joint_Ga
+    joint_Ga, joint_motor, joint_soft = tree.joint_Ga, tree.joint_motor, tree.joint_soft
     worst = 0.0
     for t in range(order.shape[0]):
         k = order[t]
@@ -173,6 +203,18 @@ def articulated_lambda(tree, row_J, body_z, vel, omega, lam):
         tx = _dot6(body_D, c, 18, w0, w1, w2, w3, w4, w5) - body_z[c, 3]
         ty = _dot6(body_D, c, 24, w0, w1, w2, w3, w4, w5) - body_z[c, 4]
         tz = _dot6(body_D, c, 30, w0, w1, w2, w3, w4, w5) - body_z[c, 5]
+        rm = joint_motor[k]
+        if rm >= 0:
+            # F less the soft motor's impulse J_mcᵀ λ_m (articulated_solve)
+            lm = joint_soft[k, 11]
+            fx -= joint_soft[k, 0] * lm
+            fy -= joint_soft[k, 1] * lm
+            fz -= joint_soft[k, 2] * lm
+            tx -= joint_soft[k, 3] * lm
+            ty -= joint_soft[k, 4] * lm
+            tz -= joint_soft[k, 5] * lm
+            worst = max(worst, abs(lm - lam[rm]))
+            lam[rm] = lm
         # rows with a linear part: Σ l_i λ_i = F_v
         ra, rb = joint_rows[k, 0], joint_rows[k, 1]
         u0 = row_J[ra, oc] * fx + row_J[ra, oc + 1] * fy + row_J[ra, oc + 2] * fz

@@ -11,7 +11,7 @@ from .solve import articulated_solve
 
 @njit
 def _positions_solve(tree, joint_body, rate, body_z, vel, omega, body_z2):
-    articulated_solve(tree, joint_body, rate, body_z, vel, omega, False, 0.0, body_z2, vel, omega)
+    articulated_solve(tree, joint_body, rate, body_z, vel, omega, False, 0.0, body_z2, vel, omega, 0.0)
 
 
 def compile_tree_kernels():
