@@ -250,8 +250,16 @@ class Convex(_Framed):
         self._volume = vol
         self._unit_moments = moments / vol
         self._unit_tensor = np.diag(self._unit_moments)
+        self._freeze()
+
+    def _freeze(self):
         for a in (self.vertices, self.triangles, self.frame[0], self.frame[1], *self.faces):
             a.flags.writeable = False
+
+    def __setstate__(self, state):
+        """Unpickled (a disk cache of pieces): its arrays read-only again."""
+        self.__dict__.update(state)
+        self._freeze()
 
     def __repr__(self):
         src = f", source={self.source!r}" if self.source else ""

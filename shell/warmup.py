@@ -70,19 +70,9 @@ and what it leaves compiled ({"family:NAME"}, "ropes")."""
 
 # ---------------------------------------------------------------------------- is the cache warm?
 def cache_dir():
-    """Where the marker lives: NUMBA_CACHE_DIR if set, else physics/__pycache__ (numba's
-    default place), else a per-user cache folder when that is not writable."""
-    env = os.environ.get("NUMBA_CACHE_DIR")
-    if env:
-        return Path(env)
-    default = PHYSICS / "__pycache__"
-    try:
-        default.mkdir(exist_ok=True)
-        if os.access(default, os.W_OK):
-            return default
-    except OSError:
-        pass
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sharnir"
+    """Where the marker lives: beside numba's cache (physics/caches.py)."""
+    from physics.caches import cache_dir as where
+    return where()
 
 
 def stamp():

@@ -58,6 +58,23 @@ def test_a_v_hacd_obj_becomes_one_piece_per_part():
     assert len(pieces) == 5
 
 
+def test_link_pieces_are_made_once_then_read_back_equal_from_the_disk_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    made = []
+    make = mesh_shapes._make_pieces
+    monkeypatch.setattr(mesh_shapes, "_make_pieces", lambda *a: made.append(a) or make(*a))
+    mesh = ROOT / "assets/robots/xarm6/xarm_description/meshes/xarm6/collision/link4_vhacd.obj"
+    first = mesh_shapes.link_pieces(str(mesh), (1.0, 1.0, 1.0))
+    again = mesh_shapes.link_pieces(str(mesh), (1.0, 1.0, 1.0))
+    assert len(made) == 1 and again == first and again is not first
+    assert not again[0].vertices.flags.writeable                    # shapes stay immutable
+    mesh_shapes.link_pieces(str(mesh), (2.0, 2.0, 2.0))             # another scale: its own pieces
+    assert len(made) == 2
+    for f in (tmp_path / "mesh-pieces").iterdir():                  # a damaged cache is made again
+        f.write_bytes(b"not a pickle")
+    assert mesh_shapes.link_pieces(str(mesh), (1.0, 1.0, 1.0)) == first and len(made) == 3
+
+
 @pytest.mark.parametrize("solver", ["impulse", "lcp"])
 def test_a_kuka_arm_driven_into_the_floor_stops_on_it_and_its_links_never_touch_each_other(solver):
     """The shoulder's servo drives the arm 2.3 rad from upright, which would put the

@@ -3,8 +3,15 @@ the file's vertices — or a Compound of one Convex per connected part of the me
 pieces of a V-HACD decomposition, which ship as one file). The path is kept on the shape
 (`source`) so writers can name the file again; the caller decides which paths may be read
 (physics/io/scene.py's folder jail). `link_pieces`: a URDF link's collision mesh as convex pieces."""
+import functools
+import hashlib
+import os
+import pickle
+from pathlib import Path
+
 import numpy as np
 
+from ..caches import cache_dir
 from ..shapes import Compound, Convex
 
 
@@ -79,7 +86,47 @@ def link_pieces(path, scale=(1.0, 1.0, 1.0)):
     OBJ of 2 … MAX_LINK_PARTS connected parts that each span a solid, one per part (V-HACD
     pieces ship so), else the hull of all its vertices (an STL is a visual mesh whose parts
     overlap); hulls of at most MAX_LINK_VERTICES vertices (_hull_of). ValueError saying
-    why not."""
+    why not. Made once per file, scale and code: kept on disk (_pieces_file) for later runs."""
+    cached = _pieces_file(path, scale)
+    try:
+        with open(cached, "rb") as f:
+            pieces = pickle.load(f)
+        if isinstance(pieces, list) and pieces and all(isinstance(c, Convex) for c in pieces):
+            return pieces
+    except Exception:                           # none yet, unreadable or stale: made again
+        pass
+    pieces = _make_pieces(path, scale)
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+        with open(tmp, "wb") as f:
+            pickle.dump(pieces, f)
+        os.replace(tmp, cached)
+    except OSError:                             # a read-only place: made again next run
+        pass
+    return pieces
+
+
+def _pieces_file(path, scale):
+    """The disk cache of a mesh's pieces: named by a digest of the file's bytes, the scale
+    and the code that makes and holds them (this module, shapes.py, hull.py)."""
+    h = hashlib.sha256(Path(path).read_bytes())
+    h.update(repr(tuple(float(x) for x in scale)).encode())
+    h.update(_code_digest())
+    return cache_dir() / "mesh-pieces" / f"{h.hexdigest()[:32]}.pickle"
+
+
+@functools.lru_cache(maxsize=None)
+def _code_digest():
+    here = Path(__file__).resolve()
+    h = hashlib.sha256()
+    for p in (here, here.parents[1] / "shapes.py", here.parents[1] / "hull.py"):
+        h.update(p.read_bytes())
+    return h.digest()
+
+
+def _make_pieces(path, scale):
+    """link_pieces without the disk cache."""
     mesh = _mesh(path)
     s = np.asarray(scale, float)
     parts = list(mesh.split(only_watertight=False)) if len(mesh.faces) and str(path).lower().endswith(".obj") else []
