@@ -182,9 +182,9 @@ def _root_velocity(i, t, root_L, body_z, vel, omega, scratch):
 @njit(cache=True, fastmath=_FAST, _nrt=False)
 def articulated_lambda(tree, row_J, body_z, vel, omega, lam):
     """The impulses of the rows solved directly, after articulated_solve, from
-    J_kcᵀ λ_k = F = D_c V_c − z_c (less a soft motor's J_mcᵀ λ_m, whose λ_m it writes too): the rows with a linear part from F_v, then the
-    angular-only rows from what is left of F_ω. Writes lam, returns the largest change
-    |λ − old λ|."""
+    J_kcᵀ λ_k = F = D_c V_c − z_c less a soft motor's J_mcᵀ λ_m (its λ_m written too):
+    the rows with a linear part from F_v, then the angular-only rows from what is left of
+    F_ω. Writes lam, returns the largest change |λ − old λ|."""
     order, joint_child, joint_side, joint_rows = tree.order, tree.joint_child, tree.joint_side, tree.joint_rows
     joint_mdir, joint_nldir, body_D, joint_Gl = tree.joint_mdir, tree.joint_nldir, tree.body_D, tree.joint_Gl
     joint_Ga, joint_motor, joint_soft = tree.joint_Ga, tree.joint_motor, tree.joint_soft
