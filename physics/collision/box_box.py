@@ -11,6 +11,7 @@ side plane, 20 + 4·plane₁ + plane₂ a reference face corner (two side planes
 """
 import math
 
+import numpy as np
 from numba import njit
 
 from ..quat import frame_axes
@@ -76,7 +77,7 @@ def box_box(body, a, b, margin, sp, sf, poly, tags, F, C, ci, cf, count):
         if sep > sb:
             sb, ib = sep, j
     # edge axes a_i × b_j
-    se, ei, ej = -math.inf, -1, -1
+    se, ei, ej = -math.inf, np.int64(-1), np.int64(-1)     # typed, not literals: one compile of the callees
     ex = ey = ez = 0.0
     for i in range(3):
         for j in range(3):
@@ -98,7 +99,7 @@ def box_box(body, a, b, margin, sp, sf, poly, tags, F, C, ci, cf, count):
                 se, ei, ej = sep, i, j
                 ex, ey, ez = lx, ly, lz
     face_sep = sa
-    ref = 0
+    ref = np.int64(0)
     if sb > sa + REL_TOL * abs(sa) + ABS_TOL:
         face_sep, ref = sb, 1
     if ei >= 0 and se > face_sep + REL_TOL * abs(face_sep) + ABS_TOL:

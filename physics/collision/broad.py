@@ -182,7 +182,7 @@ def sweep_pairs(kind, body, hulls, static, skip_keys, first, margin, aabb, key, 
             s2y += y * y
             s2z += z * z
             m += 1
-    axis = 0
+    axis = np.int64(0)            # typed, not a literal: sweep_and_prune compiles once
     if m > 0:
         vx, vy, vz = s2x - s1x * s1x / m, s2y - s1y * s1y / m, s2z - s1z * s1z / m
         axis = 0 if (vx >= vy and vx >= vz) else (1 if vy >= vz else 2)
