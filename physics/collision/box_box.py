@@ -60,7 +60,7 @@ def box_box(body, a, b, margin, sp, sf, poly, tags, F, C, ci, cf, count):
         for j in range(3):
             C[i, j] = F[0, i, 0] * F[1, j, 0] + F[0, i, 1] * F[1, j, 1] + F[0, i, 2] * F[1, j, 2]
     # face axes of a, then of b: separation |d·n| − (projected radii)
-    sa, ia = -math.inf, 0
+    sa, ia = -math.inf, np.int64(0)      # typed, not literals: _face_contact compiles once
     for i in range(3):
         sep = abs(_dot_axis(F, 0, i, dx, dy, dz)) - (F[0, i, 3] + F[1, 0, 3] * abs(C[i, 0]) + F[1, 1, 3] * abs(C[i, 1])
                                                        + F[1, 2, 3] * abs(C[i, 2]))
@@ -68,7 +68,7 @@ def box_box(body, a, b, margin, sp, sf, poly, tags, F, C, ci, cf, count):
             return
         if sep > sa:
             sa, ia = sep, i
-    sb, ib = -math.inf, 0
+    sb, ib = -math.inf, np.int64(0)
     for j in range(3):
         sep = abs(_dot_axis(F, 1, j, dx, dy, dz)) - (F[1, j, 3] + F[0, 0, 3] * abs(C[0, j]) + F[0, 1, 3] * abs(C[1, j])
                                                        + F[0, 2, 3] * abs(C[2, j]))
@@ -99,7 +99,7 @@ def box_box(body, a, b, margin, sp, sf, poly, tags, F, C, ci, cf, count):
                 se, ei, ej = sep, i, j
                 ex, ey, ez = lx, ly, lz
     face_sep = sa
-    ref = np.int64(0)
+    ref = 0
     if sb > sa + REL_TOL * abs(sa) + ABS_TOL:
         face_sep, ref = sb, 1
     if ei >= 0 and se > face_sep + REL_TOL * abs(face_sep) + ABS_TOL:
