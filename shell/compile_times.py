@@ -1,9 +1,11 @@
 """Cold compile time of the physics kernels, per kernel: `python -m shell.compile_times
-[--part FAMILY] [--kernels-first] [--json FILE]`.
+[--part FAMILY] [--kernels-first] [--scene FILE] [--json FILE]`.
 
 Runs the first-launch warm-up (shell/warmup.py: every shipped scene with every solver
 family, or with the one family `--part` names, after its shared kernels with
-`--kernels-first`) in a fresh interpreter with an empty numba cache, and
+`--kernels-first`; or, with `--scene`, that one scene under its own family or `--part`'s:
+the step the window's first process compiles before the scene can load) in a fresh
+interpreter with an empty numba cache, and
 reports from numba's "numba:compile" events, in the order they compiled: each kernel
 specialization's exclusive CPU time (its own typing, lowering and LLVM work, without the
 njit functions it calls that compile as separate dispatchers) and inclusive time, then
@@ -51,10 +53,10 @@ def _cpu_listener():
     return CpuListener()
 
 
-def measure(part=None, kernels_first=False):
+def measure(part=None, kernels_first=False, scene=None):
     """In this process (its NUMBA_CACHE_DIR should be empty): run the warm-up (of the
-    family `part`, after its warm_up_kernels if `kernels_first`) with a compile listener;
-    returns a dict (steps, compiles, signatures, total_cpu_s)."""
+    family `part`, after its warm_up_kernels if `kernels_first`; of the one `scene` file)
+    with a compile listener; returns a dict (steps, compiles, signatures, total_cpu_s)."""
     from numba.core.event import install_listener
     from shell import warmup
     listener = _cpu_listener()
@@ -62,7 +64,11 @@ def measure(part=None, kernels_first=False):
     steps = []
     with install_listener("numba:compile", listener):
         import physics          # noqa: F401  (imports count as part of the first step)
-        todo = warmup.steps(family=part)
+        if scene is not None:
+            part = part or (warmup.scene_needs(scene) or warmup.default_needs())[0]
+            todo = [(Path(scene), part)]
+        else:
+            todo = warmup.steps(family=part)
         if kernels_first and part is not None:
             todo = [(warmup.KERNELS, part)] + todo
         for path, family in todo:
@@ -72,7 +78,8 @@ def measure(part=None, kernels_first=False):
             steps.append({"step": warmup.label(path, family), "cpu_s": round(time.process_time() - t0, 2),
                           "compiles": len(listener.done) - n0})
     total = time.process_time() - t_start
-    return {"part": part, "total_cpu_s": round(total, 1), "steps": steps,
+    return {"part": part, "scene": None if scene is None else str(scene), "total_cpu_s": round(total, 1),
+            "steps": steps,
             "compiles": [{"kernel": n, "signature": s, "exclusive_s": round(e, 2), "inclusive_s": round(i, 2),
                           "depth": d} for n, s, e, i, d in listener.done],
             "signatures": _signatures()}
@@ -93,7 +100,9 @@ def _signatures():
 
 def report(result, out=sys.stdout):
     p = lambda *a: print(*a, file=out)  # noqa: E731
-    p(f"cold compile, warm-up part {result['part'] or 'all'}: {result['total_cpu_s']:.1f} s CPU")
+    what = (f"scene {result['scene']} ({result['part']})" if result.get("scene")
+            else f"warm-up part {result['part'] or 'all'}")
+    p(f"cold compile, {what}: {result['total_cpu_s']:.1f} s CPU")
     p("\nper step (CPU s, kernels compiled):")
     for s in result["steps"]:
         p(f"  {s['cpu_s']:7.1f}  {s['compiles']:3d}  {s['step']}")
@@ -121,17 +130,19 @@ def main(argv=None):
     ap.add_argument("--part", choices=tuple(families()), default=None, help="one solver family's steps only")
     ap.add_argument("--kernels-first", action="store_true",
                     help="with --part: the family's shared kernels (warm_up_kernels) as a step of their own first")
+    ap.add_argument("--scene", help="this scene file alone (under its own family, or --part's)")
     ap.add_argument("--json", help="also write the measurement to this file")
     ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)   # the measuring child
     args = ap.parse_args(argv)
     if args.inside:
-        result = measure(args.part, args.kernels_first)
+        result = measure(args.part, args.kernels_first, args.scene)
         print(json.dumps(result))
         return 0
     with tempfile.TemporaryDirectory(prefix="sharnir-cold-") as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
         cmd = [sys.executable, "-m", "shell.compile_times", "--inside"] + (["--part", args.part] if args.part else [])
         cmd += ["--kernels-first"] if args.kernels_first else []
+        cmd += ["--scene", str(Path(args.scene).resolve())] if args.scene else []
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, env=env, cwd=str(ROOT), capture_output=True, text=True)
         wall = time.perf_counter() - t0

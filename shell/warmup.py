@@ -20,7 +20,8 @@ family, and the rope kernels if it has ropes): the first process starts with the
 window's scene itself under its family, the second with the family's shared kernels,
 and the other families and rope scenes are spread over both, balanced by weight. Once
 the scene's kernels are cached the window loads it
-while the rest compiles in the background at a lower priority. `python -m shell.warmup`
+while the rest compiles in the background at a lower priority (a process that compiles
+nothing of the scene's runs at that priority from the start). `python -m shell.warmup`
 runs it all in one process, `python -m shell.warmup FAMILY` one family's steps.
 
 Whether the cache is cold is decided cheaply: a successful warm-up leaves a marker
@@ -505,13 +506,25 @@ def _needed(plans, needs):
     return needed
 
 
+def _lower_priority(proc):
+    """A warm-up process (subprocess.Popen) still running yields the processors to the
+    window and to the processes it waits for (nice 10)."""
+    if proc.poll() is None and hasattr(os, "setpriority"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, proc.pid, 10)
+        except OSError:
+            pass
+
+
 class WarmupJob:
     """The warm-up subprocesses (`commands`: by default one per process of `layout`, in
     parallel) and their joint progress. `mark`: leave the cache-warm marker when all
     succeed. `needs`: the window's scene's (family, has ropes): the processes compile
     that first and `ready` turns true once it is cached, before the rest is done (default
     processes, or given commands with their `plans`: per command [Planned] of its steps);
-    `scene`: the window's scene file, compiled first (layout)."""
+    a process with none of the steps `ready` waits for runs at a lower priority from the
+    start, so that before the first frame the processors go to the scene's kernels and
+    the window; `scene`: the window's scene file, compiled first (layout)."""
 
     def __init__(self, commands=None, env=None, mark=None, needs=None, plans=None, processes=PROCESSES, scene=None):
         if commands is None:
@@ -529,6 +542,9 @@ class WarmupJob:
         self.needed = _needed(plans, needs) if plans is not None else None
         self.procs = [_Proc(cmd, env, plan=plans[k] if plans else None, on_exit=self._maybe_mark)
                       for k, cmd in enumerate(commands)]
+        for p, n in zip(self.procs, self.needed or ()):
+            if n == 0:                 # nothing of it before the scene's first frame: background from the start
+                _lower_priority(p.proc)
 
     def _maybe_mark(self):
         """Leave the marker once every process has succeeded (from their reader threads:
@@ -555,11 +571,7 @@ class WarmupJob:
     def background(self):
         """The window goes on: the processes still compiling get a lower priority."""
         for p in self.procs:
-            if p.proc.poll() is None and hasattr(os, "setpriority"):
-                try:
-                    os.setpriority(os.PRIO_PROCESS, p.proc.pid, 10)
-                except OSError:
-                    pass
+            _lower_priority(p.proc)
 
     @property
     def returncode(self):

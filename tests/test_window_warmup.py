@@ -149,6 +149,25 @@ def test_the_real_warm_up_steps_every_scene_and_leaves_the_marker(tmp_path, monk
         assert warmup.is_warm() and warmup.marker_path().parent == marker_dir
 
 
+def test_a_process_that_compiles_nothing_of_the_scenes_waits_behind_it_from_the_start():
+    """Before the first frame the processors go to the scene's kernels: a process none of
+    whose steps the window waits for runs at a lower priority from its start, the one
+    compiling the scene's at the window's own."""
+    from shell.warmup import Planned, WarmupJob
+    sleeper = "import time\nprint('PLAN 1 1', flush=True)\nprint('STEP 0 1 1 x', flush=True)\ntime.sleep(30)\n"
+    plans = [[Planned("gallery (penalty)", 1.0, {"family:penalty"})],
+             [Planned("door (impulse)", 1.0, {"family:impulse"})]]
+    job = WarmupJob([[sys.executable, "-c", sleeper]] * 2, plans=plans, needs=("penalty", False), mark=False)
+    try:
+        assert job.needed == [1, 0]
+        if hasattr(os, "getpriority"):
+            own = os.getpriority(os.PRIO_PROCESS, 0)
+            assert os.getpriority(os.PRIO_PROCESS, job.procs[0].proc.pid) == own
+            assert os.getpriority(os.PRIO_PROCESS, job.procs[1].proc.pid) >= max(own, 10)
+    finally:
+        job.kill()
+
+
 def test_the_window_goes_on_once_its_steps_are_done_and_the_rest_compiles_behind_it():
     """A job ready after the first of its steps (what the scene needs): `ready` long before
     `done`, the progress bar measured on that step alone, then a lower priority."""

@@ -11,6 +11,7 @@ side plane, 20 + 4·plane₁ + plane₂ a reference face corner (two side planes
 """
 import math
 
+import numpy as np
 from numba import njit
 
 from ..quat import frame_axes
@@ -59,7 +60,7 @@ def box_box(body, a, b, margin, sp, sf, poly, tags, F, C, ci, cf, count):
         for j in range(3):
             C[i, j] = F[0, i, 0] * F[1, j, 0] + F[0, i, 1] * F[1, j, 1] + F[0, i, 2] * F[1, j, 2]
     # face axes of a, then of b: separation |d·n| − (projected radii)
-    sa, ia = -math.inf, 0
+    sa, ia = -math.inf, np.int64(0)      # typed, not literals: _face_contact compiles once
     for i in range(3):
         sep = abs(_dot_axis(F, 0, i, dx, dy, dz)) - (F[0, i, 3] + F[1, 0, 3] * abs(C[i, 0]) + F[1, 1, 3] * abs(C[i, 1])
                                                        + F[1, 2, 3] * abs(C[i, 2]))
@@ -67,7 +68,7 @@ def box_box(body, a, b, margin, sp, sf, poly, tags, F, C, ci, cf, count):
             return
         if sep > sa:
             sa, ia = sep, i
-    sb, ib = -math.inf, 0
+    sb, ib = -math.inf, np.int64(0)
     for j in range(3):
         sep = abs(_dot_axis(F, 1, j, dx, dy, dz)) - (F[1, j, 3] + F[0, 0, 3] * abs(C[0, j]) + F[0, 1, 3] * abs(C[1, j])
                                                        + F[0, 2, 3] * abs(C[2, j]))
@@ -76,7 +77,7 @@ def box_box(body, a, b, margin, sp, sf, poly, tags, F, C, ci, cf, count):
         if sep > sb:
             sb, ib = sep, j
     # edge axes a_i × b_j
-    se, ei, ej = -math.inf, -1, -1
+    se, ei, ej = -math.inf, np.int64(-1), np.int64(-1)     # typed, not literals: one compile of the callees
     ex = ey = ez = 0.0
     for i in range(3):
         for j in range(3):

@@ -168,7 +168,7 @@ def sweep_pairs(kind, body, hulls, static, skip_keys, first, margin, aabb, key, 
     n = kind.shape[0]
     compute_aabbs(kind, body, hulls, margin, aabb)
     # axis of largest spread of the centres (non-planes)
-    m = 0
+    m = np.int64(0)               # typed, not a literal: sweep_and_prune compiles once
     s1x = s1y = s1z = s2x = s2y = s2z = 0.0
     for i in range(n):
         if kind[i] != PLANE:

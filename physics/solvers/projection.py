@@ -385,16 +385,17 @@ def project_positions(iterations, tol, bodies, joints, rows, proj, h):
         chord_step(proj, rows.J if fresh else proj.J0, joints, rows, lin, ang)
         if it == 0 or err < best:
             best = err
-            keep_poses(bodies, proj.pose0, False)
+            # bool(…): typed flags, not literals (each literal would compile the callee again)
+            keep_poses(bodies, proj.pose0, bool(False))
         apply_displacement(bodies, lin, ang, 0.0)
         since += largest_step(bodies.inv_mass, lin, ang)
         if fresh and since <= CHORD_STEP and it + 1 < iterations:
             copy2d(proj.J0, rows.J)  # the next step is a chord step on this factor
-        compute_joint_rows(bodies, joints, rows, False)
+        compute_joint_rows(bodies, joints, rows, bool(False))
         err = position_errors(bodies, joints, rows)
     if err > best:
-        keep_poses(bodies, proj.pose0, True)
-        compute_joint_rows(bodies, joints, rows, False)
+        keep_poses(bodies, proj.pose0, bool(True))
+        compute_joint_rows(bodies, joints, rows, bool(False))
         err = best
     return err
 
@@ -426,7 +427,7 @@ def project_step(iterations, bodies, joints, rows, proj, out, readout):
     out[1] = project_positions(iterations, TOLERANCE, bodies, joints, rows, proj, 0.0)
     out[3] = project_velocities(bodies, joints, rows, proj)
     if readout:
-        compute_joint_rows(bodies, joints, rows, True)
+        compute_joint_rows(bodies, joints, rows, bool(True))
 
 
 @njit(cache=True, _nrt=False)
@@ -457,7 +458,7 @@ def projection_readout(bodies, joints, rows, out):
     _, out[3] = equality_errors(bodies, joints, rows)
     if out[2] < 0.0:
         out[2] = out[3]
-    compute_joint_rows(bodies, joints, rows, True)
+    compute_joint_rows(bodies, joints, rows, bool(True))
 
 
 @njit(cache=True)
@@ -644,14 +645,14 @@ def shake_correction(h, tol, iterations, bodies, joints, rows, proj, readout):
     before, _ = equality_errors(bodies, joints, rows)
     if before <= tol:
         if readout:
-            compute_joint_rows(bodies, joints, rows, True)
+            compute_joint_rows(bodies, joints, rows, bool(True))
         return before, before
     lin, ang = proj.dq_lin, proj.dq_ang
     err = before
     for it in range(iterations):
         chord_step(proj, proj.J0, joints, rows, lin, ang)
         apply_displacement(bodies, lin, ang, 1.0 / h)
-        compute_joint_rows(bodies, joints, rows, False)
+        compute_joint_rows(bodies, joints, rows, bool(False))
         last = err
         err, _ = equality_errors(bodies, joints, rows)
         if err <= tol:
@@ -667,5 +668,5 @@ def shake_correction(h, tol, iterations, bodies, joints, rows, proj, readout):
     project_velocities(bodies, joints, rows, proj)
     proj.fresh[0] = 1
     if readout:
-        compute_joint_rows(bodies, joints, rows, True)
+        compute_joint_rows(bodies, joints, rows, bool(True))
     return before, err

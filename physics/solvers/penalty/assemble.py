@@ -389,7 +389,7 @@ def stiff_rows(params, h, relin, bodies, joints, rows, plan):
         if t != PRISMATIC:
             ra = point_arm(row_J, start, 0)
             rb = point_arm(row_J, start, 1)
-            kk = row_inv_mass(row_J, start, a, b, body_inv_mass, inv_inertia_world, False)
+            kk = row_inv_mass(row_J, start, a, b, body_inv_mass, inv_inertia_world, np.int64(0))   # typed: one compile
             w = 0.0
             alpha = 0.0
             if kk > 0.0:
