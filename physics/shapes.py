@@ -413,6 +413,21 @@ def _radius(shape):
     return shape.bounding_radius()
 
 
+def primitive_half_extents(shape):
+    """Half sizes (3,) of a box's, sphere's, capsule's or cylinder's bounding box in its body
+    frame (a capsule's and a cylinder's axis along z); None for other kinds."""
+    kind = shape.kind
+    if kind == "box":
+        return np.asarray(shape.half_extents, float)
+    if kind == "sphere":
+        return np.full(3, shape.radius)
+    if kind == "capsule":
+        return np.array([shape.radius, shape.radius, shape.radius + shape.half_length])
+    if kind == "cylinder":
+        return np.array([shape.radius, shape.radius, shape.half_length])
+    return None
+
+
 _PIECE_CLASSES = (Box, Sphere, Capsule, Cylinder, Convex)
 
 

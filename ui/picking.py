@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from physics.quat import q_conj, q_rotate, q_to_matrix
+from physics.shapes import primitive_half_extents
 
 
 def _slab(o, d, half):
@@ -144,24 +145,17 @@ def ray_cast(shapes, positions, orientations, origin, direction):
 def bounding_corners(shape):
     """The 8 corners (body frame) of a shape's bounding box, for outlines; None for planes."""
     kind = shape.kind
-    if kind == "box":
-        h = np.asarray(shape.half_extents, float)
-    elif kind == "sphere":
-        h = np.full(3, shape.radius)
-    elif kind == "capsule":
-        h = np.array([shape.radius, shape.radius, shape.half_length + shape.radius])
-    elif kind == "cylinder":
-        h = np.array([shape.radius, shape.radius, shape.half_length])
-    elif kind in ("convex", "compound"):
+    h = primitive_half_extents(shape)
+    if h is not None:
+        signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+        return signs * h
+    if kind in ("convex", "compound"):
         pts = shape.vertices if kind == "convex" else np.vstack(
             [bounding_corners(s) @ q_to_matrix(q).T + p for s, p, q in shape.pieces])
         lo, hi = pts.min(axis=0), pts.max(axis=0)
         signs = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], float)
         return lo + signs * (hi - lo)
-    else:
-        return None
-    signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
-    return signs * h
+    return None
 
 
 BOX_EDGES = [(a, b) for a in range(8) for b in range(a + 1, 8) if bin(a ^ b).count("1") == 1]

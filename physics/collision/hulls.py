@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from ..quat import q_to_matrix
+from ..shapes import primitive_half_extents
 from .common import CONVEX, JIT_NO_REFS, KIND_CODES
 
 Hulls = namedtuple("Hulls", "hull box vert plane face fvert vadj adj piece")
@@ -181,16 +182,8 @@ class HullTable:
 
 def _local_box(shape, numbers, table):
     """(lo, hi) corners of a piece's bounding box in its own frame."""
-    kind = shape.kind
-    if kind == "box":
-        h = np.asarray(shape.half_extents, float)
-    elif kind == "sphere":
-        h = np.full(3, shape.radius)
-    elif kind == "capsule":
-        h = np.array([shape.radius, shape.radius, shape.radius + shape.half_length])
-    elif kind == "cylinder":
-        h = np.array([shape.radius, shape.radius, shape.half_length])
-    else:
+    h = primitive_half_extents(shape)
+    if h is None:                       # a hull: its box from the table
         b = table.box[int(numbers[0])]
         c, e = np.array(b[:3]), np.array(b[3:6])
         return c - e, c + e
