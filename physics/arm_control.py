@@ -34,6 +34,7 @@ import math
 
 import numpy as np
 
+from .arm_ik import ArmChain, ArmGains, arm_jacobian, dls_command, tip_point
 from .io.urdf import MOVABLE, inverse, principal_frame, _fuse
 from .joint_rows import MOTOR_POSITION
 from .quat import q_conj, q_from_axis_angle, q_from_matrix, q_mul, q_to_matrix
@@ -124,10 +125,10 @@ class Arm:
             spec = robot.model.joints[j]
             lo.append(-math.inf if spec.lower is None or spec.kind == "continuous" else spec.lower)
             hi.append(math.inf if spec.upper is None or spec.kind == "continuous" else spec.upper)
-        self.lo, self.hi = np.array(lo), np.array(hi)
-        self.vmax = np.array([robot.velocity[j] or math.inf for j in self.names])
+        self.lo, self.hi = np.array(lo, float), np.array(hi, float)
+        self.vmax = np.array([robot.velocity[j] or math.inf for j in self.names], float)
         self.revolute = np.array([robot.model.joints[j].kind != "prismatic" for j in self.names])
-        self.home_q = np.array([robot.initial[j] for j in self.names])
+        self.home_q = np.array([robot.initial[j] for j in self.names], float)
         self.command = self.home_q.copy()
         self.period, self.gain, self.damping = float(period), float(gain), float(damping)
         self.max_speed = float(max_speed)
@@ -143,6 +144,7 @@ class Arm:
             self.gripper_open = spec.lower if gripper_open is None else float(gripper_open)
             self.gripper_closed = spec.upper if gripper_closed is None else float(gripper_closed)
             self.gripper_force = robot.effort[gripper] if gripper_force is None else float(gripper_force)
+            self.gripper_speed = robot.velocity[gripper] or math.inf
             self.gripper_followers = {f: (m, o) for f, (lead, m, o) in robot.mimic.items() if lead == gripper}
             self.gripper_closed_now = False
         self.index = np.array([j.index for j in self.joints])
@@ -155,8 +157,11 @@ class Arm:
         # the joints' axes and anchors in their child bodies' frames (fixed by the URDF): the
         # Jacobian turns them into the world with the bodies' present orientations
         mj = world.model.joints
-        self._child = mj.body[self.index, 1]
-        self._local = np.concatenate([_rotate(mj.frame_b[self.index], _X), mj.anchor_b[self.index]])
+        self._chain = ArmChain(self.index, np.ascontiguousarray(mj.body[self.index, 1], np.int64),
+                               np.ascontiguousarray(_rotate(mj.frame_b[self.index], _X)),
+                               np.ascontiguousarray(mj.anchor_b[self.index]), self.revolute, self.tip_body.index,
+                               self.tip_local, q_from_matrix(self.tip_rot), self.lo, self.hi, self.home_q, self.vmax)
+        self._target_q = (None, _NAN4)       # (the rotation matrix it was made from, its quaternion)
 
     # ------------------------------------------------------------------ readouts
     def q(self):
@@ -172,18 +177,11 @@ class Arm:
 
     def jacobian(self):
         """6×n geometric Jacobian of the tip (rows: linear, angular), from the joints' world
-        anchors and axes as they are now (one numpy pass over the arm's joints)."""
+        anchors and axes as they are now (arm_ik.arm_jacobian)."""
         sb = self.world.state.bodies
-        x, _ = self.tip_pose()
-        n = len(self.index)
-        quat = sb.quat[self._child]
-        world = _rotate(np.concatenate([quat, quat]), self._local)
-        a = world[:n]                                   # the joints' axes (n0), world
-        p = sb.pos[self._child] + world[n:]             # their anchors on the child, world
-        J = np.zeros((6, n))
-        lin = np.where(self.revolute[:, None], _cross(a, x - p), a)
-        J[:3] = lin.T
-        J[3:] = (a * self.revolute[:, None]).T
+        x = np.array(tip_point(sb.pos, sb.quat, self._chain.tip, self.tip_local))
+        J = np.zeros((6, len(self.index)))
+        arm_jacobian(sb.pos, sb.quat, self._chain, x, J)
         return J
 
     def torques(self):
@@ -217,15 +215,30 @@ class Arm:
         self._write()
 
     def gripper(self, open=True):
-        """Open or close the gripper joint (its mimic followers with it)."""
+        """Open or close the gripper joint (its mimic followers with it). Closing sets its
+        servo's target at once (the grip force is the servo's bound); opening moves the
+        target there at the joint's URDF velocity limit, a step per control tick
+        (_ramp_gripper): a gripper snapping open at its full force flings what it held."""
         if self.gripper_joint is None:
             raise ValueError(f"robot {self.robot.name!r} has no gripper")
         self.gripper_closed_now = not open
         j = self.world.joint(self.robot.joints[self.gripper_joint])
         mo = j.motor
-        j.set_motor("position", self.gripper_open if open else self.gripper_closed, max_force=self.gripper_force,
+        start = min(mo["target"], j.angle) if mo["mode"] == "position" else j.angle     # from where it stalled
+        j.set_motor("position", start if open else self.gripper_closed, max_force=self.gripper_force,
                     frequency=mo["frequency"], damping=mo["damping"])
         self._follow_gripper()
+
+    def _ramp_gripper(self):
+        """The opening gripper servo's target one tick further towards open (at most the
+        joint's velocity limit × period)."""
+        c = self.world.control.joints
+        i = self._gripper_index
+        if c.motor_mode[i] != MOTOR_POSITION or self.gripper_closed_now:
+            return
+        goal = self.gripper_open
+        step = self.gripper_speed * self.period
+        c.motor_target[i] += min(max(goal - c.motor_target[i], -step), step)
 
     def set_program(self, keys, period=None):
         """A motion program: keys [(time s, point or None, 3×3 rotation or None, gripper
@@ -289,63 +302,26 @@ class Arm:
             ahead = self.target
             self._run_program(self.world.time)
         if self.gripper_joint is not None:
+            self._ramp_gripper()
             self._follow_gripper()
         if self.target is None:
             return
-        h = self.period
-        x, R = self.tip_pose()
-        J = self.jacobian()
-        q = self.q()
-        self.command = self.world.control.joints.motor_target[self.index].copy()
-        # where the tip will be `lookahead` s from now at the joints' present rates (first
-        # order): a damping term, so that the servos' lag does not make the loop ring
-        lead = self.world.state.joints.qd[self.index, 0] * self.lookahead
-        x_pred = x + J[:3] @ lead
-        err = (self.target - x_pred) * min(self.gain * h, 1.0)
-        if ahead is not None:                           # the program's own motion, fed forward
-            err += ahead - self.target
-        n_err = float(np.linalg.norm(err))
-        cap = self.max_speed * h
-        e_lin = err * min(1.0, cap / n_err) if n_err > 0 else err
-        if self.target_rotation is not None:
-            rv = _rotvec(q_from_matrix(self.target_rotation @ R.T)) - J[3:] @ lead
-            e = np.concatenate([e_lin, ROT_WEIGHT * rv * min(self.gain * h, 1.0)])
-            J = np.vstack([J[:3], ROT_WEIGHT * J[3:]])
-        else:
-            e, J = e_lin, J[:3]
-        base = self.command
-        n = len(self.joints)
-        free = np.ones(n, bool)
-        dq = np.zeros(n)
-        lam2 = self.damping ** 2
-        for _ in range(n):
-            Jf = J[:, free]
-            A = Jf @ Jf.T + lam2 * np.eye(len(e))
-            step = Jf.T @ np.linalg.solve(A, e)
-            dq[:] = 0.0
-            dq[free] = step
-            if n > len(e):                  # redundant: drift to home in the null space
-                Ainv_J = np.linalg.solve(A, Jf)
-                N = np.eye(int(free.sum())) - Jf.T @ Ainv_J
-                dq[free] += N @ (0.5 * h * (self.home_q - base)[free])
-            new = base + dq
-            out = free & ((new < self.lo) | (new > self.hi))
-            if not out.any():
-                break
-            clamped = np.clip(new, self.lo, self.hi)
-            e = e - J[:, out] @ (clamped - base)[out]
-            base = np.where(out, clamped, base)
-            free &= ~out
-            if not free.any():
-                dq[:] = 0.0
-                break
-        dq = np.where(free, dq, 0.0)
-        scale = np.max(np.abs(dq) / (self.vmax * h))
-        if scale > 1.0:
-            dq /= scale
-        cmd = np.clip(base + dq, self.lo, self.hi)
-        self.command = np.clip(cmd, q - MAX_LEAD, q + MAX_LEAD)
+        w = self.world
+        w._ensure_rows()
+        sb, sj = w.state.bodies, w.state.joints
+        gains = ArmGains(self.period, self.lookahead, self.gain, self.max_speed, self.damping, ROT_WEIGHT, MAX_LEAD)
+        dls_command(sb.pos, sb.quat, sj.q, sj.qd, w.control.joints.motor_target, self._chain, gains, self.target,
+                    self._target_quaternion(), _NAN3 if ahead is None else ahead, self.command)
         self._write()
+
+    def _target_quaternion(self):
+        """The target rotation as a unit quaternion (NaN: none), converted once per matrix."""
+        R = self.target_rotation
+        if R is None:
+            return _NAN4
+        if self._target_q[0] is not R:
+            self._target_q = (R, q_from_matrix(R))
+        return self._target_q[1]
 
     def _write(self):
         """The command as the joints' position-servo targets (their limits and gains kept)."""
@@ -362,6 +338,7 @@ class Arm:
 
 
 _X = np.array([1.0, 0.0, 0.0])
+_NAN3, _NAN4 = np.full(3, np.nan), np.full(4, np.nan)     # dls_command's "none"
 
 
 _YZX, _ZXY = np.array([1, 2, 0]), np.array([2, 0, 1])

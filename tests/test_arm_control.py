@@ -52,6 +52,78 @@ def test_jacobian_columns_are_the_tips_finite_differences_on_both_robots():
             assert np.allclose([dR[2, 1], dR[0, 2], dR[1, 0]], J[3:, k], atol=1e-6), name
 
 
+def _dls_reference(arm, target, R_target, lead_s, h, ahead=None):
+    """The control tick's joint targets from a dense numpy solve of the formulas in
+    physics/arm_control.py's docstring (np.linalg.solve, boolean column masks): the
+    reference the kernel (physics/arm_ik.py) is checked against."""
+    from physics.arm_control import MAX_LEAD, ROT_WEIGHT, _rotvec
+    from physics.quat import q_from_matrix
+    w = arm.world
+    x, R = arm.tip_pose()
+    J = arm.jacobian()
+    q, qd = arm.q(), w.state.joints.qd[arm.index, 0]
+    lead = qd * lead_s
+    e = (target - (x + J[:3] @ lead)) * min(arm.gain * h, 1.0)
+    if ahead is not None:
+        e = e + ahead - target
+    e = e * min(1.0, arm.max_speed * h / np.linalg.norm(e))
+    if R_target is not None:
+        rv = _rotvec(q_from_matrix(R_target @ R.T)) - J[3:] @ lead
+        e = np.concatenate([e, ROT_WEIGHT * rv * min(arm.gain * h, 1.0)])
+        J = np.vstack([J[:3], ROT_WEIGHT * J[3:]])
+    else:
+        J = J[:3]
+    base = w.control.joints.motor_target[arm.index].copy()
+    n = len(q)
+    free, dq = np.ones(n, bool), np.zeros(n)
+    for _ in range(n):
+        Jf = J[:, free]
+        A = Jf @ Jf.T + arm.damping ** 2 * np.eye(len(e))
+        dq[:] = 0.0
+        dq[free] = Jf.T @ np.linalg.solve(A, e)
+        if n > len(e):
+            N = np.eye(int(free.sum())) - Jf.T @ np.linalg.solve(A, Jf)
+            dq[free] += N @ (0.5 * h * (arm.home_q - base)[free])
+        out = free & ((base + dq < arm.lo) | (base + dq > arm.hi))
+        if not out.any():
+            break
+        clamped = np.clip(base + dq, arm.lo, arm.hi)
+        e = e - J[:, out] @ (clamped - base)[out]
+        base = np.where(out, clamped, base)
+        free &= ~out
+        if not free.any():
+            dq[:] = 0.0
+            break
+    dq = np.where(free, dq, 0.0)
+    dq /= max(1.0, np.max(np.abs(dq) / (arm.vmax * h)))
+    return np.clip(np.clip(base + dq, arm.lo, arm.hi), q - MAX_LEAD, q + MAX_LEAD)
+
+
+@pytest.mark.parametrize("case", ["free", "rotation", "limit"])
+def test_the_control_ticks_dls_step_equals_a_dense_solve_of_its_formulas(case):
+    # the KUKA (redundant: the null-space drift to home acts) moving, a target 15 cm off
+    # (capped by max_speed), with a tip rotation, or behind joint 1's limit (clamping)
+    q0 = {**BENT, "lbr_iiwa_joint_1": 2.96} if case == "limit" else BENT
+    w, r = _kuka(q=q0)
+    arm = attach_arm(w, r, KUKA_TIP[0], tip_offset=KUKA_TIP[1])
+    w.advance(0.05)
+    x, R = arm.tip_pose()
+    if case == "limit":
+        angle = math.atan2(x[1], x[0]) + 0.5
+        target = np.array([math.hypot(x[0], x[1]) * math.cos(angle), math.hypot(x[0], x[1]) * math.sin(angle), x[2]])
+    else:
+        target = x + np.array([0.05, 0.1, -0.1])
+    R_target = R @ np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]) if case == "rotation" else None
+    arm.set_target(target, R_target)
+    w.control.joints.motor_target[arm.index] += 0.01 * np.arange(len(arm.index))   # targets off the pose
+    expected = _dls_reference(arm, target, R_target, arm.lookahead, arm.period)
+    arm.update()
+    got = np.array([j.motor["target"] for j in arm.joints])
+    assert np.abs(got - expected).max() < 1e-12
+    if case == "limit":
+        assert got[0] == arm.hi[0]
+
+
 def _reach(w, arm, target, duration=1.0):
     """The first time (s after the call) from which the tip stays within 2 mm of target
     until `duration`, or None; and the last miss (m)."""
@@ -213,6 +285,25 @@ def test_the_pick_and_place_loop_runs_a_minute_without_dropping_the_cube():
             assert np.all(np.abs(cube.position - spot) < (half, half, 2e-3)), w.time
             placed += 1
     assert carried > 1500 and placed == 10 and worst_gap <= 2e-3
+
+
+def test_the_gripper_opens_at_its_velocity_limit_and_leaves_the_cube_where_it_set_it_down():
+    # the program opens over the tray at 5.2 s: the drive joint turns at its URDF velocity
+    # limit (2 rad/s, measured over control ticks; a servo let go at full force snaps open
+    # several times faster and can fling the cube), and the cube stays where it was set down
+    w = physics.load_scene(PICK)
+    arm, cube = w.robots["xarm"].arm, w.body("cube")
+    drive = w.joint("xarm/drive_joint")
+    w.advance(5.2)
+    p0, q0 = cube.position.copy(), cube.orientation.copy()
+    fastest, last = 0.0, drive.angle
+    while w.time < 5.6 - 1e-9:
+        w.advance_steps(5)
+        fastest, last = max(fastest, (last - drive.angle) / (5 * w.dt)), drive.angle
+    assert drive.motor["target"] == arm.gripper_open and drive.angle == pytest.approx(arm.gripper_open, abs=0.005)
+    assert 1.8 < fastest < 2.0 * 1.3         # the servo catching up its ramp as the squeeze lets go
+    assert np.linalg.norm(cube.position - p0) < 5e-3
+    assert abs(q0 @ cube.orientation) > math.cos(math.radians(1.0))     # turned by < 2°
 
 
 def test_a_restored_state_replays_the_arm_bit_for_bit():
