@@ -27,6 +27,13 @@ def ticks():
     return _cycle_counter()
 
 
+@njit(cache=True, fastmath=False)
+def past_cap(t0, cap):
+    """Whether a budget of cap ticks (0: none) started at tick t0 is spent: an iterative
+    solve's time cap, checked after each sweep."""
+    return cap > 0.0 and ticks() - t0 > cap
+
+
 _TICKS_PER_MS = None
 
 

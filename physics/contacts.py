@@ -55,6 +55,7 @@ from .joint_rows import FREE_CONTACT, FREE_OFF, ROW_FREE, ROW_LIMIT, row_velocit
 from .model import Rows, Scratch
 from .quat import world_inv_inertia_times
 from .settings import Setting, checked, defaults
+from .solvers.row_ops import pair_run_end, scatter_row
 
 CONTACT_SETTINGS = (
     Setting("enabled", "bool", True, label="contacts", help="Bodies collide with each other and with the ground."),
@@ -219,9 +220,7 @@ def write_contact_rows(data, bodies, h, m):
     c = 0
     while c < m:
         ia, ib = ci[c, 0], ci[c, 1]
-        end = c + 1
-        while end < m and ci[end, 0] == ia and ci[end, 1] == ib:
-            end += 1
+        end = pair_run_end(ci, c, m)
         a, b = body[ia], body[ib]
         mu = math.sqrt(friction[ia] * friction[ib])
         e = max(restitution[ia], restitution[ib])
@@ -430,16 +429,6 @@ def row_inverse_mass(row_J, r, a, b, bodies):
 
 
 @njit(cache=True)
-def add_row_force(row_J, r, a, b, f, force, torque):
-    """force/torque += Jᵀ f for row r."""
-    for q in range(3):
-        force[a, q] += row_J[r, q] * f
-        torque[a, q] += row_J[r, 3 + q] * f
-        force[b, q] += row_J[r, 6 + q] * f
-        torque[b, q] += row_J[r, 9 + q] * f
-
-
-@njit(cache=True)
 def row_speed_after(row_J, r, a, b, bodies, force, torque, gravity, h):
     """J·V the row would have after a step of h under the forces so far and gravity."""
     body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega
@@ -502,7 +491,7 @@ def penalty_contact_forces(data, bodies, h, kappa, zeta, force, torque, gravity)
         vn = row_velocity(row_J, r, a, b, body_vel, body_omega)
         f = max(0.0, me * w * w * depth - 2.0 * zeta * me * w * vn)
         if f > 0.0:
-            add_row_force(row_J, r, a, b, f, force, torque)
+            scatter_row(row_J, r, a, b, f, force, torque)
             fn_sum[blk] += f
     for blk in range(n_blocks):
         start = block_start[blk]
@@ -532,7 +521,7 @@ def penalty_contact_forces(data, bodies, h, kappa, zeta, force, torque, gravity)
         scale = min(1.0, mu * fn_sum[blk] / norm) if norm > 0.0 else 0.0
         for r in range(f0, end):
             f = f1 if r == f0 else (f2 if r == f0 + 1 else f3)
-            add_row_force(row_J, r, a, b, scale * f, force, torque)
+            scatter_row(row_J, r, a, b, scale * f, force, torque)
 
 
 # ---------------------------------------------------------------------------- Python side

@@ -279,6 +279,15 @@ def free_rows(row_kind, start, end):
     return f0, end - f0
 
 
+@njit(cache=True)
+def block_rows(block_start, block_count, row_kind, k):
+    """Block k's rows [start, end) and its free rows (first, count: free_rows)."""
+    start = block_start[k]
+    end = start + block_count[k]
+    f0, nf = free_rows(row_kind, start, end)
+    return start, end, f0, nf
+
+
 @njit(cache=True, error_model="numpy")
 def compute_joint_rates(bodies, joints, rows):
     """Rate of each free DOF = its free row's J·V (rad/s or m/s)."""

@@ -77,6 +77,22 @@ def by_name(settings):
     return {s.name: s for s in settings}
 
 
+def time_cap_setting(name, solver, stop="The solve stops there with what it has."):
+    """A family's time cap: the wall-clock budget of one solve (ms, 0: none), the same
+    setting in every family that has one (SolverStats counts the steps it cut)."""
+    return Setting(name, "float", 0.0, 0.0, 1000.0, unit="ms", label="time cap",
+                   help=f"{solver}: wall-clock budget of one solve (ms); 0 = no cap. {stop}")
+
+
+def erp_setting(name):
+    """A family's error reduction parameter: the share of the drift (joints, contacts) that a
+    step corrects by split impulses or Baumgarte, the same setting in every family that has
+    one."""
+    return Setting(name, "float", 0.2, 0.0, 1.0, label="ERP",
+                   help="Error reduction per step (0-1): the share of joint and contact drift corrected each step "
+                        "by the split pass or Baumgarte.")
+
+
 DT = Setting("dt", "float", 0.003, 1e-6, 0.1, unit="s", label="Δt",
              help="Fixed physics step (s).")
 GYROSCOPIC = Setting("gyroscopic", "bool", False, help="Add the ω×Iω term (implicit), for fast-spinning bodies.")

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from ..quat import frame_axes
-from .common import JIT, JIT_NO_REFS, PAR, QUAT, add_candidate, flush_manifold
+from .common import JIT, JIT_NO_REFS, PAR, QUAT, add_candidate, clip_crossing, clip_keep, flush_manifold
 
 REL_TOL = 0.05   # an axis replaces a face of a only if its separation is larger by 5 % of |s|
 ABS_TOL = 1e-5   # plus this (m): faces are preferred, and the choice does not flicker (Box2D's rule)
@@ -206,17 +206,12 @@ def _face_contact(body, a, b, margin, sp, sf, poly, tags, F, ci, cf, count, ref,
             dp = sg * poly[src, q, ax] - lim
             dq = sg * poly[src, qn, ax] - lim
             if (dp <= 0.0) != (dq <= 0.0):
-                t = dp / (dp - dq)
-                for c in range(3):
-                    poly[dst, m, c] = poly[src, q, c] + t * (poly[src, qn, c] - poly[src, q, c])
+                clip_crossing(poly, src, dst, q, qn, m, dp / (dp - dq))
                 tags[dst, m, 1] = _clip_id(tags[src, q, 0], plane)
                 tags[dst, m, 0] = 4 + plane if dp <= 0.0 else tags[src, q, 0]
                 m += 1
             if dq <= 0.0:
-                for c in range(3):
-                    poly[dst, m, c] = poly[src, qn, c]
-                tags[dst, m, 1] = tags[src, qn, 1]
-                tags[dst, m, 0] = tags[src, qn, 0]
+                clip_keep(poly, tags, src, dst, qn, m)
                 m += 1
         cnt, src = m, dst
         if cnt == 0:

@@ -88,6 +88,16 @@ def _emit_candidate(sp, sf, i, a, b, nx, ny, nz, ci, cf, count):
     emit(ci, cf, count, a, b, sp[i, 0], sp[i, 1], sp[i, 2], nx, ny, nz, sp[i, 3], sf[i])
 
 
+@njit(**JIT)
+def count_touching(sp, dc, m):
+    """How many of the m points touch (depth ≥ 0; rows of sp, the depth in column dc)."""
+    touching = 0
+    for k in range(m):
+        if sp[k, dc] >= 0.0:
+            touching += 1
+    return touching
+
+
 @njit(**JIT_NO_REFS)
 def keep_bearing(sp, sf, m):
     """When more than 4 candidates hold 3 or more that touch (depth ≥ 0), drop those with a
@@ -96,10 +106,7 @@ def keep_bearing(sp, sf, m):
     floor, which makes no row. Returns the new count."""
     if m <= 4:
         return m
-    touching = 0
-    for k in range(m):
-        if sp[k, 3] >= 0.0:
-            touching += 1
+    touching = count_touching(sp, 3, m)
     if touching < 3 or touching == m:
         return m
     n = 0
@@ -205,3 +212,40 @@ def fold_feature(raw):
     if 0 <= raw < (1 << 25):
         return raw
     return raw % 33554393
+
+
+# ---------------------------------------------------------------------------- shared geometry
+@njit(**JIT)
+def segment_closest(A, E, bb, c, f, tiny):
+    """Ericson's ClosestPtSegmentSegment (Real-Time Collision Detection, 2005, 5.1.9) for
+    P(s) = P0 + s d1, Q(t) = Q0 + t d2, neither a point: (s, t) in [0, 1]² from A = d1·d1,
+    E = d2·d2, bb = d1·d2, c = d1·r, f = d2·r (r = P0 − Q0). s from the two lines (0 when
+    they are parallel: A E − bb² ≤ tiny), t from s, clamped, then s again from t."""
+    den = A * E - bb * bb
+    s = min(max((bb * f - c * E) / den, 0.0), 1.0) if den > tiny else 0.0
+    t = (bb * s + f) / E
+    if t < 0.0:
+        t = 0.0
+        s = min(max(-c / A, 0.0), 1.0)
+    elif t > 1.0:
+        t = 1.0
+        s = min(max((bb - c) / A, 0.0), 1.0)
+    return s, t
+
+
+@njit(**JIT)
+def clip_crossing(poly, src, dst, q, qn, m, t):
+    """Sutherland–Hodgman: the point at t along polygon src's edge q → qn (where it crosses
+    the clipping plane) as vertex m of polygon dst (poly: (2, n, 3), the two polygons)."""
+    for c in range(3):
+        poly[dst, m, c] = poly[src, q, c] + t * (poly[src, qn, c] - poly[src, q, c])
+
+
+@njit(**JIT)
+def clip_keep(poly, tags, src, dst, qn, m):
+    """Sutherland–Hodgman: vertex qn of polygon src, inside the clipping plane, kept as
+    vertex m of polygon dst with its two tags (label, feature id)."""
+    for c in range(3):
+        poly[dst, m, c] = poly[src, qn, c]
+    tags[dst, m, 0] = tags[src, qn, 0]
+    tags[dst, m, 1] = tags[src, qn, 1]

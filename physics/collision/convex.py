@@ -33,7 +33,8 @@ import numpy as np
 from numba import njit
 
 from ..quat import frame_axes
-from .common import JIT, JIT_NO_REFS, PAR, QUAT, add_candidate, emit, flush_manifold, fold_feature, keep_bearing
+from .common import JIT, JIT_NO_REFS, PAR, QUAT, add_candidate, clip_crossing, clip_keep, emit, flush_manifold, \
+    fold_feature, keep_bearing, segment_closest
 from .gjk import epa, epa_witness, gjk, gjk_work, support, witness
 
 SolidWork = namedtuple("SolidWork", "gjk sp sf poly tags boxes rot table kinds ci cf count")
@@ -470,13 +471,7 @@ def _edge_contact(a, b, hulls, wk, ha, hb, nx, ny, nz, margin, ci, cf, count):
     f = vx * rx + vy * ry + vz * rz
     c = ux * rx + uy * ry + uz * rz
     bb = ux * vx + uy * vy + uz * vz
-    den = A * E - bb * bb
-    s = min(max((bb * f - c * E) / den, 0.0), 1.0) if den > 1e-30 else 0.0
-    t = (bb * s + f) / E
-    if t < 0.0:
-        t = 0.0
-    elif t > 1.0:
-        t = 1.0
+    t = segment_closest(A, E, bb, c, f, 1e-30)[1]
     va0, vb0 = hulls.hull[ha, 0], hulls.hull[hb, 0]
     raw = (1 << 50) + (((i0 - va0) * 1024 + (i1 - va0)) * 1024 + (j0 - vb0)) * 1024 + (j1 - vb0)
     emit(ci, cf, count, a, b, b0x + t * vx, b0y + t * vy, b0z + t * vz, lx, ly, lz, -sep, fold_feature(raw))
@@ -522,17 +517,12 @@ def _face_contact(a, b, ref, hr, fr, hi, work, margin, hulls, ci, cf, count):
             dp = sx * poly[src, q, 0] + sy * poly[src, q, 1] + sz * poly[src, q, 2] - so
             dq = sx * poly[src, qn, 0] + sy * poly[src, qn, 1] + sz * poly[src, qn, 2] - so
             if (dp <= 0.0) != (dq <= 0.0) and m < poly.shape[1]:
-                t = dp / (dp - dq)
-                for c in range(3):
-                    poly[dst, m, c] = poly[src, q, c] + t * (poly[src, qn, c] - poly[src, q, c])
+                clip_crossing(poly, src, dst, q, qn, m, dp / (dp - dq))
                 tags[dst, m, 1] = (1 << 20) + 2048 * tags[src, q, 0] + e
                 tags[dst, m, 0] = 1024 + e if dp <= 0.0 else tags[src, q, 0]
                 m += 1
             if dq <= 0.0 and m < poly.shape[1]:
-                for c in range(3):
-                    poly[dst, m, c] = poly[src, qn, c]
-                tags[dst, m, 0] = tags[src, qn, 0]
-                tags[dst, m, 1] = tags[src, qn, 1]
+                clip_keep(poly, tags, src, dst, qn, m)
                 m += 1
         cnt, src = m, dst
         if cnt == 0:

@@ -108,6 +108,26 @@ def _copy_row(src, sid, i, dst, did, j):
     did[j, 1] = sid[i, 1]
 
 
+AT_VERTEX, ON_EDGE = 1, 2       # _vertex_side's regions (0: neither)
+
+
+@njit(**JIT_NO_REFS)
+def _vertex_side(S, x, ux, uy, uz, wx, wy, wz, d1, d2):
+    """_triangle's tests at a vertex X = S[x] = A + u, the same for B (u = AB, w = AC) and
+    for C (u = AC, w = AB; A's dots d1 = −u·A, d2 = −w·A swapped likewise): X's dots
+    e1 = −u·X, e2 = −w·X, Ericson's vc (vb at C) = d1 e2 − e1 d2, and where the closest
+    point is: AT_VERTEX (X), ON_EDGE (on edge AX: A + v u, v returned) or 0 (neither)."""
+    px, py, pz = S[x, 0], S[x, 1], S[x, 2]
+    e1 = -(ux * px + uy * py + uz * pz)
+    e2 = -(wx * px + wy * py + wz * pz)
+    vx = d1 * e2 - e1 * d2
+    if e1 >= 0.0 and e2 <= e1:
+        return e1, e2, vx, AT_VERTEX, 0.0
+    if vx <= 0.0 and d1 >= 0.0 and e1 <= 0.0:
+        return e1, e2, vx, ON_EDGE, d1 / (d1 - e1)
+    return e1, e2, vx, 0, 0.0
+
+
 @njit(**JIT_NO_REFS)
 def _triangle(S, i, j, k):
     """Closest point to the origin of triangle S[i] S[j] S[k] (Ericson's
@@ -119,24 +139,18 @@ def _triangle(S, i, j, k):
     d2 = -(acx * ax + acy * ay + acz * az)
     if d1 <= 0.0 and d2 <= 0.0:
         return ax, ay, az, 1.0, 0.0, 0.0
-    bx, by, bz = S[j, 0], S[j, 1], S[j, 2]
-    d3 = -(abx * bx + aby * by + abz * bz)
-    d4 = -(acx * bx + acy * by + acz * bz)
-    if d3 >= 0.0 and d4 <= d3:
-        return bx, by, bz, 0.0, 1.0, 0.0
-    vc = d1 * d4 - d3 * d2
-    if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
-        v = d1 / (d1 - d3)
+    d3, d4, vc, region, v = _vertex_side(S, j, abx, aby, abz, acx, acy, acz, d1, d2)
+    if region == AT_VERTEX:
+        return S[j, 0], S[j, 1], S[j, 2], 0.0, 1.0, 0.0
+    if region == ON_EDGE:
         return ax + v * abx, ay + v * aby, az + v * abz, 1.0 - v, v, 0.0
-    cx, cy, cz = S[k, 0], S[k, 1], S[k, 2]
-    d5 = -(abx * cx + aby * cy + abz * cz)
-    d6 = -(acx * cx + acy * cy + acz * cz)
-    if d6 >= 0.0 and d5 <= d6:
-        return cx, cy, cz, 0.0, 0.0, 1.0
-    vb = d5 * d2 - d1 * d6
-    if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
-        w = d2 / (d2 - d6)
+    d6, d5, vb, region, w = _vertex_side(S, k, acx, acy, acz, abx, aby, abz, d2, d1)
+    if region == AT_VERTEX:
+        return S[k, 0], S[k, 1], S[k, 2], 0.0, 0.0, 1.0
+    if region == ON_EDGE:
         return ax + w * acx, ay + w * acy, az + w * acz, 1.0 - w, 0.0, w
+    bx, by, bz = S[j, 0], S[j, 1], S[j, 2]
+    cx, cy, cz = S[k, 0], S[k, 1], S[k, 2]
     va = d3 * d6 - d5 * d4
     if va <= 0.0 and d4 - d3 >= 0.0 and d5 - d6 >= 0.0:
         w = (d4 - d3) / ((d4 - d3) + (d5 - d6))
@@ -263,18 +277,26 @@ def witness(wk, n):
 
 
 @njit(**JIT_NO_REFS)
-def _add_face(wk, nf, i, j, k):
-    """Face (i, j, k) of the polytope, counter-clockwise from outside: its plane; returns
-    the new face count, or −1 when the faces are full."""
-    if nf >= wk.ef.shape[0]:
-        return -1
-    V = wk.ev
+def _plane_normal(V, i, j, k):
+    """The unit normal of triangle V[i] V[j] V[k], (V[j] − V[i]) × (V[k] − V[i]) normalized,
+    and that cross product's length ln (0: a degenerate triangle, the normal left 0)."""
     abx, aby, abz = V[j, 0] - V[i, 0], V[j, 1] - V[i, 1], V[j, 2] - V[i, 2]
     acx, acy, acz = V[k, 0] - V[i, 0], V[k, 1] - V[i, 1], V[k, 2] - V[i, 2]
     nx, ny, nz = aby * acz - abz * acy, abz * acx - abx * acz, abx * acy - aby * acx
     ln = math.sqrt(nx * nx + ny * ny + nz * nz)
     if ln > 0.0:
         nx, ny, nz = nx / ln, ny / ln, nz / ln
+    return nx, ny, nz, ln
+
+
+@njit(**JIT_NO_REFS)
+def _add_face(wk, nf, i, j, k):
+    """Face (i, j, k) of the polytope, counter-clockwise from outside: its plane; returns
+    the new face count, or −1 when the faces are full."""
+    if nf >= wk.ef.shape[0]:
+        return -1
+    V = wk.ev
+    nx, ny, nz, ln = _plane_normal(V, i, j, k)
     wk.ef[nf, 0], wk.ef[nf, 1], wk.ef[nf, 2] = i, j, k
     wk.ep[nf, 0], wk.ep[nf, 1], wk.ep[nf, 2] = nx, ny, nz
     wk.ep[nf, 3] = nx * V[i, 0] + ny * V[i, 1] + nz * V[i, 2]
@@ -328,13 +350,9 @@ def _tetrahedron(hulls, ph, phl, qh, qhl, wk, n, tol):
         if n < 3:
             return False
     if n == 3:
-        abx, aby, abz = V[1, 0] - V[0, 0], V[1, 1] - V[0, 1], V[1, 2] - V[0, 2]
-        acx, acy, acz = V[2, 0] - V[0, 0], V[2, 1] - V[0, 1], V[2, 2] - V[0, 2]
-        nx, ny, nz = aby * acz - abz * acy, abz * acx - abx * acz, abx * acy - aby * acx
-        ln = math.sqrt(nx * nx + ny * ny + nz * nz)
+        nx, ny, nz, ln = _plane_normal(V, 0, 1, 2)
         if ln == 0.0:
             return False
-        nx, ny, nz = nx / ln, ny / ln, nz / ln
         for k in range(2):
             s = 1.0 if k == 0 else -1.0
             cso_support(hulls, ph, phl, qh, qhl, rel, s * nx, s * ny, s * nz, V, np.int64(3), vid)

@@ -29,7 +29,7 @@ from ..contact_geometry import box_distance
 from ..quat import frame_axes, qmul, rotate, rotate_inv
 from .box_box import box_box
 from .common import BODY_WIDTH, BOX, CAPSULE, COMPOUND, CONVEX, CYLINDER, JIT, JIT_NO_REFS, PAR, PLANE, QUAT, \
-    SPHERE, add_candidate, deepest, emit, flush_manifold, fold_feature, spread_three
+    SPHERE, add_candidate, count_touching, deepest, emit, flush_manifold, fold_feature, segment_closest, spread_three
 from .convex import capsule_convex, hull_hull, plane_convex, solid_work, sphere_convex
 
 PARALLEL_SIN_CAPSULES = 0.02
@@ -238,15 +238,7 @@ def capsule_capsule(body, a, b, margin, ci, cf, count):
             sv = min(max(-c / A, 0.0), 1.0)
         else:
             bb = d1x * d2x + d1y * d2y + d1z * d2z
-            den = A * Ecoef - bb * bb
-            sv = min(max((bb * f - c * Ecoef) / den, 0.0), 1.0) if den > 1e-18 else 0.0
-            t = (bb * sv + f) / Ecoef
-            if t < 0.0:
-                t = 0.0
-                sv = min(max(-c / A, 0.0), 1.0)
-            elif t > 1.0:
-                t = 1.0
-                sv = min(max((bb - c) / A, 0.0), 1.0)
+            sv, t = segment_closest(A, Ecoef, bb, c, f, 1e-18)
     sphere_pair(ci, cf, count, a, b, p0x + sv * d1x, p0y + sv * d1y, p0z + sv * d1z, ra,
                 q0x + t * d2x, q0y + t * d2y, q0z + t * d2z, rb, margin, 0)
 
@@ -537,10 +529,7 @@ def _reduce4(cf, ci, m):
     touch (as common.keep_bearing); returns how many are kept."""
     if m <= 4:
         return m
-    touching = 0
-    for k in range(m):
-        if cf[k, 6] >= 0.0:
-            touching += 1
+    touching = count_touching(cf, 6, m)
     if 3 <= touching < m:
         n = 0
         for k in range(m):

@@ -185,6 +185,19 @@ class _Reader:
     def number(self, el, attr, where, default=None, check=None, what=None):
         return float(self.numbers(el, attr, 1, where, None if default is None else [default], check, what)[0])
 
+    def named(self, root, tag):
+        """(name, element) of each <tag> child of root, in order, with the name it must have
+        and no other of them has."""
+        seen = set()
+        for el in root.findall(tag):
+            name = el.get("name")
+            if not name:
+                raise self.error(f"<{tag} name>", f"a {tag} name; the attribute is missing")
+            if name in seen:
+                raise self.error(f'{tag} "{name}"', f"a unique {tag} name", name)
+            seen.add(name)
+            yield name, el
+
     def origin(self, parent, where):
         el = parent.find("origin")
         if el is None:
@@ -436,22 +449,12 @@ def _parse(path, text, urdf_dir, search_path):
                                                        check=lambda v: np.all((v >= 0) & (v <= 1)),
                                                        what="4 numbers between 0 and 1")[:3])
     links = {}
-    for el in root.findall("link"):
-        name = el.get("name")
-        if not name:
-            raise r.error("<link name>", "a link name; the attribute is missing")
-        if name in links:
-            raise r.error(f'link "{name}"', "a unique link name", name)
+    for name, el in r.named(root, "link"):
         links[name] = _link(r, el, urdf_dir, search_path, materials, unknown)
     if not links:
         raise r.error("<link>", "at least one link; there is none")
     joints, parent_of = {}, {}
-    for el in root.findall("joint"):
-        name = el.get("name")
-        if not name:
-            raise r.error("<joint name>", "a joint name; the attribute is missing")
-        if name in joints:
-            raise r.error(f'joint "{name}"', "a unique joint name", name)
+    for name, el in r.named(root, "joint"):
         j = _joint(r, el, links, unknown)
         if j.child in parent_of:
             raise r.error(f'joint "{name}" <child link>', f'a link with one parent joint ("{j.child}" is already '

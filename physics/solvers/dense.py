@@ -44,7 +44,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..clock import ticks
+from ..clock import past_cap, ticks
 
 LEMKE_OK, LEMKE_RAY, LEMKE_BUDGET, LEMKE_NONFINITE, LEMKE_LOST = range(5)
 LemkeWork = namedtuple("LemkeWork", "M q T basis z var_row var_sign var_off first slack scale")
@@ -369,7 +369,7 @@ def pgs(ptr, idx, val, diag, b, lo, hi, mu, g0, g1, n, x, max_sweeps, tol, cap_t
     sweeps = 0
     change = 0.0
     capped = False
-    while sweeps < max_sweeps:
+    while sweeps < max_sweeps and not capped:
         change = 0.0
         for i in range(n):
             d = diag[i]
@@ -385,9 +385,7 @@ def pgs(ptr, idx, val, diag, b, lo, hi, mu, g0, g1, n, x, max_sweeps, tol, cap_t
         sweeps += 1
         if change < tol:
             break
-        if cap_ticks > 0.0 and ticks() - t0 > cap_ticks:
-            capped = True
-            break
+        capped = past_cap(t0, cap_ticks)
     return sweeps, change, capped
 
 
@@ -405,6 +403,17 @@ def blcp_residual_csr(ptr, idx, val, diag, b, lo, hi, mu, g0, g1, n, x):
 
 
 # ---------------------------------------------------------------------------- dependent rows
+@njit(cache=True)
+def symmetrize(A, n):
+    """A[:n, :n] ← (A + Aᵀ)/2: a matrix formed column by column (round-off apart in its two
+    triangles) made exactly symmetric."""
+    for i in range(n):
+        for j in range(i):
+            s = 0.5 * (A[i, j] + A[j, i])
+            A[i, j] = s
+            A[j, i] = s
+
+
 @njit(cache=True)
 def pivoted_cholesky(G, n, perm, rel_tol):
     """In place: the Cholesky factor of P G Pᵀ with the largest remaining pivot first,

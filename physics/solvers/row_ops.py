@@ -20,6 +20,17 @@ def scatter_row(M, r, a, b, s, lin, ang):
 
 
 @njit(cache=True)
+def pair_run_end(pairs, i, n):
+    """The end of the run of entries i, i + 1, … (of the first n) with entry i's two bodies
+    (pairs[:, 0:2]; sorted by them: a contact's points, the rows of a body pair)."""
+    a, b = pairs[i, 0], pairs[i, 1]
+    end = i + 1
+    while end < n and pairs[end, 0] == a and pairs[end, 1] == b:
+        end += 1
+    return end
+
+
+@njit(cache=True)
 def jv12(row_J, r, v):
     """J·V of row r with the two bodies' velocities held in a local 12-tuple."""
     return (row_J[r, 0] * v[0] + row_J[r, 1] * v[1] + row_J[r, 2] * v[2] + row_J[r, 3] * v[3]

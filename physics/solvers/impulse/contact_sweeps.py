@@ -6,7 +6,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ...joint_rows import FREE_CONTACT, free_rows
+from ...joint_rows import FREE_CONTACT, block_rows, free_rows
 from ...quat import rotate_inv
 from ..row_ops import add12, jv12, load12, store12
 from .rows import coupling, normal_sum
@@ -34,9 +34,7 @@ def prepare_contact_blocks(rows, work, block):
     row_J, row_minv_jt, row_mass = rows.J, work.minv_jt, work.mass
     nb = block_start.shape[0]
     for k in range(nb):
-        start = block_start[k]
-        end = start + block_count[k]
-        f0, nf = free_rows(row_kind, start, end)
+        start, end, f0, nf = block_rows(block_start, block_count, row_kind, k)
         npt = f0 - start
         if npt > MAX_PATCH or nf > 3:
             return 0

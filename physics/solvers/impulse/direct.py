@@ -44,7 +44,7 @@ instead of amplifying.
 """
 from numba import njit
 
-from ...clock import ticks
+from ...clock import past_cap, ticks
 from ...joint_rows import ROW_LIMIT
 from ...joint_types import PRISMATIC
 from ..row_ops import copy2d, fill2d, point_arm, world_inverse_inertia
@@ -315,7 +315,7 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
             done = True
         elif residual < eps or it >= max_it:
             done = True
-        elif cap > 0.0 and ticks() - t_start > cap:
+        elif past_cap(t_start, cap):
             capped = True
             done = True
         if done:

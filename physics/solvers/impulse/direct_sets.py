@@ -13,6 +13,14 @@ from ..tree import select_rows
 
 # ---------------------------------------------------------------------------- the rows it takes
 @njit(cache=True)
+def tree_free_rows(joint_type, joint_row_start, joint_m, k):
+    """(first, count) of tree joint k's free rows: after its joint_m[k] equality rows in the
+    tree (Tree.joint_m) and its limit rows."""
+    jt = joint_type[k]
+    return joint_row_start[k] + joint_m[k] + N_LIMIT[jt], N_FREE[jt]
+
+
+@njit(cache=True)
 def choose_direct_rows(tree, joint_type, joint_row_start, rows, bodies, row_direct):
     """The rows of the direct solve (tree.select_rows: equality rows, active limits, joints
     held by static friction), then the position servos solved with their joints: a servo
@@ -37,9 +45,8 @@ def choose_direct_rows(tree, joint_type, joint_row_start, rows, bodies, row_dire
     select_rows(tree, joint_type, joint_row_start, row_active, True, row_direct)
     for t in range(order.shape[0]):
         k = order[t]
-        jt = joint_type[k]
-        f0 = joint_row_start[k] + joint_m[k] + N_LIMIT[jt]
-        if N_FREE[jt] == 0 or joint_mdir[k] >= 6 or row_active[f0] != FREE_MOTOR or row_direct[f0] != 0:
+        f0, nf = tree_free_rows(joint_type, joint_row_start, joint_m, k)
+        if nf == 0 or joint_mdir[k] >= 6 or row_active[f0] != FREE_MOTOR or row_direct[f0] != 0:
             continue
         if row_impulse_scale[f0] <= 0.0 or row_mass_scale[f0] <= 0.0 or not row_lo[f0] < row_hi[f0]:
             continue
@@ -123,9 +130,7 @@ def lock_sticking_friction(tree, joint_type, joint_row_start, row_active, row_hi
     locked = False
     for t in range(order.shape[0]):
         k = order[t]
-        jt = joint_type[k]
-        nf = N_FREE[jt]
-        f0 = joint_row_start[k] + joint_m[k] + N_LIMIT[jt]
+        f0, nf = tree_free_rows(joint_type, joint_row_start, joint_m, k)
         if nf == 0 or row_active[f0] != FREE_FRICTION or row_direct[f0] != 0:
             continue
         if impulse_norm(row_lambda, f0, f0 + nf) < row_hi[f0] * (1.0 - 1e-9):
@@ -145,9 +150,7 @@ def release_slipping_friction(tree, joint_type, joint_row_start, row_hi, row_dir
     changed = False
     for t in range(order.shape[0]):
         k = order[t]
-        jt = joint_type[k]
-        nf = N_FREE[jt]
-        f0 = joint_row_start[k] + joint_m[k] + N_LIMIT[jt]
+        f0, nf = tree_free_rows(joint_type, joint_row_start, joint_m, k)
         if nf == 0 or row_direct[f0] != 1 or tree.joint_motor[k] >= 0:
             continue
         n = impulse_norm(row_lambda, f0, f0 + nf)

@@ -3,7 +3,7 @@ contacts', until every |Δp| < ε (eq. 17), the iteration limit or the wall-cloc
 then the split-impulse pass on the pseudo-velocities."""
 from numba import njit
 
-from ...clock import ticks
+from ...clock import past_cap, ticks
 from .contact_sweeps import contact_sweep
 from .settings import (BAUMGARTE, S_CAPPED, S_ITERATIONS, S_RESIDUAL, S_SOLVE_TICKS,
                        S_TOTAL_ITERATIONS)
@@ -37,16 +37,14 @@ def solve_velocities(params, h, rows, work, bodies, stats, row_direct, crows, cw
     it = 0
     residual = 0.0
     capped = False
-    while it < max_it:
+    while it < max_it and not capped:
         residual = sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct)
         residual = max(residual, contact_sweep(baumgarte, erp_rate, eps, crows, cwork, bodies, cdirect, cblock,
                                                               swept))
         it += 1
         if residual < eps:
             break
-        if cap > 0.0 and ticks() - t_start > cap:
-            capped = True
-            break
+        capped = past_cap(t_start, cap)
     record_solve(stats, it, residual, ticks() - t_start, capped)
 
 

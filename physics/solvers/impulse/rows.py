@@ -6,7 +6,7 @@ import math
 
 from numba import njit
 
-from ...joint_rows import FREE_CONTACT, FREE_OFF, ROW_EQ, ROW_LIMIT, free_rows
+from ...joint_rows import FREE_CONTACT, FREE_OFF, ROW_EQ, ROW_LIMIT, block_rows
 from ..row_ops import scatter_row
 
 
@@ -88,11 +88,9 @@ def warm_start(warm, rows, work, vel, omega, row_direct, apply):
     row_hi = rows.hi
     row_minv_jt, row_mass = work.minv_jt, work.mass
     for k in range(block_start.shape[0]):
-        start = block_start[k]
-        end = start + block_count[k]
+        start, end, f0, nf = block_rows(block_start, block_count, row_kind, k)
         a = row_body[start, 0]
         b = row_body[start, 1]
-        f0, nf = free_rows(row_kind, start, end)
         if not warm:
             for r in range(start, end):
                 if row_direct[r] != 1:

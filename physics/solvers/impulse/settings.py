@@ -3,7 +3,7 @@ against, the named tuple its kernels read them from (Params) and the stats vecto
 write (S_*)."""
 from collections import namedtuple
 
-from ...settings import Setting
+from ...settings import Setting, erp_setting, time_cap_setting
 from ..projection import PROJECTION_ITERATIONS
 
 SPLIT, BAUMGARTE, NO_STABILIZATION, SHAKE = 0, 1, 2, 3    # as the kernels see them (Params.stabilization)
@@ -28,18 +28,14 @@ SETTINGS = (
     Setting("epsilon", "float", 1e-8, 0.0, 1e3, unit="N·s", label="ε",
             help="Impulse solver: stop iterating when every impulse change |Δp| is below ε (N·s): a joint row's, "
                  "and every body's momentum change over the contacts' sweep (a 1 kg body's speed to 1e-8 m/s)."),
-    Setting("time_cap_ms", "float", 0.0, 0.0, 1000.0, unit="ms", label="time cap",
-            help="Impulse solver: wall-clock budget of one solve (ms); 0 = no cap. The solve stops there "
-                 "with what it has."),
+    time_cap_setting("time_cap_ms", "Impulse solver"),
     Setting("warm_start", "bool", True, label="warm start", help="Start each solve from the last step's impulses."),
     Setting("stabilization", "choice", "split", choices=tuple(STABILIZATIONS), label="drift",
             help="How joint drift is removed: split impulses (a separate position pass), Baumgarte (a velocity "
                  "bias), none, or shake: split impulses, then after each substep the joints are moved back onto "
                  "their constraints by an impulse that also acts on the velocities (SHAKE/RATTLE), so a spinning "
                  "joint keeps its energy."),
-    Setting("erp", "float", 0.2, 0.0, 1.0, label="ERP",
-            help="Error reduction per step (0-1): the share of joint drift corrected each step by split impulses "
-                 "or Baumgarte."),
+    erp_setting("erp"),
     Setting("substeps", "int", 1, 1, 1000, label="substeps",
             help="Impulse solver: substeps per Δt (each of Δt/substeps); more substeps make joints stiffer."),
     Setting("position_iterations", "int", 4, 0, 100000, label="position iterations",

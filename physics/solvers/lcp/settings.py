@@ -2,7 +2,7 @@
 the named tuple its kernel reads them from (Params) and the constants of its methods."""
 from collections import namedtuple
 
-from ...settings import Setting
+from ...settings import Setting, erp_setting, time_cap_setting
 from ..projection import PROJECTION_ITERATIONS
 
 # a limit binds speculatively when its joint could reach it within this many steps at its rate
@@ -31,14 +31,12 @@ SETTINGS = (
     Setting("pgs_tolerance", "float", 1e-9, 0.0, 1e3, unit="N·s", label="PGS tol.",
             help="Projected Gauss-Seidel stops when every impulse change is below this (N·s) - or, on contacts "
                  "between bodies in no joint tree, when no body's momentum changes by more over a sweep."),
-    Setting("lcp_time_cap_ms", "float", 0.0, 0.0, 1000.0, unit="ms", label="time cap",
-            help="Wall-clock budget of one LCP solve (ms); 0 = none. Lemke runs only when its predicted time fits; "
-                 "PGS stops there with what it has."),
+    time_cap_setting("lcp_time_cap_ms", "LCP solver",
+                     "Lemke runs only when its predicted time fits; PGS stops there with what it has."),
     Setting("lcp_stabilization", "choice", "split", choices=tuple(STABILIZATIONS), label="drift",
             help="Joint and contact drift: split (a position-level solve on pseudo-velocities), Baumgarte (a "
                  "velocity bias) or none."),
-    Setting("lcp_erp", "float", 0.2, 0.0, 1.0, label="ERP",
-            help="Share of the drift corrected per step by the split pass or Baumgarte (0-1)."),
+    erp_setting("lcp_erp"),
     Setting("geometric_stiffness", "bool", False, label="geometric stiffness",
             help="Add h²K of the joint forces to the tree bodies' inertia (as the impulse solver's direct path), "
                  "which steadies long hanging chains at large steps but slows fast mechanisms."),

@@ -4,7 +4,7 @@ and the matrix A = J_U M̂ J_Uᵀ (dense, or CSR rows of its nonzeros, or — it
 of no tree — in velocity form: velocity_pgs.py)."""
 from numba import njit
 
-from ..dense import pivoted_cholesky, pivoted_solve
+from ..dense import pivoted_cholesky, pivoted_solve, symmetrize
 from ..tree import articulated_solve, zero_tree
 from .settings import LOOP_RANK_TOL, PGS
 from .velocity_pgs import off_tree, prepare_rows
@@ -42,6 +42,16 @@ def inverse_mass_times(i, px, py, pz, tx, ty, tz, body_inv_mass, inv_I):
             inv_I[i, 0] * tx + inv_I[i, 1] * ty + inv_I[i, 2] * tz,
             inv_I[i, 3] * tx + inv_I[i, 4] * ty + inv_I[i, 5] * tz,
             inv_I[i, 6] * tx + inv_I[i, 7] * ty + inv_I[i, 8] * tz)
+
+
+@njit(cache=True)
+def coupled_span(c, body_inv_mass, body_ptr):
+    """The span of body_idx that holds the U rows on body c (body_ptr: build_system), empty
+    for a static body: A's nonzeros in a column of no tree body are the rows on its two
+    bodies that have mass."""
+    if body_inv_mass[c] == 0.0:
+        return 0, 0
+    return body_ptr[c], body_ptr[c + 1]
 
 
 @njit(cache=True)
@@ -106,11 +116,7 @@ def build_loops(nl, tree, joint_body, body_inv_mass, inv_I, lw):
         for k in range(nl):
             G[k, col] = column_dot(l_J, k, l_body[k, 0], l_body[k, 1], yv, yw, in_tree, live)
         clear_column(a, b, in_tree, yv, yw)
-    for i in range(nl):
-        for j in range(i):
-            s = 0.5 * (G[i, j] + G[j, i])
-            G[i, j] = s
-            G[j, i] = s
+    symmetrize(G, nl)
     return pivoted_cholesky(G, nl, l_perm, LOOP_RANK_TOL)
 
 
@@ -165,20 +171,15 @@ def build_system(nu, nl, rank, sparse, tree, joint_body, body_inv_mass, inv_I, l
                 A[i, u] = column_dot(u_J, i, u_body[i, 0], u_body[i, 1], yv, yw, in_tree, live)
         else:
             for side in range(2):
-                c = a if side == 0 else b
-                if body_inv_mass[c] == 0.0:
-                    continue
-                for k in range(body_ptr[c], body_ptr[c + 1]):
+                lo, hi = coupled_span(a if side == 0 else b, body_inv_mass, body_ptr)
+                for k in range(lo, hi):
                     i = body_idx[k]
                     A[i, u] = column_dot(u_J, i, u_body[i, 0], u_body[i, 1], yv, yw, in_tree, live)
         for l in range(nl):
             B[u, l] = column_dot(l_J, l, l_body[l, 0], l_body[l, 1], yv, yw, in_tree, live)
         clear_column(a, b, in_tree, yv, yw)
+    symmetrize(A, nu)
     for i in range(nu):
-        for j in range(i):
-            s = 0.5 * (A[i, j] + A[j, i])
-            A[i, j] = s
-            A[j, i] = s
         A[i, i] += u_eps[i]
     if nl == 0 or rank == 0:
         for u in range(nu):
@@ -229,10 +230,8 @@ def sparse_system(nu, tree, joint_body, body_inv_mass, inv_I, lw):
                         k += 1
         else:
             for side in range(2):
-                c = a if side == 0 else b
-                if body_inv_mass[c] == 0.0:
-                    continue
-                for q in range(body_ptr[c], body_ptr[c + 1]):
+                lo, hi = coupled_span(a if side == 0 else b, body_inv_mass, body_ptr)
+                for q in range(lo, hi):
                     i = body_idx[q]
                     if mark[i] == u:
                         continue

@@ -20,10 +20,10 @@ import math
 
 from numba import njit
 
-from ...clock import ticks
+from ...clock import past_cap, ticks
 from ...joint_rows import row_velocity
 from ..dense import DIAG_FLOOR, _bounds, _row_residual
-from ..row_ops import add12, fill2d, jv12, load12, scatter_row, store12
+from ..row_ops import add12, fill2d, jv12, load12, pair_run_end, scatter_row, store12
 
 
 @njit(cache=True)
@@ -83,15 +83,13 @@ def velocity_pgs(nu, b, lo, hi, mu, g0, g1, x, max_sweeps, tol, cap_ticks, lw):
     sweeps = 0
     change = 0.0
     capped = False
-    while sweeps < max_sweeps:
+    while sweeps < max_sweeps and not capped:
         fill2d(moved, 0.0)
         change = 0.0
         u = 0
         while u < nu:
             a, c = u_body[u, 0], u_body[u, 1]
-            e = u + 1
-            while e < nu and u_body[e, 0] == a and u_body[e, 1] == c:
-                e += 1
+            e = pair_run_end(u_body, u, nu)
             v = load12(a, c, dvv, dvw)
             for i in range(u, e):
                 d = diag[i]
@@ -113,9 +111,7 @@ def velocity_pgs(nu, b, lo, hi, mu, g0, g1, x, max_sweeps, tol, cap_ticks, lw):
         sweeps += 1
         if change < tol or momentum_change(moved, moving) < tol:
             break
-        if cap_ticks > 0.0 and ticks() - t0 > cap_ticks:
-            capped = True
-            break
+        capped = past_cap(t0, cap_ticks)
     return sweeps, change, capped
 
 

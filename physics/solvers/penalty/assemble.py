@@ -93,19 +93,39 @@ def add_row(row_J, r, na, nb, slot, b_late, w, g, diag, offd, rhs):
 
 
 @njit(cache=True, error_model="numpy")
+def add_skew(block, n, o, rs, cs, w, x, y, z):
+    """w [x]ₓ (the cross-product matrix [[0, −z, y], [z, 0, −x], [−y, x, 0]]) into block n of
+    row-major 6×6 blocks, its entry (i, j) at o + rs·i + cs·j: (rs, cs) = (6, 1) as it is,
+    (1, 6) transposed. No fastmath flag of its own, as add_angular_lower."""
+    block[n, o + cs] -= w * z
+    block[n, o + 2 * cs] += w * y
+    block[n, o + rs] += w * z
+    block[n, o + rs + 2 * cs] -= w * x
+    block[n, o + 2 * rs] -= w * y
+    block[n, o + 2 * rs + cs] += w * x
+
+
+@njit(cache=True, error_model="numpy")
+def add_angular_lower(block, n, wx, wy, wz, ex, ey, ez):
+    """The lower triangle of (wx, wy, wz) (ex, ey, ez)ᵀ into block n's angular part (rows and
+    columns 3-5 of a row-major 6×6). No fastmath flag of its own: it rounds as the
+    add_angular_* helpers it serves, which take their kernel's."""
+    block[n, 21] += wx * ex
+    block[n, 27] += wy * ex
+    block[n, 28] += wy * ey
+    block[n, 33] += wz * ex
+    block[n, 34] += wz * ey
+    block[n, 35] += wz * ez
+
+
+@njit(cache=True, error_model="numpy")
 def add_angular_side(n, w, g, x, y, z, diag, rhs):
     """One body's share of a rotational row whose angular part on it is (x, y, z): w j jᵀ into
     the lower triangle of its angular block, g j into its right side."""
     rhs[n, 3] += g * x
     rhs[n, 4] += g * y
     rhs[n, 5] += g * z
-    wx, wy, wz = w * x, w * y, w * z
-    diag[n, 21] += wx * x
-    diag[n, 27] += wy * x
-    diag[n, 28] += wy * y
-    diag[n, 33] += wz * x
-    diag[n, 34] += wz * y
-    diag[n, 35] += wz * z
+    add_angular_lower(diag, n, w * x, w * y, w * z, x, y, z)
 
 
 @njit(cache=True, error_model="numpy")
@@ -123,15 +143,10 @@ def add_angular_row(row_J, r, na, nb, slot, b_late, w, g, diag, offd, rhs):
         lx, ly, lz = (bx, by, bz) if b_late else (ax, ay, az)     # the later node's rows
         ex, ey, ez = (ax, ay, az) if b_late else (bx, by, bz)     # the earlier node's columns
         wx, wy, wz = w * lx, w * ly, w * lz
-        offd[slot, 21] += wx * ex
-        offd[slot, 22] += wx * ey
+        add_angular_lower(offd, slot, wx, wy, wz, ex, ey, ez)
+        offd[slot, 22] += wx * ey                                   # and the upper triangle
         offd[slot, 23] += wx * ez
-        offd[slot, 27] += wy * ex
-        offd[slot, 28] += wy * ey
         offd[slot, 29] += wy * ez
-        offd[slot, 33] += wz * ex
-        offd[slot, 34] += wz * ey
-        offd[slot, 35] += wz * ez
 
 
 @njit(cache=True, error_model="numpy")
@@ -147,13 +162,7 @@ def add_joint_side(n, sgn, w, ra, g, S, diag, rhs):
     diag[n, 0] += w
     diag[n, 7] += w
     diag[n, 14] += w
-    # [r]ₓ = [[0, −rz, ry], [rz, 0, −rx], [−ry, rx, 0]] in rows 3-5, columns 0-2
-    diag[n, 19] -= w * rz
-    diag[n, 20] += w * ry
-    diag[n, 24] += w * rz
-    diag[n, 26] -= w * rx
-    diag[n, 30] -= w * ry
-    diag[n, 31] += w * rx
+    add_skew(diag, n, 18, 6, 1, w, rx, ry, rz)                  # w [r]ₓ in rows 3-5, columns 0-2
     rr = rx * rx + ry * ry + rz * rz
     diag[n, 21] += w * (rr - rx * rx) + s00
     diag[n, 27] += s01 - w * ry * rx
@@ -180,20 +189,8 @@ def add_joint_coupling(slot, w, rl, re, S, offd):
     offd[slot, 0] -= w
     offd[slot, 7] -= w
     offd[slot, 14] -= w
-    # rows 0-2, columns 3-5: [r_e]ₓᵀ = [[0, ez, −ey], [−ez, 0, ex], [ey, −ex, 0]]
-    offd[slot, 4] -= w * ez
-    offd[slot, 5] += w * ey
-    offd[slot, 9] += w * ez
-    offd[slot, 11] -= w * ex
-    offd[slot, 15] -= w * ey
-    offd[slot, 16] += w * ex
-    # rows 3-5, columns 0-2: [r_l]ₓ
-    offd[slot, 19] += w * lz
-    offd[slot, 20] -= w * ly
-    offd[slot, 24] -= w * lz
-    offd[slot, 26] += w * lx
-    offd[slot, 30] += w * ly
-    offd[slot, 31] -= w * lx
+    add_skew(offd, slot, 3, 1, 6, -w, ex, ey, ez)               # −w [r_e]ₓᵀ in rows 0-2, columns 3-5
+    add_skew(offd, slot, 18, 6, 1, -w, lx, ly, lz)              # −w [r_l]ₓ in rows 3-5, columns 0-2
     d = lx * ex + ly * ey + lz * ez
     offd[slot, 21] -= w * (d - ex * lx) + s00
     offd[slot, 22] += w * ex * ly - s01

@@ -106,6 +106,21 @@ def _gram(row_J, rows, k, first, n, col):
 
 
 @njit(cache=True, fastmath=_FAST)
+def _shift_column(body_D, p, o, x0, x1, x2, y0, y1, y2, z0, z1, z2, s, u):
+    """_hinge_factor's column j of T (the bottom left block's transpose of Xᵀ A X):
+    T e_j = A11 e + A12 e_j with e = e_j × d = −s e_α + u e_γ, i.e. −s x + u y + z for x, y
+    A11's columns α, γ and z A12's column j; added to D_p's lower triangle at o…o+2 (row
+    3 + j, columns 0-2) and returned."""
+    t0 = -x0 * s + y0 * u + z0
+    t1 = -x1 * s + y1 * u + z1
+    t2 = -x2 * s + y2 * u + z2
+    body_D[p, o] += t0
+    body_D[p, o + 1] += t1
+    body_D[p, o + 2] += t2
+    return t0, t1, t2
+
+
+@njit(cache=True, fastmath=_FAST)
 def _hinge_factor(k, c, p, body_D, joint_N, joint_U, joint_P, joint_d, soft):
     """Pass 2 of articulated_factor at a joint whose child keeps n = 1 free direction (a
     hinge, a slider): U = D_c N, P⁻¹ = 1/(Nᵀ U + soft), A = D_c − U Uᵀ/P (a rank-1
@@ -155,34 +170,19 @@ def _hinge_factor(k, c, p, body_D, joint_N, joint_U, joint_P, joint_d, soft):
     body_D[p, 12] += a20
     body_D[p, 13] += a21
     body_D[p, 14] += a22
-    # column 0
-    t0 = -a10 * dz + a20 * dy + a30
-    t1 = -a11 * dz + a21 * dy + a31
-    t2 = -a21 * dz + a22 * dy + a32
-    body_D[p, 18] += t0
-    body_D[p, 19] += t1
-    body_D[p, 20] += t2
+    # column 0: e = (0, −dz, dy)
+    t0, t1, t2 = _shift_column(body_D, p, 18, a10, a11, a21, a20, a21, a22, a30, a31, a32, dz, dy)
     bx, by, bz = cross(dx, dy, dz, t0, t1, t2)
     body_D[p, 21] += bx + -a31 * dz + a32 * dy + a33
     body_D[p, 27] += by + -a41 * dz + a42 * dy + a43
     body_D[p, 33] += bz + -a51 * dz + a52 * dy + a53
-    # column 1
-    t0 = a00 * dz - a20 * dx + a40
-    t1 = a10 * dz - a21 * dx + a41
-    t2 = a20 * dz - a22 * dx + a42
-    body_D[p, 24] += t0
-    body_D[p, 25] += t1
-    body_D[p, 26] += t2
+    # column 1: e = (dz, 0, −dx)
+    t0, t1, t2 = _shift_column(body_D, p, 24, a20, a21, a22, a00, a10, a20, a40, a41, a42, dx, dz)
     bx, by, bz = cross(dx, dy, dz, t0, t1, t2)
     body_D[p, 28] += by + a40 * dz - a42 * dx + a44
     body_D[p, 34] += bz + a50 * dz - a52 * dx + a54
-    # column 2
-    t0 = -a00 * dy + a10 * dx + a50
-    t1 = -a10 * dy + a11 * dx + a51
-    t2 = -a20 * dy + a21 * dx + a52
-    body_D[p, 30] += t0
-    body_D[p, 31] += t1
-    body_D[p, 32] += t2
+    # column 2: e = (−dy, dx, 0)
+    t0, t1, t2 = _shift_column(body_D, p, 30, a00, a10, a20, a10, a11, a21, a50, a51, a52, dy, dx)
     bx, by, bz = cross(dx, dy, dz, t0, t1, t2)
     body_D[p, 35] += bz + -a50 * dy + a51 * dx + a55
 
