@@ -79,8 +79,10 @@ class ImpulseSolver(SolverBase):
     def features(self, world, params):
         """The paths this world's step can take (step.Features): the kernel is compiled for
         them alone (step.kernel_for)."""
-        return Features(bool(params.direct), world.collides(), params.projection > 0,
-                        params.stabilization == SHAKE, bool(params.keep_energy and not params.may_iterate))
+        contacts = world.collides()
+        return Features(bool(params.direct), contacts, params.projection > 0,
+                        params.stabilization == SHAKE, bool(params.keep_energy and not params.may_iterate),
+                        contacts and world.has_hulls())
 
     def begin(self, world, coupled):
         call = super().begin(world, coupled)

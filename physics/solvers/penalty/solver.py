@@ -7,7 +7,7 @@ from .. import projection
 from ..base import SolverBase
 from ..stats import SolverStats
 from .assemble import build_plan
-from .run import penalty_run
+from .run import kernel_for
 from .settings import SETTINGS, make_params
 
 
@@ -45,13 +45,14 @@ class PenaltySolver(SolverBase):
         call = super().begin(world, coupled)
         call["plan"] = self.plan(world)
         call["violation"] = np.zeros(4)
+        call["kernel"] = kernel_for(world.has_hulls())     # compiled with the hulls' narrow phase or without
         call["t0"] = time.perf_counter()
         return call
 
     def run(self, world, call, n, t0):
         env, bodies, loads, joints, drives, rows, work = call["bundles"]
-        return penalty_run(n, world.dt, t0, call["params"], env, bodies, loads, joints, drives, rows, work, call["plan"],
-                           world.contact_data(), projection.projection_for(world), call["violation"])
+        return call["kernel"](n, world.dt, t0, call["params"], env, bodies, loads, joints, drives, rows, work,
+                              call["plan"], world.contact_data(), projection.projection_for(world), call["violation"])
 
     def finish(self, world, call, done):
         ms = (time.perf_counter() - call["t0"]) * 1e3 / max(call["n"], 1)
