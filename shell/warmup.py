@@ -59,9 +59,10 @@ NOTICE = ("Compiling physics kernels (first run only; a few minutes on 2 cores, 
           "later runs start in seconds)…")
 SHOW_AFTER = 0.5          # s: a warm-up quicker than this shows no message
 # CPU s (shell/compile_times.py --part FAMILY, per kernel) of the kernels that are no
-# family's: the ones every world uses (collision, contacts, joint rows), and the ropes'
-COMMON_WEIGHT = 70.0
-ROPES_WEIGHT = 48.0
+# family's: the ones every world uses (collision without the hulls' narrow phase, contacts,
+# joint rows), and the ropes'
+COMMON_WEIGHT = 43.0
+ROPES_WEIGHT = 44.0
 SMALL = 0.3               # a step that compiles nothing new (loads from the cache)
 KERNELS = Path("shared kernels")   # the step running a family's warm_up_kernels (not a scene)
 PROCESSES = 2 if (os.cpu_count() or 1) > 1 else 1

@@ -35,8 +35,9 @@ class ImpulseSolver(SolverBase):
              ("stabilization", "position_iterations"), ("method", "keep_energy"))
     WHEN = {"position_iterations": ("stabilization", ("split",))}
     SIMULATION = ("substeps",)
-    COMPILE_WEIGHT = 211.0
+    COMPILE_WEIGHT = 96.0
     WARM_UP_WEIGHT = 18.6
+    VARIANT_WEIGHT = 20.0
     warm_up_kernels = staticmethod(compile_tree_kernels)       # its direct path's, shared with lcp
 
     def __init__(self):

@@ -56,6 +56,7 @@ class LcpSolver(SolverBase):
     WHEN = {"projection_iterations": ("projection", (True,))}
     COMPILE_WEIGHT = 211.2
     WARM_UP_WEIGHT = 18.6
+    VARIANT_WEIGHT = 5.0
     warm_up_kernels = staticmethod(compile_tree_kernels)       # the tree kernels it shares with impulse
 
     def __init__(self):

@@ -27,6 +27,7 @@ class PenaltySolver(SolverBase):
             "stiff_kappa": ("penalty_preset", ("stiff",)), "stiff_zeta": ("penalty_preset", ("stiff",)),
             "projection_iterations": ("post_projection", (True,))}
     COMPILE_WEIGHT = 175.0
+    VARIANT_WEIGHT = 5.0
 
     def shorthand(self, text):
         """A preset's name (benchmarks: penalty:critical)."""
