@@ -49,8 +49,8 @@ from numba import njit
 from .collision import KIND_CODES, joined_keys
 from .collision.broad import joined_starts, lower_bound, sweep_pairs
 from .collision.hulls import HullTable, has_solids
-from .collision.narrow import narrow_phase
-from .collision.common import BODY_WIDTH, FEATURE_BITS
+from .collision.narrow import narrow_phase, narrow_phase_primitive
+from .collision.common import BODY_WIDTH, COMPOUND, CONVEX, FEATURE_BITS
 from .joint_rows import FREE_CONTACT, FREE_OFF, ROW_FREE, ROW_LIMIT, row_velocity
 from .model import Rows, Scratch
 from .quat import world_inv_inertia_times
@@ -153,12 +153,28 @@ def narrow_contacts(data, n_pairs):
 
 
 @njit(cache=True)
+def narrow_contacts_primitive(data, n_pairs):
+    """narrow_contacts for colliding bodies of which none is a hull (Contacts.hulls false):
+    collision/narrow.narrow_phase_primitive, the same contacts without compiling the
+    hulls' narrow phase. A solver kernel compiled for the HULLS feature calls
+    narrow_contacts, one compiled without it this."""
+    cs, buf = data.shapes, data.buffers
+    narrow_phase_primitive(cs.kind, buf.table, buf.pairs, n_pairs, cs.settings[S_MARGIN], buf.ci, buf.cf, buf.count)
+    if buf.count[1] > 0:
+        buf.n[N_OVERFLOW] = 1
+    m = min(buf.count[0], buf.ci.shape[0])
+    buf.n[N_NOW] = m
+    return m
+
+
+@njit(cache=True)
 def find_contacts(data, bodies):
     """Collision detection at the bodies' current poses (physics/collision), gaps up to the
     margin included; returns the number of contacts in data.buffers (ci, cf). Flags an
     overflow (the buffers are grown after the kernel; contacts that did not fit are
     dropped for this substep). A solver's kernel calls its halves itself
-    (broad_contacts, then narrow_contacts when some pair is near)."""
+    (broad_contacts, then narrow_contacts or narrow_contacts_primitive when some pair is
+    near)."""
     n_pairs = broad_contacts(data, bodies)
     return narrow_contacts(data, n_pairs) if n_pairs > 0 else 0
 
@@ -342,6 +358,18 @@ def prepare_contacts(data, bodies, h):
     found, no call of the rows kernel (passing it the contact bundles costs a microsecond;
     with m = 0 it writes no row)."""
     m = find_contacts(data, bodies)
+    if m == 0:
+        data.buffers.n[N_ROWS] = 0
+        data.buffers.n[N_BLOCKS] = 0
+        return 0
+    return write_contact_rows(data, bodies, h, m)
+
+
+@njit(cache=True)
+def prepare_contacts_primitive(data, bodies, h):
+    """prepare_contacts for colliding bodies of which none is a hull (narrow_contacts_primitive)."""
+    n_pairs = broad_contacts(data, bodies)
+    m = narrow_contacts_primitive(data, n_pairs) if n_pairs > 0 else 0
     if m == 0:
         data.buffers.n[N_ROWS] = 0
         data.buffers.n[N_BLOCKS] = 0
@@ -551,6 +579,7 @@ class Contacts:
         self._layout = None         # (model version, contact-property edits) the data was built for
         self.edits = 0              # bumped when a body's friction, restitution or collide changes
         self.apart = []             # body-index pairs that never touch, besides the joined ones
+        self._hulls = False         # some colliding body of the data is a hull
 
     def configure(self, **values):
         self.settings.update(checked(CONTACT_SETTINGS, values, "contacts"))
@@ -568,6 +597,14 @@ class Contacts:
             self._data = self._build(world, None)
             self._layout = layout
         return self._data
+
+    def hulls(self, world):
+        """Whether some colliding body is a hull (kind CONVEX or COMPOUND): the solver
+        kernels' HULLS feature (compiled with collision/narrow.narrow_phase, else with
+        narrow_phase_primitive). Follows the data: a body added or its collide flag
+        changed counts at the next step."""
+        self.data(world)
+        return self._hulls
 
     def grow_if_needed(self, world):
         """After a kernel: grow the buffers if detection overflowed them; returns whether
@@ -595,6 +632,7 @@ class Contacts:
             kinds.append(shape[0])
             sizes.append(shape[1])
         k = len(index)
+        self._hulls = CONVEX in kinds or COMPOUND in kinds
         index = np.array(index, np.int64)
         compact = np.full(mb.count, -1, np.int64)
         compact[index] = np.arange(k)

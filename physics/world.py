@@ -1116,6 +1116,11 @@ class World:
         on[0] = False
         return bool((on & (mb.inv_mass > 0.0)).any() and on.sum() >= 2)
 
+    def has_hulls(self):
+        """Whether some colliding body is a convex hull or a compound (Convex, Compound):
+        the solver kernels then compile the hulls' narrow phase (contacts.Contacts.hulls)."""
+        return self.contact_model.hulls(self)
+
     def max_constraint_error(self):
         """Largest joint constraint violation (m or rad) at the current poses."""
         self._ensure_rows()

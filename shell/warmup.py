@@ -10,7 +10,9 @@ through physics' public API. That fills numba's on-disk cache; the window shows
 "Compiling physics kernels (first run only)…" with a progress bar meanwhile.
 
 The warm-up knows no family by name: it asks FAMILIES. Each family's COMPILE_WEIGHT (CPU
-s of its kernels on a cold cache) weighs its steps in the progress plan, and a family
+s of its kernels on a cold cache) weighs its first step in the progress plan and its
+VARIANT_WEIGHT each later one (a step kernel compiled per feature set compiles again for
+the scenes that ask for other features: the hulls' narrow phase, …), and a family
 may expose kernels it shares with others (warm_up_kernels, e.g. the joint tree's) as a
 step of their own that another process can compile meanwhile.
 
@@ -57,9 +59,10 @@ NOTICE = ("Compiling physics kernels (first run only; a few minutes on 2 cores, 
           "later runs start in seconds)…")
 SHOW_AFTER = 0.5          # s: a warm-up quicker than this shows no message
 # CPU s (shell/compile_times.py --part FAMILY, per kernel) of the kernels that are no
-# family's: the ones every world uses (collision, contacts, joint rows), and the ropes'
-COMMON_WEIGHT = 70.0
-ROPES_WEIGHT = 48.0
+# family's: the ones every world uses (collision without the hulls' narrow phase, contacts,
+# joint rows), and the ropes'
+COMMON_WEIGHT = 43.0
+ROPES_WEIGHT = 44.0
 SMALL = 0.3               # a step that compiles nothing new (loads from the cache)
 KERNELS = Path("shared kernels")   # the step running a family's warm_up_kernels (not a scene)
 PROCESSES = 2 if (os.cpu_count() or 1) > 1 else 1
@@ -203,7 +206,9 @@ def label(path, family):
 def weigh(parts):
     """Per process, [Planned] of its steps, the processes running side by side (their
     clocks: the weights): a step weighs the kernel groups it needs that are not cached
-    when it starts, or SMALL. A group is cached once the step that compiles it ends; a
+    when it starts — and, once its family's are, the family's VARIANT_WEIGHT (its step
+    kernel compiled again for this scene's features, on average) — or SMALL. A group is
+    cached once the step that compiles it ends; a
     KERNELS step's from its start: a family's step reaches its shared kernels late (they
     are called deepest), after the other process has compiled them."""
     clock, nxt, cached = [0.0] * len(parts), [0] * len(parts), {}
@@ -216,7 +221,10 @@ def weigh(parts):
         path, family = parts[k][nxt[k]]
         groups = _groups(path, family)
         new = [g for g in groups if cached.get(g, float("inf")) > clock[k]]
-        weight = sum(groups[g] for g in new) or SMALL
+        weight = sum(groups[g] for g in new)
+        if path != KERNELS and f"family:{family}" not in new:     # its step kernel for this scene's features
+            weight += families()[family].VARIANT_WEIGHT
+        weight = weight or SMALL
         for g in new:
             cached[g] = min(cached.get(g, float("inf")), clock[k] + (0.0 if path == KERNELS else weight))
         gives = set() if path == KERNELS else {f"family:{family}"} | ({"ropes"} if "ropes" in groups else set())

@@ -66,7 +66,9 @@ def test_the_scenes_family_comes_first_and_the_window_waits_for_it_alone():
 
 def test_the_plan_weighs_each_kernel_group_once_and_two_processes_share_it():
     """The one-process plan weighs each group once: the common kernels, each family's
-    COMPILE_WEIGHT (shared kernels once per function), the ropes. Two processes share it:
+    COMPILE_WEIGHT (shared kernels once per function), the ropes, and each family's later
+    steps its VARIANT_WEIGHT (its kernel again for another scene's features). Two
+    processes share it:
     the longer one ends no later than half of it plus its heaviest step (list
     scheduling's bound), and well before it."""
     one = warmup.weigh(warmup.layout(None, 1))[0]
@@ -74,8 +76,9 @@ def test_the_plan_weighs_each_kernel_group_once_and_two_processes_share_it():
     shared = {warmup.shared_kernels(f.name): f.WARM_UP_WEIGHT for f in fams if warmup.shared_kernels(f.name)}
     total = (warmup.COMMON_WEIGHT + warmup.ROPES_WEIGHT + sum(f.COMPILE_WEIGHT for f in fams)
              - sum(f.WARM_UP_WEIGHT for f in fams if warmup.shared_kernels(f.name)) + sum(shared.values()))
+    variants = sum(f.VARIANT_WEIGHT * (len(warmup.steps(family=f.name)) - 1) for f in fams)
     small = sum(s.weight for s in one if s.weight == warmup.SMALL)
-    assert sum(s.weight for s in one) == pytest.approx(total + small)
+    assert sum(s.weight for s in one) == pytest.approx(total + variants + small)
     whole = sum(s.weight for s in one)
     for needs in _all_needs():
         two = warmup.weigh(warmup.layout(needs, 2))

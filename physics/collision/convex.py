@@ -33,8 +33,8 @@ import numpy as np
 from numba import njit
 
 from ..quat import frame_axes
-from .common import JIT, JIT_NO_REFS, PAR, QUAT, add_candidate, clip_crossing, clip_keep, emit, flush_manifold, \
-    fold_feature, keep_bearing, segment_closest
+from .common import JIT, JIT_NO_REFS, MAX_CANDIDATES, PAR, QUAT, add_candidate, clip_crossing, clip_keep, emit, \
+    flush_manifold, fold_feature, keep_bearing, segment_closest
 from .gjk import epa, epa_witness, gjk, gjk_work, support, witness
 
 SolidWork = namedtuple("SolidWork", "gjk sp sf poly tags boxes rot table kinds ci cf count")
@@ -54,7 +54,7 @@ EPA_TOL = 1e-11         # EPA stops when a support adds less than EPA_TOL·size
 @njit(**JIT)
 def solid_work(hull_table, body_width):
     """SolidWork sized for the hull table's largest face (clipping polygons twice as long)."""
-    cap = 16
+    cap = MAX_CANDIDATES
     for h in range(hull_table.shape[0]):
         cap = max(cap, 2 * hull_table[h, 4] + 8)
     return SolidWork(gjk_work(), np.empty((cap, 4)), np.empty(cap, np.int64), np.empty((2, cap, 3)),

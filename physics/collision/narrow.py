@@ -28,8 +28,9 @@ from ..contact_geometry import box_distance
 
 from ..quat import frame_axes, qmul, rotate, rotate_inv
 from .box_box import box_box
-from .common import BODY_WIDTH, BOX, CAPSULE, COMPOUND, CONVEX, CYLINDER, JIT, JIT_NO_REFS, PAR, PLANE, QUAT, \
-    SPHERE, add_candidate, count_touching, deepest, emit, flush_manifold, fold_feature, segment_closest, spread_three
+from .common import BODY_WIDTH, BOX, CAPSULE, COMPOUND, CONVEX, CYLINDER, JIT, JIT_NO_REFS, MAX_CANDIDATES, PAR, \
+    PLANE, QUAT, SPHERE, add_candidate, count_touching, deepest, emit, flush_manifold, fold_feature, segment_closest, \
+    spread_three
 from .convex import capsule_convex, hull_hull, plane_convex, solid_work, sphere_convex
 
 PARALLEL_SIN_CAPSULES = 0.02
@@ -398,6 +399,27 @@ def narrow_pairs(kind, body, hulls, pairs, n_pairs, margin, work, ci, cf, count)
             compound_pair(kind, body, a, b, margin, hulls, work, ci, cf, count)
         else:
             _single_pair(kind, body, a, b, margin, hulls, work, ci, cf, count)
+
+
+@njit(**JIT)
+def narrow_phase_primitive(kind, body, pairs, n_pairs, margin, ci, cf, count):
+    """narrow_phase for bodies of which none is a hull (kind CONVEX or COMPOUND): every pair
+    by collide_pair, with the workspaces narrow_phase would make for them (an empty hull
+    table's), so the contacts are the same bit for bit; it compiles none of convex.py and
+    gjk.py (a world without hulls runs this one: the kernels' HULLS feature)."""
+    cap = MAX_CANDIDATES
+    narrow_pairs_primitive(kind, body, pairs, n_pairs, margin, np.empty((cap, 4)), np.empty(cap, np.int64),
+                           np.empty((2, cap, 3)), np.empty((2, cap, 2), np.int64), np.empty((2, 3, 4)),
+                           np.empty((3, 3)), ci, cf, count)
+
+
+@njit(**JIT_NO_REFS)
+def narrow_pairs_primitive(kind, body, pairs, n_pairs, margin, sp, sf, poly, tags, boxes, rot, ci, cf, count):
+    """narrow_phase_primitive's loop over the pairs (narrow_pairs without the hulls)."""
+    count[0] = 0
+    count[1] = 0
+    for p in range(n_pairs):
+        collide_pair(kind, body, pairs[p, 0], pairs[p, 1], margin, sp, sf, poly, tags, boxes, rot, ci, cf, count)
 
 
 @njit(**JIT_NO_REFS)

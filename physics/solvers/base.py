@@ -20,8 +20,8 @@ gives:
 and may override begin/after_run (per-call preparation and what a family adds up over
 the kernel calls of one step call), model_changed (its caches of the layout), substep,
 save_state/restore_state (what it carries between steps beyond the World's state),
-readouts and notes (the panel's lines), and COMPILE_WEIGHT / warm_up_kernels for the
-first launch's warm-up (shell/warmup.py). The step loop, the settings' checks and the
+readouts and notes (the panel's lines), and COMPILE_WEIGHT, VARIANT_WEIGHT /
+warm_up_kernels for the first launch's warm-up (shell/warmup.py). The step loop, the settings' checks and the
 panel's layout are here, so the World, the panel, the command line and the scene files
 ask the solver object and never its name.
 """
@@ -45,9 +45,12 @@ class SolverBase:
     WHEN = {}
     SIMULATION = ()
     # CPU s its kernels take to compile on a cold cache (shell/compile_times.py, per step),
-    # of which WARM_UP_WEIGHT are warm_up_kernels' own: the first launch's progress plan
+    # of which WARM_UP_WEIGHT are warm_up_kernels' own: the first launch's progress plan;
+    # VARIANT_WEIGHT: what each later scene's step compiles on average (its step kernel
+    # again for the feature sets the scenes ask for: HULLS, impulse's Features)
     COMPILE_WEIGHT = 30.0
     WARM_UP_WEIGHT = 0.0
+    VARIANT_WEIGHT = 0.0
 
     def __init__(self):
         self.settings = defaults(self.SETTINGS)

@@ -35,8 +35,9 @@ class ImpulseSolver(SolverBase):
              ("stabilization", "position_iterations"), ("method", "keep_energy"))
     WHEN = {"position_iterations": ("stabilization", ("split",))}
     SIMULATION = ("substeps",)
-    COMPILE_WEIGHT = 211.0
+    COMPILE_WEIGHT = 96.0
     WARM_UP_WEIGHT = 18.6
+    VARIANT_WEIGHT = 20.0
     warm_up_kernels = staticmethod(compile_tree_kernels)       # its direct path's, shared with lcp
 
     def __init__(self):
@@ -79,8 +80,10 @@ class ImpulseSolver(SolverBase):
     def features(self, world, params):
         """The paths this world's step can take (step.Features): the kernel is compiled for
         them alone (step.kernel_for)."""
-        return Features(bool(params.direct), world.collides(), params.projection > 0,
-                        params.stabilization == SHAKE, bool(params.keep_energy and not params.may_iterate))
+        contacts = world.collides()
+        return Features(bool(params.direct), contacts, params.projection > 0,
+                        params.stabilization == SHAKE, bool(params.keep_energy and not params.may_iterate),
+                        contacts and world.has_hulls())
 
     def begin(self, world, coupled):
         call = super().begin(world, coupled)

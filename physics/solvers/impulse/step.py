@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from ...contacts import (N_BLOCKS, N_PREV, N_ROWS, broad_contacts, contact_views, detection_overflowed,
-                         keep_contact_impulses, narrow_contacts, write_contact_rows)
+                         keep_contact_impulses, narrow_contacts, narrow_contacts_primitive, write_contact_rows)
 from ...integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from ...joint_rows import compute_joint_rates, compute_joint_rows, speculative_limits, write_drive_rows
 from .. import projection
@@ -35,10 +35,11 @@ from .settings import (LIMIT_REACH, S_CAPPED, S_CAPPED_STEPS, S_SOLVE_TICKS, S_T
                        SHAKE as SHAKE_CODE, SHAKE_ITERATIONS, SHAKE_TOLERANCE, SPLIT)
 
 
-Features = namedtuple("Features", "direct contacts project shake energy")
+Features = namedtuple("Features", "direct contacts project shake energy hulls")
 """Which paths a world's step can take (ImpulseSolver.features): the direct solve (else the
 iterations), contact detection (World.collides), seed 004's position projection, the SHAKE
-correction, the energy projection."""
+correction, the energy projection, the hulls' narrow phase (World.has_hulls; else
+contacts.narrow_contacts_primitive)."""
 
 _KERNELS = {}
 
@@ -54,7 +55,7 @@ def kernel_for(features):
     return _KERNELS[features]
 
 
-def _make_kernel(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY):    # noqa: N803 (compile-time constants)
+def _make_kernel(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS):    # noqa: N803 (compile-time constants)
     @njit(cache=True)
     def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drives, rows, work, tree, contacts, proj):
         """Advance n_steps steps of dt, each in `substeps` substeps. Rows must hold the current
@@ -116,7 +117,10 @@ def _make_kernel(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY):    # noqa: N803 (com
                 n_contacts = 0
                 if CONTACTS:
                     n_pairs = broad_contacts(contacts, bodies)
-                    m = narrow_contacts(contacts, n_pairs) if n_pairs > 0 else 0
+                    if HULLS:
+                        m = narrow_contacts(contacts, n_pairs) if n_pairs > 0 else 0
+                    else:
+                        m = narrow_contacts_primitive(contacts, n_pairs) if n_pairs > 0 else 0
                     if m > 0:
                         n_contacts = write_contact_rows(contacts, bodies, h, m)     # blocks: touching pairs
                     if detection_overflowed(contacts) and sub == 0:

@@ -11,7 +11,7 @@ from ..stats import SolverStats
 from ..tree import articulated_factor, build_tree_plan, make_tree, select_rows, static_bodies
 from ..tree.warm_up import compile_tree_kernels
 from .settings import LEMKE, PGS, SETTINGS, make_params
-from .step import lcp_kernel
+from .step import kernel_for
 from .system import clear_column, mark_tree, mhat_column
 from .work import (IMPACT_CAPACITY, IMPACT_COLUMNS, N_STATS, S_CAPPED, S_CAPPED_STEPS, S_FALLBACKS, S_IMPACTS,
                    S_LOOP_RANK, S_LOOP_ROWS, S_METHOD, S_NEED_LOOPS, S_NEED_ROWS, S_PIVOTS, S_RESIDUAL, S_ROWS,
@@ -56,6 +56,7 @@ class LcpSolver(SolverBase):
     WHEN = {"projection_iterations": ("projection", (True,))}
     COMPILE_WEIGHT = 211.2
     WARM_UP_WEIGHT = 18.6
+    VARIANT_WEIGHT = 5.0
     warm_up_kernels = staticmethod(compile_tree_kernels)       # the tree kernels it shares with impulse
 
     def __init__(self):
@@ -96,7 +97,8 @@ class LcpSolver(SolverBase):
 
     def begin(self, world, coupled):
         call = super().begin(world, coupled)
-        call.update(tree=self.tree(world), fallbacks=0, capped=0, impacts=[])
+        call.update(tree=self.tree(world), fallbacks=0, capped=0, impacts=[],
+                    kernel=kernel_for(world.has_hulls()))       # compiled with the hulls' narrow phase or without
         return call
 
     def run(self, world, call, n, t0):
@@ -105,8 +107,8 @@ class LcpSolver(SolverBase):
         env, bodies, loads, joints, drives, rows, work = call["bundles"]
         contacts = world.contact_data()
         lw = call["lw"] = self._work_for(world, contacts)
-        return lcp_kernel(n, world.dt, t0, call["params"], self.kernel_stats, env, bodies, loads, joints, drives, rows,
-                          work, call["tree"], contacts, lw)
+        return call["kernel"](n, world.dt, t0, call["params"], self.kernel_stats, env, bodies, loads, joints, drives,
+                              rows, work, call["tree"], contacts, lw)
 
     def after_run(self, world, call, k):
         """Add up the call's fallbacks, capped steps and impacts; a step that needed more U

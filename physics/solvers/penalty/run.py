@@ -1,7 +1,9 @@
-"""The penalty family's step (penalty_run), by stage:
+"""The penalty family's step (penalty_run; kernel_for compiles it with or without the
+hulls' narrow phase), by stage:
 
 1. forces — the bodies' forces and scripted loads (integrate.gather_forces); contacts
-   found (contacts.broad_contacts, narrow_contacts, write_contact_rows)
+   found (contacts.broad_contacts, narrow_contacts or narrow_contacts_primitive,
+   write_contact_rows)
 2. the stiff preset (the default): backward Euler on the penalty forces, one linear
    system in the bodies' velocities (assemble.py) with the drives' and contacts' bounded
    rows as active sets (drives.py, contact_springs.py), solved exactly (block_ldl.py);
@@ -19,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from ...contacts import (N_BLOCKS, N_ROWS, broad_contacts, detection_overflowed, keep_contact_impulses,
-                         narrow_contacts, penalty_contact_forces, write_contact_rows)
+                         narrow_contacts, narrow_contacts_primitive, penalty_contact_forces, write_contact_rows)
 from ...integrate import blown_up, gather_forces, gyroscopic_implicit, integrate_positions, integrate_velocities
 from ...joint_rows import ROW_FREE, ROW_LIMIT, compute_joint_rates, compute_joint_rows
 from ...joint_types import N_EQ
@@ -244,67 +246,87 @@ def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, wor
     relax_contacts(h, bodies, contacts, plan, springs)
 
 
-@njit(cache=True, error_model="numpy")
-def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows, work, plan, contacts, proj,
-                violation):
-    """Advance n_steps fixed steps. Rows must hold the current poses on entry; they hold
-    the final poses on return. With params.projection > 0, seed 004's projection ends
-    each step (projection.project_step with that many Newton iterations; proj its
-    Projection, violation (4,) its last Violation numbers). Contacts (physics/contacts.py) push as one-sided springs:
-    implicit under the stiff preset (module docstring, "Contacts"), explicit under the
-    others (contacts.penalty_contact_forces, κ = CONTACT_KAPPA, ζ = 1). Returns the number
-    of steps done before a blow-up (n_steps when none)."""
-    force_acc, torque_acc = work.force_acc, work.torque_acc
-    gravity, gyroscopic, max_speed, max_spin = env.gravity, env.gyroscopic, env.max_speed, env.max_spin
-    stiff = params.preset == STIFF
-    drives_on = any_drive(joints)
-    implicit = stiff or drives_on
-    n_project = params.projection
-    contact_n = contacts.buffers.n
-    cplan, contact_keys, joint_body = plan, np.empty(0, np.int64), joints.body
-    if not drives_on:                       # no friction or motor for the whole run: clear the drives once
-        setup_drives(h, bodies, joints, drives, rows, plan)
-    for step in range(n_steps):
-        gather_forces(t0 + step * h, bodies, loads, force_acc, torque_acc)
-        # contacts.prepare_contacts written out: without the calls that count references to
-        # the contact bundles (a microsecond) when nothing is near or nothing was found
-        n_pairs = broad_contacts(contacts, bodies)
-        m = narrow_contacts(contacts, n_pairs) if n_pairs > 0 else 0
-        if m > 0:
-            n_contacts = write_contact_rows(contacts, bodies, h, m)
-        else:
-            contact_n[N_ROWS] = 0
-            contact_n[N_BLOCKS] = 0
-            n_contacts = 0
-        if detection_overflowed(contacts):
-            return step                     # nothing moved yet: redone with grown buffers
-        if n_contacts > 0 and not stiff:
-            penalty_contact_forces(contacts, bodies, h, CONTACT_KAPPA, 1.0, force_acc, torque_acc, gravity)
-        if stiff and n_contacts > 0:
-            keys = contact_pair_keys(contacts, plan.body_node)
-            if not same_keys(keys, contact_keys):       # the touching pairs changed: lay the system out again
-                contact_keys = keys
-                cplan = contact_plan(plan, joint_body, keys) if keys.shape[0] > 0 else plan
-            stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, cplan, step == n_steps - 1,
-                       contacts, drives_on)
-            keep_contact_impulses(contacts, n_contacts)
-        elif stiff:
-            stiff_joint_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan,
-                             step == n_steps - 1, drives_on)
-        else:
-            penalty_forces(params, h, bodies, rows, work)
-            if implicit:
-                # relin = stiff, False here: a typed bool, not the literal False (numba would
-                # compile joint_velocities a second time for the literal)
-                joint_velocities(params, h, stiff, gravity, gyroscopic, bodies, joints, drives, rows, work, plan,
-                                 drives_on)
+_KERNELS = {}
+
+
+def kernel_for(hulls):
+    """penalty_run compiled with the hulls' narrow phase (World.has_hulls) or without it
+    (contacts.narrow_contacts_primitive): numba prunes the branch on the closure's
+    constant before typing, so a world without hulls compiles none of it. Each variant
+    compiles once and is cached on disk apart (numba keys a closure's cache by its
+    constants)."""
+    if hulls not in _KERNELS:
+        _KERNELS[hulls] = _make_kernel(bool(hulls))
+    return _KERNELS[hulls]
+
+
+def _make_kernel(HULLS):    # noqa: N803 (a compile-time constant)
+    @njit(cache=True, error_model="numpy")
+    def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows, work, plan, contacts, proj,
+                    violation):
+        """Advance n_steps fixed steps. Rows must hold the current poses on entry; they hold
+        the final poses on return. With params.projection > 0, seed 004's projection ends
+        each step (projection.project_step with that many Newton iterations; proj its
+        Projection, violation (4,) its last Violation numbers). Contacts (physics/contacts.py) push as one-sided springs:
+        implicit under the stiff preset (module docstring, "Contacts"), explicit under the
+        others (contacts.penalty_contact_forces, κ = CONTACT_KAPPA, ζ = 1). Returns the number
+        of steps done before a blow-up (n_steps when none)."""
+        force_acc, torque_acc = work.force_acc, work.torque_acc
+        gravity, gyroscopic, max_speed, max_spin = env.gravity, env.gyroscopic, env.max_speed, env.max_spin
+        stiff = params.preset == STIFF
+        drives_on = any_drive(joints)
+        implicit = stiff or drives_on
+        n_project = params.projection
+        contact_n = contacts.buffers.n
+        cplan, contact_keys, joint_body = plan, np.empty(0, np.int64), joints.body
+        if not drives_on:                       # no friction or motor for the whole run: clear the drives once
+            setup_drives(h, bodies, joints, drives, rows, plan)
+        for step in range(n_steps):
+            gather_forces(t0 + step * h, bodies, loads, force_acc, torque_acc)
+            # contacts.prepare_contacts written out: without the calls that count references to
+            # the contact bundles (a microsecond) when nothing is near or nothing was found
+            n_pairs = broad_contacts(contacts, bodies)
+            if HULLS:
+                m = narrow_contacts(contacts, n_pairs) if n_pairs > 0 else 0
             else:
-                integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
-            integrate_positions(bodies, h)
-            compute_joint_rows(bodies, joints, rows, step == n_steps - 1)
-        if n_project > 0:                   # post-stabilization: seed 004 eqs. 15-18
-            project_step(n_project, bodies, joints, rows, proj, violation, step == n_steps - 1)
-        if blown_up(bodies, max_speed, max_spin):
-            return step
-    compute_joint_rates(bodies, joints, rows)
-    return n_steps
+                m = narrow_contacts_primitive(contacts, n_pairs) if n_pairs > 0 else 0
+            if m > 0:
+                n_contacts = write_contact_rows(contacts, bodies, h, m)
+            else:
+                contact_n[N_ROWS] = 0
+                contact_n[N_BLOCKS] = 0
+                n_contacts = 0
+            if detection_overflowed(contacts):
+                return step                     # nothing moved yet: redone with grown buffers
+            if n_contacts > 0 and not stiff:
+                penalty_contact_forces(contacts, bodies, h, CONTACT_KAPPA, 1.0, force_acc, torque_acc, gravity)
+            if stiff and n_contacts > 0:
+                keys = contact_pair_keys(contacts, plan.body_node)
+                if not same_keys(keys, contact_keys):       # the touching pairs changed: lay the system out again
+                    contact_keys = keys
+                    cplan = contact_plan(plan, joint_body, keys) if keys.shape[0] > 0 else plan
+                stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, cplan, step == n_steps - 1,
+                           contacts, drives_on)
+                keep_contact_impulses(contacts, n_contacts)
+            elif stiff:
+                stiff_joint_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan,
+                                 step == n_steps - 1, drives_on)
+            else:
+                penalty_forces(params, h, bodies, rows, work)
+                if implicit:
+                    # relin = stiff, False here: a typed bool, not the literal False (numba would
+                    # compile joint_velocities a second time for the literal)
+                    joint_velocities(params, h, stiff, gravity, gyroscopic, bodies, joints, drives, rows, work, plan,
+                                     drives_on)
+                else:
+                    integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
+                integrate_positions(bodies, h)
+                compute_joint_rows(bodies, joints, rows, step == n_steps - 1)
+            if n_project > 0:                   # post-stabilization: seed 004 eqs. 15-18
+                project_step(n_project, bodies, joints, rows, proj, violation, step == n_steps - 1)
+            if blown_up(bodies, max_speed, max_spin):
+                return step
+        compute_joint_rates(bodies, joints, rows)
+        return n_steps
+
+    return penalty_run

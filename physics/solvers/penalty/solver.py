@@ -7,7 +7,7 @@ from .. import projection
 from ..base import SolverBase
 from ..stats import SolverStats
 from .assemble import build_plan
-from .run import penalty_run
+from .run import kernel_for
 from .settings import SETTINGS, make_params
 
 
@@ -27,6 +27,7 @@ class PenaltySolver(SolverBase):
             "stiff_kappa": ("penalty_preset", ("stiff",)), "stiff_zeta": ("penalty_preset", ("stiff",)),
             "projection_iterations": ("post_projection", (True,))}
     COMPILE_WEIGHT = 175.0
+    VARIANT_WEIGHT = 5.0
 
     def shorthand(self, text):
         """A preset's name (benchmarks: penalty:critical)."""
@@ -45,13 +46,14 @@ class PenaltySolver(SolverBase):
         call = super().begin(world, coupled)
         call["plan"] = self.plan(world)
         call["violation"] = np.zeros(4)
+        call["kernel"] = kernel_for(world.has_hulls())     # compiled with the hulls' narrow phase or without
         call["t0"] = time.perf_counter()
         return call
 
     def run(self, world, call, n, t0):
         env, bodies, loads, joints, drives, rows, work = call["bundles"]
-        return penalty_run(n, world.dt, t0, call["params"], env, bodies, loads, joints, drives, rows, work, call["plan"],
-                           world.contact_data(), projection.projection_for(world), call["violation"])
+        return call["kernel"](n, world.dt, t0, call["params"], env, bodies, loads, joints, drives, rows, work,
+                              call["plan"], world.contact_data(), projection.projection_for(world), call["violation"])
 
     def finish(self, world, call, done):
         ms = (time.perf_counter() - call["t0"]) * 1e3 / max(call["n"], 1)
