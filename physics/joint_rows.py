@@ -258,7 +258,7 @@ def compute_joint_rows(bodies, joints, rows, readout):
         joint_err[j] = err
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=False)
 def row_velocity(row_J, r, a, b, body_vel, body_omega):
     """Ċ = J·V for row r between bodies a and b."""
     return (row_J[r, 0] * body_vel[a, 0] + row_J[r, 1] * body_vel[a, 1] + row_J[r, 2] * body_vel[a, 2]

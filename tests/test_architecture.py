@@ -114,3 +114,60 @@ def test_no_code_outside_the_solvers_names_a_solver_family(package):
                   if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in FAMILIES
                   and id(node) not in keys]
     assert not found, "names of solver families: " + ", ".join(found)
+
+
+def _kernels():
+    """Every numba dispatcher defined in physics/ (bench excluded), by module."""
+    import importlib
+    import pkgutil
+
+    from numba.core.registry import CPUDispatcher
+    found = []
+    for info in pkgutil.walk_packages(physics.__path__, "physics."):
+        if ".bench" in info.name:
+            continue
+        module = importlib.import_module(info.name)
+        found += [v for v in vars(module).values()
+                  if isinstance(v, CPUDispatcher) and v.py_func.__module__ == module.__name__]
+    return found
+
+
+def _names_used(code):
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _names_used(const)
+    return names
+
+
+def test_no_kernel_helper_takes_its_fastmath_from_whichever_caller_compiled_it_first():
+    """numba gives a helper without a fastmath option of its own the option of the kernel
+    that compiles it first, and the disk cache keeps that build: a helper that kernels of
+    different options reach must state its own, or its rounding (and speed) depends on the
+    order the kernels were compiled in."""
+    kernels = _kernels()
+    callers = {id(k): [] for k in kernels}
+    for k in kernels:
+        for name in _names_used(k.py_func.__code__):
+            callee = k.py_func.__globals__.get(name)
+            if callee is not k and id(callee) in callers:
+                callers[id(callee)].append(k)
+
+    def own(k):
+        value = k.targetoptions.get("fastmath", False if not callers[id(k)] else None)
+        return frozenset(value) if isinstance(value, (set, frozenset)) else value
+
+    reached = {}
+
+    def options(k, path=()):
+        if id(k) not in reached:
+            if own(k) is not None:
+                reached[id(k)] = {own(k)}
+            else:
+                reached[id(k)] = set().union(*(options(c, path + (id(k),)) for c in callers[id(k)]
+                                              if id(c) not in path))
+        return reached[id(k)]
+
+    mixed = [f"{k.py_func.__module__}.{k.__name__}: {options(k)}" for k in kernels
+             if own(k) is None and k.targetoptions.get("inline") != "always" and len(options(k)) > 1]
+    assert not mixed

@@ -6,6 +6,8 @@ from numba import njit
 from ..joint_types import PRISMATIC
 from ..quat import rotate_inv, rotated_diagonal, store_symmetric
 
+FAST = {"contract", "reassoc", "nsz", "arcp"}   # no nnan/ninf: NaNs must still show up
+
 
 @njit(cache=True)
 def scatter_row(M, r, a, b, s, lin, ang):
@@ -81,7 +83,7 @@ def copy2d(dst, src):
                 dst[i, j] = src[i, j]
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", _nrt=False, fastmath=FAST)
 def fill2d(dst, value):
     """dst[:, :] = value (3 columns written out, as copy2d)."""
     m = dst.shape[1]
@@ -127,7 +129,7 @@ def world_inverse_inertia(body_quat, body_inv_inertia, body_inv_inertia_world):
             body_inv_inertia[i, 0], body_inv_inertia[i, 1], body_inv_inertia[i, 2]))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FAST)
 def point_arm(row_J, r0, side):
     """The lever arm r (body centre → anchor, world) of a joint's point rows r0…r0+2 on one
     side (0: a, 1: b), from their angular parts ±(r × e_x), ±(r × e_y), ±(r × e_z)."""
@@ -136,7 +138,7 @@ def point_arm(row_J, r0, side):
     return s * row_J[r0 + 1, o + 5], s * row_J[r0 + 2, o + 3], s * row_J[r0, o + 4]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FAST)
 def geometric_stiffness(fx, fy, fz, rx, ry, rz):
     """The rotational geometric stiffness of a point force f (or impulse) held at lever r
     from a body's centre, (f·r) E − ½ (f rᵀ + r fᵀ) (the turning of the lever under the
@@ -146,7 +148,7 @@ def geometric_stiffness(fx, fy, fz, rx, ry, rz):
             -0.5 * (fx * ry + rx * fy), -0.5 * (fx * rz + rx * fz), -0.5 * (fy * rz + ry * fz))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FAST)
 def loaded_point_rows(joint_type, joint_row_start, row_impulse, j):
     """The first of joint j's three point rows when they carry an impulse, else −1 (none,
     or a prismatic joint: its first rows hold no point)."""
@@ -158,7 +160,7 @@ def loaded_point_rows(joint_type, joint_row_start, row_impulse, j):
     return r0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FAST)
 def point_stiffness(row_J, row_impulse, r0, side):
     """geometric_stiffness of a joint's point-row impulse on one side (b receives +λ, a −λ)
     at that side's lever arm."""
@@ -167,7 +169,7 @@ def point_stiffness(row_J, row_impulse, r0, side):
     return geometric_stiffness(s * row_impulse[r0], s * row_impulse[r0 + 1], s * row_impulse[r0 + 2], rx, ry, rz)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FAST)
 def stiffness_bound(k00, k11, k22, k01, k02, k12):
     """A positive diagonal bounding the symmetric K above (the absolute row sums,
     Gershgorin): added to an inertia, it keeps the system positive definite."""

@@ -27,7 +27,7 @@ from numba import njit
 from ...joint_rows import FREE_OFF, row_velocity
 from ...joint_types import N_EQ, N_FREE, PRISMATIC
 from ...quat import rotated_diagonal
-from ..row_ops import fill2d, loaded_point_rows, point_arm, point_stiffness, row_dot, stiffness_bound
+from ..row_ops import FAST, fill2d, loaded_point_rows, point_arm, point_stiffness, row_dot, stiffness_bound
 from .block_ldl import elimination_plan
 
 Plan = namedtuple("Plan", "body_node node_body up_ptr up_node pair_ptr pair_lo pair_hi pair_target joint_slot "
@@ -64,7 +64,7 @@ def build_plan(world):
                 z((nb, 4)), z((nb, 3)), z((nb, 3)), z((nb, 3)), z((nb, 3)))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FAST)
 def add_row(row_J, r, na, nb, slot, b_late, w, g, diag, offd, rhs):
     """w J_rᵀJ_r into the blocks of the row's bodies (nodes na, nb; −1 static) and g J_rᵀ
     into their right sides. (Not inlined: it serves the few translational rows that are
@@ -92,11 +92,11 @@ def add_row(row_J, r, na, nb, slot, b_late, w, g, diag, offd, rhs):
                 offd[slot, 6 * i + j] += wi * row_J[r, oe + j]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FAST)
 def add_skew(block, n, o, rs, cs, w, x, y, z):
     """w [x]ₓ (the cross-product matrix [[0, −z, y], [z, 0, −x], [−y, x, 0]]) into block n of
     row-major 6×6 blocks, its entry (i, j) at o + rs·i + cs·j: (rs, cs) = (6, 1) as it is,
-    (1, 6) transposed. No fastmath flag of its own, as add_angular_lower."""
+    (1, 6) transposed."""
     block[n, o + cs] -= w * z
     block[n, o + 2 * cs] += w * y
     block[n, o + rs] += w * z
@@ -105,11 +105,10 @@ def add_skew(block, n, o, rs, cs, w, x, y, z):
     block[n, o + 2 * rs + cs] += w * x
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FAST)
 def add_angular_lower(block, n, wx, wy, wz, ex, ey, ez):
     """The lower triangle of (wx, wy, wz) (ex, ey, ez)ᵀ into block n's angular part (rows and
-    columns 3-5 of a row-major 6×6). No fastmath flag of its own: it rounds as the
-    add_angular_* helpers it serves, which take their kernel's."""
+    columns 3-5 of a row-major 6×6)."""
     block[n, 21] += wx * ex
     block[n, 27] += wy * ex
     block[n, 28] += wy * ey
@@ -118,7 +117,7 @@ def add_angular_lower(block, n, wx, wy, wz, ex, ey, ez):
     block[n, 35] += wz * ez
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FAST)
 def add_angular_side(n, w, g, x, y, z, diag, rhs):
     """One body's share of a rotational row whose angular part on it is (x, y, z): w j jᵀ into
     the lower triangle of its angular block, g j into its right side."""
@@ -128,7 +127,7 @@ def add_angular_side(n, w, g, x, y, z, diag, rhs):
     add_angular_lower(diag, n, w * x, w * y, w * z, x, y, z)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FAST)
 def add_angular_row(row_J, r, na, nb, slot, b_late, w, g, diag, offd, rhs):
     """add_row for a rotational row (no linear part): only the angular blocks. Its six
     angular numbers are read once into locals (the stores into the blocks could alias
@@ -149,7 +148,7 @@ def add_angular_row(row_J, r, na, nb, slot, b_late, w, g, diag, offd, rhs):
         offd[slot, 29] += wy * ez
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FAST)
 def add_joint_side(n, sgn, w, ra, g, S, diag, rhs):
     """One body's share of a joint's three point rows along the world axes (common weight
     w, right sides g) and of its perpendicular rows (S: perpendicular_rows' sums). Point
@@ -178,7 +177,7 @@ def add_joint_side(n, sgn, w, ra, g, S, diag, rhs):
     rhs[n, 5] += sgn * (rx * gy - ry * gx - hz)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FAST)
 def add_joint_coupling(slot, w, rl, re, S, offd):
     """The off-diagonal block A[late, early] of a joint's three point rows,
     −w P_l P_eᵀ = −w [[E, [r_e]ₓᵀ], [[r_l]ₓ, (r_l·r_e)E − r_e r_lᵀ]], and of its
@@ -263,7 +262,7 @@ def add_force(row_J, r, na, nb, g, rhs):
             rhs[nb, i] += g * row_J[r, 6 + i]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FAST)
 def inv_inertia_quad(inv_inertia_world, i, x, y, z):
     """uᵀ I_i⁻¹ u (world inverse inertia, 9 numbers)."""
     return (x * (inv_inertia_world[i, 0] * x + inv_inertia_world[i, 1] * y + inv_inertia_world[i, 2] * z)
@@ -271,7 +270,7 @@ def inv_inertia_quad(inv_inertia_world, i, x, y, z):
             + z * (inv_inertia_world[i, 6] * x + inv_inertia_world[i, 7] * y + inv_inertia_world[i, 8] * z))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FAST)
 def row_inv_mass(row_J, r, a, b, body_inv_mass, inv_inertia_world, rot):
     """The inverse of the mass a row's spring is scaled by: a rotational row's J_r M⁻¹ J_rᵀ
     (the two inertias about its axis; world inverse inertia, 9 numbers per body), a
@@ -347,7 +346,7 @@ def body_blocks(h, geometric, gravity, bodies, joints, rows, force_acc, torque_a
             rhs0[k, 5] += e2 * body_omega[i, 2]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=FAST)
 def limit_raw(joint_q, joint_limit_lo, joint_limit_hi, j, k, side):
     """The signed value of joint j's limit row k on its binding side (+1: the lower bound,
     −1: the upper), q − bound: negative when violated (then it is the row's C, eq. 21, 25

@@ -25,10 +25,10 @@ from numba import njit
 
 from ...joint_types import PRISMATIC
 from ...quat import cross, rotated_diagonal, store_symmetric, sym_add_outer
-from ..row_ops import loaded_point_rows, point_arm, point_stiffness, stiffness_bound
+from ..row_ops import FAST, loaded_point_rows, point_arm, point_stiffness, stiffness_bound
 
-FAST = {"contract", "reassoc", "nsz", "arcp"}   # no nnan/ninf: NaNs must still show up
 _FAST = FAST
+
 
 @njit(cache=True, fastmath=_FAST)
 def _dot6(A, k, o, x0, x1, x2, x3, x4, x5):
