@@ -139,17 +139,24 @@ def broad_contacts(data, bodies):
 
 
 @njit(cache=True)
+def _kept(buf):
+    """The number of contacts the narrow phase kept (what fits in ci, cf); flags an overflow
+    when some did not fit."""
+    if buf.count[1] > 0:
+        buf.n[N_OVERFLOW] = 1
+    m = min(buf.count[0], buf.ci.shape[0])
+    buf.n[N_NOW] = m
+    return m
+
+
+@njit(cache=True)
 def narrow_contacts(data, n_pairs):
     """find_contacts' second half: the contacts of the first n_pairs > 0 candidate pairs
     (collision/narrow.narrow_phase) into data.buffers (ci, cf); returns their number.
     Flags an overflow (contacts that did not fit are dropped for this substep)."""
     cs, buf = data.shapes, data.buffers
     narrow_phase(cs.kind, buf.table, cs.hulls, buf.pairs, n_pairs, cs.settings[S_MARGIN], buf.ci, buf.cf, buf.count)
-    if buf.count[1] > 0:
-        buf.n[N_OVERFLOW] = 1
-    m = min(buf.count[0], buf.ci.shape[0])
-    buf.n[N_NOW] = m
-    return m
+    return _kept(buf)
 
 
 @njit(cache=True)
@@ -160,11 +167,7 @@ def narrow_contacts_primitive(data, n_pairs):
     narrow_contacts, one compiled without it this."""
     cs, buf = data.shapes, data.buffers
     narrow_phase_primitive(cs.kind, buf.table, buf.pairs, n_pairs, cs.settings[S_MARGIN], buf.ci, buf.cf, buf.count)
-    if buf.count[1] > 0:
-        buf.n[N_OVERFLOW] = 1
-    m = min(buf.count[0], buf.ci.shape[0])
-    buf.n[N_NOW] = m
-    return m
+    return _kept(buf)
 
 
 @njit(cache=True)
@@ -172,9 +175,8 @@ def find_contacts(data, bodies):
     """Collision detection at the bodies' current poses (physics/collision), gaps up to the
     margin included; returns the number of contacts in data.buffers (ci, cf). Flags an
     overflow (the buffers are grown after the kernel; contacts that did not fit are
-    dropped for this substep). A solver's kernel calls its halves itself
-    (broad_contacts, then narrow_contacts or narrow_contacts_primitive when some pair is
-    near)."""
+    dropped for this substep). A solver's kernel calls prepare_contacts, which finds them
+    and writes their rows."""
     n_pairs = broad_contacts(data, bodies)
     return narrow_contacts(data, n_pairs) if n_pairs > 0 else 0
 
@@ -354,22 +356,24 @@ def plain_row(row_joint, row_rot, row_body, row_mass_scale, row_impulse_scale, r
 
 @njit(cache=True)
 def prepare_contacts(data, bodies, h):
-    """Detection, then the contact rows: returns the number of contact blocks. With nothing
-    found, no call of the rows kernel (passing it the contact bundles costs a microsecond;
-    with m = 0 it writes no row)."""
-    m = find_contacts(data, bodies)
-    if m == 0:
-        data.buffers.n[N_ROWS] = 0
-        data.buffers.n[N_BLOCKS] = 0
-        return 0
-    return write_contact_rows(data, bodies, h, m)
+    """Detection, then the contact rows: returns the number of contact blocks. A solver's
+    kernel compiled with the hulls' narrow phase calls this, one compiled without it
+    prepare_contacts_primitive."""
+    n_pairs = broad_contacts(data, bodies)
+    return _found_rows(data, bodies, h, narrow_contacts(data, n_pairs) if n_pairs > 0 else 0)
 
 
 @njit(cache=True)
 def prepare_contacts_primitive(data, bodies, h):
     """prepare_contacts for colliding bodies of which none is a hull (narrow_contacts_primitive)."""
     n_pairs = broad_contacts(data, bodies)
-    m = narrow_contacts_primitive(data, n_pairs) if n_pairs > 0 else 0
+    return _found_rows(data, bodies, h, narrow_contacts_primitive(data, n_pairs) if n_pairs > 0 else 0)
+
+
+@njit(cache=True)
+def _found_rows(data, bodies, h, m):
+    """The rows of the m contacts found; with none, no call of the rows kernel (passing it
+    the contact bundles costs a microsecond; with m = 0 it writes no row)."""
     if m == 0:
         data.buffers.n[N_ROWS] = 0
         data.buffers.n[N_BLOCKS] = 0

@@ -39,7 +39,7 @@ def test_params_have_one_type_whatever_the_settings_so_the_kernel_compiles_once(
            "iterations": np.int64(9), "substeps": 2.0, "position_iterations": np.float64(3), "warm_start": np.bool_(1)}
     types.add(tuple(type(v) for v in make_params(raw, 3, np.bool_(True), 1, np.int64(2), 0, np.bool_(False))))
     assert len(types) == 1
-    assert step._KERNELS and all(len(kernel.signatures) == 1 for kernel in step._KERNELS.values())
+    assert step.kernel_for.made and all(len(kernel.signatures) == 1 for kernel in step.kernel_for.made.values())
 
 
 def test_a_time_cap_below_one_sweep_cuts_every_step_and_each_counts_once():

@@ -34,6 +34,23 @@ Readout = namedtuple("Readout", "label text help warn")
 """One line of the panel's solver readouts: label, value text, tooltip, warn (bool)."""
 
 
+def compiled_variants(make_kernel):
+    """kernel_for(*flags): make_kernel(*flags)'s kernel, made once per process for each set of
+    flags. make_kernel closes its njit kernel over the flags (compile-time constants), so
+    numba prunes the branches they switch off before typing — a world compiles only the
+    paths it can take, the first launch included — and caches each variant on disk apart
+    (numba keys a closure's cache by its constants). kernel_for.made holds them by flags."""
+    made = {}
+
+    def kernel_for(*flags):
+        flags = tuple(bool(f) for f in flags)
+        if flags not in made:
+            made[flags] = make_kernel(*flags)
+        return made[flags]
+    kernel_for.made = made
+    return kernel_for
+
+
 class SolverBase:
     """A solver family: its settings, the one step loop over its kernel, its caches of
     the layout and what the panel shows of it."""

@@ -91,7 +91,7 @@ class ImpulseSolver(SolverBase):
         if not call["params"].direct:
             tree.row_direct[:] = 0
         call["tree"] = tree if call["params"].direct else no_direct
-        call["kernel"] = kernel_for(self.features(world, call["params"]))
+        call["kernel"] = kernel_for(*self.features(world, call["params"]))
         call["capped"] = 0
         return call
 

@@ -19,11 +19,12 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ...contacts import (N_BLOCKS, N_PREV, N_ROWS, broad_contacts, contact_views, detection_overflowed,
-                         keep_contact_impulses, narrow_contacts, narrow_contacts_primitive, write_contact_rows)
+from ...contacts import (N_BLOCKS, N_PREV, N_ROWS, contact_views, detection_overflowed, keep_contact_impulses,
+                         prepare_contacts, prepare_contacts_primitive)
 from ...integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from ...joint_rows import compute_joint_rates, compute_joint_rows, speculative_limits, write_drive_rows
 from .. import projection
+from ..base import compiled_variants
 from ..impacts import propagate_impacts
 from ..row_ops import world_inverse_inertia
 from ..tree import select_rows
@@ -41,21 +42,8 @@ iterations), contact detection (World.collides), seed 004's position projection,
 correction, the energy projection, the hulls' narrow phase (World.has_hulls; else
 contacts.narrow_contacts_primitive)."""
 
-_KERNELS = {}
-
-
-def kernel_for(features):
-    """impulse_kernel compiled for these Features: the paths a world cannot take are left
-    out (numba prunes a branch on a closure's constant before typing it), so they are
-    never compiled for it — a scene compiles what it runs, the first launch included.
-    Each feature set compiles once and is cached on disk apart (numba keys a closure's
-    cache by its constants)."""
-    if features not in _KERNELS:
-        _KERNELS[features] = _make_kernel(*features)
-    return _KERNELS[features]
-
-
-def _make_kernel(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS):    # noqa: N803 (compile-time constants)
+@compiled_variants
+def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS):    # noqa: N803 (compile-time constants)
     @njit(cache=True)
     def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drives, rows, work, tree, contacts, proj):
         """Advance n_steps steps of dt, each in `substeps` substeps. Rows must hold the current
@@ -112,17 +100,10 @@ def _make_kernel(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS):    # noqa: N8
                 if may_iterate and (step > 0 or sub > 0):
                     write_drive_rows(joints, drives, rows, h)
                 # contacts at the poses of the substep's start, ġ⁻ from its velocities
-                # contacts.prepare_contacts written out: no call that counts references to the
-                # contact bundles when nothing is near or nothing was found
-                n_contacts = 0
+                n_contacts = 0                  # blocks: touching pairs
                 if CONTACTS:
-                    n_pairs = broad_contacts(contacts, bodies)
-                    if HULLS:
-                        m = narrow_contacts(contacts, n_pairs) if n_pairs > 0 else 0
-                    else:
-                        m = narrow_contacts_primitive(contacts, n_pairs) if n_pairs > 0 else 0
-                    if m > 0:
-                        n_contacts = write_contact_rows(contacts, bodies, h, m)     # blocks: touching pairs
+                    n_contacts = (prepare_contacts(contacts, bodies, h) if HULLS
+                                  else prepare_contacts_primitive(contacts, bodies, h))
                     if detection_overflowed(contacts) and sub == 0:
                         return step             # nothing moved yet: redone with grown buffers
                 if n_contacts == 0:

@@ -6,6 +6,7 @@ from ...contacts import (S_THRESHOLD, contact_views, detection_overflowed, keep_
                          prepare_contacts_primitive)
 from ...integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from ...joint_rows import row_velocity, compute_joint_rates, compute_joint_rows, speculative_limits, write_drive_rows
+from ..base import compiled_variants
 from ..impacts import propagate_impacts
 from ..projection import project_step
 from ..row_ops import world_inverse_inertia
@@ -20,21 +21,8 @@ from .velocities import apply_free_bodies, apply_impulses, clear_joint_drive_imp
 from .work import S_FALLBACKS, S_IMPACTS, S_LOOP_RANK, S_LOOP_ROWS, S_NEED_LOOPS, S_NEED_ROWS, S_VIOLATION
 
 
-_KERNELS = {}
-
-
-def kernel_for(hulls):
-    """lcp_kernel compiled with the hulls' narrow phase (World.has_hulls) or without it
-    (contacts.prepare_contacts_primitive): numba prunes the branch on the closure's
-    constant before typing, so a world without hulls compiles none of it. Each variant
-    compiles once and is cached on disk apart (numba keys a closure's cache by its
-    constants)."""
-    if hulls not in _KERNELS:
-        _KERNELS[hulls] = _make_kernel(bool(hulls))
-    return _KERNELS[hulls]
-
-
-def _make_kernel(HULLS):    # noqa: N803 (a compile-time constant)
+@compiled_variants
+def kernel_for(HULLS):    # noqa: N803 (a compile-time constant)
     @njit(cache=True)
     def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drives, rows, work, tree, contacts, lw):
         """Advance n_steps steps of dt (package docstring). Rows hold the current poses on entry
@@ -79,10 +67,8 @@ def _make_kernel(HULLS):    # noqa: N803 (a compile-time constant)
                 write_drive_rows(joints, drives, rows, h)
             if may_iterate:
                 speculative_limits(bodies, joints, rows, h, LIMIT_REACH)   # limits reached within the step
-            if HULLS:
-                n_blocks = prepare_contacts(contacts, bodies, h)
-            else:
-                n_blocks = prepare_contacts_primitive(contacts, bodies, h)
+            n_blocks = (prepare_contacts(contacts, bodies, h) if HULLS
+                        else prepare_contacts_primitive(contacts, bodies, h))
             if detection_overflowed(contacts):
                 return step                     # nothing moved yet: redone with grown buffers
             crows, cwork, cdirect = contact_views(contacts, work, n_blocks)

@@ -2,8 +2,8 @@
 hulls' narrow phase), by stage:
 
 1. forces — the bodies' forces and scripted loads (integrate.gather_forces); contacts
-   found (contacts.broad_contacts, narrow_contacts or narrow_contacts_primitive,
-   write_contact_rows)
+   found and their rows written (contacts.prepare_contacts, or prepare_contacts_primitive
+   without the hulls' narrow phase)
 2. the stiff preset (the default): backward Euler on the penalty forces, one linear
    system in the bodies' velocities (assemble.py) with the drives' and contacts' bounded
    rows as active sets (drives.py, contact_springs.py), solved exactly (block_ldl.py);
@@ -20,11 +20,12 @@ hulls' narrow phase), by stage:
 import numpy as np
 from numba import njit
 
-from ...contacts import (N_BLOCKS, N_ROWS, broad_contacts, detection_overflowed, keep_contact_impulses,
-                         narrow_contacts, narrow_contacts_primitive, penalty_contact_forces, write_contact_rows)
+from ...contacts import (detection_overflowed, keep_contact_impulses, penalty_contact_forces, prepare_contacts,
+                         prepare_contacts_primitive)
 from ...integrate import blown_up, gather_forces, gyroscopic_implicit, integrate_positions, integrate_velocities
 from ...joint_rows import ROW_FREE, ROW_LIMIT, compute_joint_rates, compute_joint_rows
 from ...joint_types import N_EQ
+from ..base import compiled_variants
 from ..projection import project_step
 from ..row_ops import copy2d, fill2d
 from .assemble import body_blocks, limit_raw, stiff_rows, store_impulses
@@ -246,21 +247,8 @@ def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, wor
     relax_contacts(h, bodies, contacts, plan, springs)
 
 
-_KERNELS = {}
-
-
-def kernel_for(hulls):
-    """penalty_run compiled with the hulls' narrow phase (World.has_hulls) or without it
-    (contacts.narrow_contacts_primitive): numba prunes the branch on the closure's
-    constant before typing, so a world without hulls compiles none of it. Each variant
-    compiles once and is cached on disk apart (numba keys a closure's cache by its
-    constants)."""
-    if hulls not in _KERNELS:
-        _KERNELS[hulls] = _make_kernel(bool(hulls))
-    return _KERNELS[hulls]
-
-
-def _make_kernel(HULLS):    # noqa: N803 (a compile-time constant)
+@compiled_variants
+def kernel_for(HULLS):    # noqa: N803 (a compile-time constant)
     @njit(cache=True, error_model="numpy")
     def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows, work, plan, contacts, proj,
                     violation):
@@ -277,25 +265,13 @@ def _make_kernel(HULLS):    # noqa: N803 (a compile-time constant)
         drives_on = any_drive(joints)
         implicit = stiff or drives_on
         n_project = params.projection
-        contact_n = contacts.buffers.n
         cplan, contact_keys, joint_body = plan, np.empty(0, np.int64), joints.body
         if not drives_on:                       # no friction or motor for the whole run: clear the drives once
             setup_drives(h, bodies, joints, drives, rows, plan)
         for step in range(n_steps):
             gather_forces(t0 + step * h, bodies, loads, force_acc, torque_acc)
-            # contacts.prepare_contacts written out: without the calls that count references to
-            # the contact bundles (a microsecond) when nothing is near or nothing was found
-            n_pairs = broad_contacts(contacts, bodies)
-            if HULLS:
-                m = narrow_contacts(contacts, n_pairs) if n_pairs > 0 else 0
-            else:
-                m = narrow_contacts_primitive(contacts, n_pairs) if n_pairs > 0 else 0
-            if m > 0:
-                n_contacts = write_contact_rows(contacts, bodies, h, m)
-            else:
-                contact_n[N_ROWS] = 0
-                contact_n[N_BLOCKS] = 0
-                n_contacts = 0
+            n_contacts = (prepare_contacts(contacts, bodies, h) if HULLS
+                          else prepare_contacts_primitive(contacts, bodies, h))
             if detection_overflowed(contacts):
                 return step                     # nothing moved yet: redone with grown buffers
             if n_contacts > 0 and not stiff:
