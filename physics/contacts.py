@@ -354,23 +354,24 @@ def plain_row(row_joint, row_rot, row_body, row_mass_scale, row_impulse_scale, r
     row_impulse_scale[r] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def prepare_contacts(data, bodies, h):
     """Detection, then the contact rows: returns the number of contact blocks. A solver's
     kernel compiled with the hulls' narrow phase calls this, one compiled without it
-    prepare_contacts_primitive."""
+    prepare_contacts_primitive. Inlined (with _found_rows) into the kernels: a call that
+    passes the contact and body bundles counts references to each of their arrays."""
     n_pairs = broad_contacts(data, bodies)
     return _found_rows(data, bodies, h, narrow_contacts(data, n_pairs) if n_pairs > 0 else 0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def prepare_contacts_primitive(data, bodies, h):
     """prepare_contacts for colliding bodies of which none is a hull (narrow_contacts_primitive)."""
     n_pairs = broad_contacts(data, bodies)
     return _found_rows(data, bodies, h, narrow_contacts_primitive(data, n_pairs) if n_pairs > 0 else 0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _found_rows(data, bodies, h, m):
     """The rows of the m contacts found; with none, no call of the rows kernel (passing it
     the contact bundles costs a microsecond; with m = 0 it writes no row)."""

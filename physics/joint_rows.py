@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from .joint_types import FIXED, N_EQ, N_FREE, N_LIMIT, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
-from .quat import cross, frame_axes, qmul, rotate
+from .quat import FAST, cross, frame_axes, qmul, rotate
 
 ROW_EQ, ROW_LIMIT, ROW_FREE = 0, 1, 2            # static kinds (model.rows.kind)
 FREE_OFF, FREE_FRICTION, FREE_MOTOR = 0, 1, 2     # what a free row does this step (rows.active)
@@ -258,7 +258,7 @@ def compute_joint_rows(bodies, joints, rows, readout):
         joint_err[j] = err
 
 
-@njit(cache=True, error_model="numpy", fastmath=False)
+@njit(cache=True, error_model="numpy", fastmath=FAST)
 def row_velocity(row_J, r, a, b, body_vel, body_omega):
     """Ċ = J·V for row r between bodies a and b."""
     return (row_J[r, 0] * body_vel[a, 0] + row_J[r, 1] * body_vel[a, 1] + row_J[r, 2] * body_vel[a, 2]

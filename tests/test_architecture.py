@@ -140,11 +140,12 @@ def _names_used(code):
     return names
 
 
-def test_no_kernel_helper_takes_its_fastmath_from_whichever_caller_compiled_it_first():
-    """numba gives a helper without a fastmath option of its own the option of the kernel
-    that compiles it first, and the disk cache keeps that build: a helper that kernels of
-    different options reach must state its own, or its rounding (and speed) depends on the
-    order the kernels were compiled in."""
+@pytest.mark.parametrize("option, default", [("fastmath", False), ("error_model", "python")])
+def test_no_kernel_helper_takes_its_rounding_options_from_whichever_caller_compiled_it_first(option, default):
+    """numba gives a helper without a fastmath (or error_model) option of its own the option
+    of the kernel that compiles it first, and the disk cache keeps that build: a helper
+    that kernels of different options reach must state its own, or its rounding (and
+    speed) depends on the order the kernels were compiled in."""
     kernels = _kernels()
     callers = {id(k): [] for k in kernels}
     for k in kernels:
@@ -154,7 +155,7 @@ def test_no_kernel_helper_takes_its_fastmath_from_whichever_caller_compiled_it_f
                 callers[id(callee)].append(k)
 
     def own(k):
-        value = k.targetoptions.get("fastmath", False if not callers[id(k)] else None)
+        value = k.targetoptions.get(option, default if not callers[id(k)] else None)
         return frozenset(value) if isinstance(value, (set, frozenset)) else value
 
     reached = {}

@@ -4,12 +4,10 @@ force, and plain 2-D copies and fills written as loops."""
 from numba import njit
 
 from ..joint_types import PRISMATIC
-from ..quat import rotate_inv, rotated_diagonal, store_symmetric
-
-FAST = {"contract", "reassoc", "nsz", "arcp"}   # no nnan/ninf: NaNs must still show up
+from ..quat import FAST, rotate_inv, rotated_diagonal, store_symmetric
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def scatter_row(M, r, a, b, s, lin, ang):
     """lin[a] += s·M[r, 0:3], ang[a] += s·M[r, 3:6], lin[b] += s·M[r, 6:9],
     ang[b] += s·M[r, 9:12]: a row's 12 numbers times a scalar onto its two bodies

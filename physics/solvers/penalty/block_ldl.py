@@ -525,7 +525,7 @@ def minimum_degree(nn, ea, eb):
     return order, later_ptr, later[:later_ptr[nn]]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def find_slot(up_ptr, up_node, k, n):
     """The slot of block A[n, k] (n a later neighbour of node k; −1: none), by bisection."""
     lo, hi = up_ptr[k], up_ptr[k + 1]
