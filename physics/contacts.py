@@ -373,8 +373,8 @@ def prepare_contacts_primitive(data, bodies, h):
 
 @njit(cache=True, inline="always")
 def _found_rows(data, bodies, h, m):
-    """The rows of the m contacts found; with none, no call of the rows kernel (passing it
-    the contact bundles costs a microsecond; with m = 0 it writes no row)."""
+    """The rows of the m contacts found; with none, the counts zeroed here and no call of the
+    rows kernel (a call counts references to every array of the bundles it is passed)."""
     if m == 0:
         data.buffers.n[N_ROWS] = 0
         data.buffers.n[N_BLOCKS] = 0

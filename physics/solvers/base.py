@@ -21,9 +21,9 @@ and may override begin/after_run (per-call preparation and what a family adds up
 the kernel calls of one step call), model_changed (its caches of the layout), substep,
 save_state/restore_state (what it carries between steps beyond the World's state),
 readouts and notes (the panel's lines), and COMPILE_WEIGHT, VARIANT_WEIGHT /
-warm_up_kernels for the first launch's warm-up (shell/warmup.py). The step loop, the settings' checks and the
-panel's layout are here, so the World, the panel, the command line and the scene files
-ask the solver object and never its name.
+warm_up_kernels for the first launch's warm-up (shell/warmup.py). The step loop, the
+settings' checks and the panel's layout are here, so the World, the panel, the command
+line and the scene files ask the solver object and never its name.
 """
 from collections import namedtuple
 

@@ -106,7 +106,7 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS):    # noqa: N803
                                   else prepare_contacts_primitive(contacts, bodies, h))
                     if detection_overflowed(contacts) and sub == 0:
                         return step             # nothing moved yet: redone with grown buffers
-                if n_contacts == 0:
+                else:                           # (prepare_contacts writes the counts itself)
                     contacts.buffers.n[N_ROWS] = 0
                     contacts.buffers.n[N_BLOCKS] = 0
                 if n_contacts > 0:
