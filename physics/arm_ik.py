@@ -12,7 +12,7 @@ import math
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from .jit import kernel, helper
 
 from .quat import cross, qmul, rotate
 from .solvers.tree.block import _chol_solve
@@ -27,14 +27,14 @@ ArmGains = namedtuple("ArmGains", "period lookahead gain max_speed damping rot_w
 """The tick's numbers (arm_control.Arm's attributes of those names; rot_weight m/rad, max_lead rad or m)."""
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def tip_point(pos, quat, tip, tip_local):
     """The tip's world point: body `tip`'s pose applied to tip_local (its body frame)."""
     x, y, z = rotate(quat[tip, 0], quat[tip, 1], quat[tip, 2], quat[tip, 3], tip_local[0], tip_local[1], tip_local[2])
     return pos[tip, 0] + x, pos[tip, 1] + y, pos[tip, 2] + z
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def arm_jacobian(pos, quat, chain, x, J):
     """J (6×n, rows linear then angular) of the world point x: joint k's axis a and anchor p
     from its child body's pose; a revolute column is [a × (x − p); a], a prismatic one [a; 0]."""
@@ -53,7 +53,7 @@ def arm_jacobian(pos, quat, chain, x, J):
             J[3, k] = J[4, k] = J[5, k] = 0.0
 
 
-@njit(cache=True)
+@helper(cache=True)
 def _rotation_error(quat, tip, tip_q, target_q):
     """Rotation vector (rad) that turns the tip frame (body `tip`'s orientation ⊗ tip_q)
     onto target_q, the shorter way round."""
@@ -67,7 +67,7 @@ def _rotation_error(quat, tip, tip_q, target_q):
     return ex * f, ey * f, ez * f
 
 
-@njit(cache=True)
+@helper(cache=True)
 def _dls_solve(J, m, free, e, A, y):
     """y[:m] = (J_f J_fᵀ + A's damping)⁻¹ e[:m] over the free columns; A (1, 36) holds λ² on
     entry at A[0, 0] and its factor on exit (for a second solve, _chol_solve)."""
@@ -86,7 +86,7 @@ def _dls_solve(J, m, free, e, A, y):
     _chol_solve(A, 0, m, y, 0)
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def dls_command(pos, quat, joint_q, joint_qd, motor_target, chain, gains, target, target_q, ahead, out):
     """out = the arm's next joint targets (n,) for the tip target (point; target_q a unit
     quaternion of the tip frame, or NaN in its first entry: free; ahead: the program's

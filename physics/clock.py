@@ -7,7 +7,8 @@ time.perf_counter, so kernels can stop on a wall-clock budget (seed 001's time c
 import time
 
 from llvmlite import ir
-from numba import njit, types
+from numba import types
+from .jit import kernel, helper
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -21,13 +22,13 @@ def _cycle_counter(typingctx):
     return types.int64(), codegen
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def ticks():
     """Cycle counter now (ticks)."""
     return _cycle_counter()
 
 
-@njit(cache=True, fastmath=False)
+@helper(cache=True, fastmath=False)
 def past_cap(t0, cap):
     """Whether a budget of cap ticks (0: none) started at tick t0 is spent: an iterative
     solve's time cap, checked after each sweep."""

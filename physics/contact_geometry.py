@@ -16,19 +16,19 @@ that pays). The rope's contacts (rope/kernels.py) use them.
 """
 import math
 
-from numba import njit
+from .jit import helper
 
 from .quat import rotate, rotate_inv
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def plane_distance(z, z0, radius):
     """(d, nx, ny, nz) of a sphere of `radius` centred at height z against the ground plane
     z = z0: d = z − z0 − radius, n = (0, 0, 1)."""
     return z - z0 - radius, 0.0, 0.0, 1.0
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def box_distance(x, y, z, radius, cx, cy, cz, qx, qy, qz, qw, hx, hy, hz):
     """(d, nx, ny, nz) of a sphere of `radius` centred at (x, y, z) against the box of
     centre (cx, cy, cz), unit quaternion (qx, qy, qz, qw) and half extents (hx, hy, hz):

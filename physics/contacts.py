@@ -44,7 +44,7 @@ from collections import namedtuple
 import math
 
 import numpy as np
-from numba import njit
+from .jit import kernel, helper
 
 from .collision import KIND_CODES, joined_keys
 from .collision.broad import joined_starts, lower_bound, sweep_pairs
@@ -105,7 +105,7 @@ BLOCK_NUMBERS = 33                          # ContactWork.block's numbers per bl
 
 
 # ---------------------------------------------------------------------------- kernels
-@njit(cache=True, _nrt=False)
+@helper(cache=True, _nrt=False)
 def broad_contacts(data, bodies):
     """find_contacts' first half: the packed body table at the bodies' current poses and the
     broad phase's candidate pairs (collision/broad.sweep_pairs) into data.buffers; returns
@@ -138,7 +138,7 @@ def broad_contacts(data, bodies):
     return tested
 
 
-@njit(cache=True)
+@helper(cache=True)
 def _kept(buf):
     """The number of contacts the narrow phase kept (what fits in ci, cf); flags an overflow
     when some did not fit."""
@@ -149,7 +149,7 @@ def _kept(buf):
     return m
 
 
-@njit(cache=True)
+@helper(cache=True)
 def narrow_contacts(data, n_pairs):
     """find_contacts' second half: the contacts of the first n_pairs > 0 candidate pairs
     (collision/narrow.narrow_phase) into data.buffers (ci, cf); returns their number.
@@ -159,7 +159,7 @@ def narrow_contacts(data, n_pairs):
     return _kept(buf)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def narrow_contacts_primitive(data, n_pairs):
     """narrow_contacts for colliding bodies of which none is a hull (Contacts.hulls false):
     collision/narrow.narrow_phase_primitive, the same contacts without compiling the
@@ -170,7 +170,7 @@ def narrow_contacts_primitive(data, n_pairs):
     return _kept(buf)
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def find_contacts(data, bodies):
     """Collision detection at the bodies' current poses (physics/collision), gaps up to the
     margin included; returns the number of contacts in data.buffers (ci, cf). Flags an
@@ -181,7 +181,7 @@ def find_contacts(data, bodies):
     return narrow_contacts(data, n_pairs) if n_pairs > 0 else 0
 
 
-@njit(cache=True)
+@helper(cache=True)
 def tangents(nx, ny, nz):
     """Two unit vectors completing n to a right-handed orthonormal basis."""
     if abs(nx) < 0.57735:
@@ -193,7 +193,7 @@ def tangents(nx, ny, nz):
     return t1x, t1y, t1z, ny * t1z - nz * t1y, nz * t1x - nx * t1z, nx * t1y - ny * t1x
 
 
-@njit(cache=True)
+@helper(cache=True)
 def contact_row(row_J, r, ex, ey, ez, rax, ray, raz, rbx, rby, rbz):
     """Row r along world direction e at lever arms r_a, r_b: J = [−e, −r_a×e, e, r_b×e]."""
     row_J[r, 0], row_J[r, 1], row_J[r, 2] = -ex, -ey, -ez
@@ -202,7 +202,7 @@ def contact_row(row_J, r, ex, ey, ez, rax, ray, raz, rbx, rby, rbz):
     row_J[r, 9], row_J[r, 10], row_J[r, 11] = rby * ez - rbz * ey, rbz * ex - rbx * ez, rbx * ey - rby * ex
 
 
-@njit(cache=True)
+@helper(cache=True)
 def find_in_pair(prev_key, n_prev, base, key):
     """Index of key in the sorted prev_key[:n_prev], or −1, searched from base = the pair's
     lower_bound: its keys (points, then its patch) follow one another there."""
@@ -212,7 +212,7 @@ def find_in_pair(prev_key, n_prev, base, key):
     return j if j < n_prev and prev_key[j] == key else -1
 
 
-@njit(cache=True, _nrt=False)
+@kernel(cache=True, _nrt=False)
 def write_contact_rows(data, bodies, h, m):
     """The rows of the m contacts just found, one block per touching pair (its manifold):
     a normal row per point, then the friction rows at the points' centre (module
@@ -343,7 +343,7 @@ def write_contact_rows(data, bodies, h, m):
     return nb
 
 
-@njit(cache=True)
+@helper(cache=True)
 def plain_row(row_joint, row_rot, row_body, row_mass_scale, row_impulse_scale, r, a, b):
     """A contact row's fixed fields: no joint, translational, bodies a and b, not soft."""
     row_joint[r] = -1
@@ -354,7 +354,7 @@ def plain_row(row_joint, row_rot, row_body, row_mass_scale, row_impulse_scale, r
     row_impulse_scale[r] = 0.0
 
 
-@njit(cache=True, inline="always")
+@helper(cache=True, inline="always")
 def prepare_contacts(data, bodies, h):
     """Detection, then the contact rows: returns the number of contact blocks. A solver's
     kernel compiled with the hulls' narrow phase calls this, one compiled without it
@@ -364,14 +364,14 @@ def prepare_contacts(data, bodies, h):
     return _found_rows(data, bodies, h, narrow_contacts(data, n_pairs) if n_pairs > 0 else 0)
 
 
-@njit(cache=True, inline="always")
+@helper(cache=True, inline="always")
 def prepare_contacts_primitive(data, bodies, h):
     """prepare_contacts for colliding bodies of which none is a hull (narrow_contacts_primitive)."""
     n_pairs = broad_contacts(data, bodies)
     return _found_rows(data, bodies, h, narrow_contacts_primitive(data, n_pairs) if n_pairs > 0 else 0)
 
 
-@njit(cache=True, inline="always")
+@helper(cache=True, inline="always")
 def _found_rows(data, bodies, h, m):
     """The rows of the m contacts found; with none, the counts zeroed here and no call of the
     rows kernel (a call counts references to every array of the bundles it is passed)."""
@@ -382,7 +382,7 @@ def _found_rows(data, bodies, h, m):
     return write_contact_rows(data, bodies, h, m)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def detection_overflowed(data):
     """Whether detection found more than the buffers hold since they were last grown. A
     kernel then stops at the start of the step (before moving anything), so that its
@@ -391,7 +391,7 @@ def detection_overflowed(data):
     return data.buffers.n[N_OVERFLOW] != 0
 
 
-@njit(cache=True)
+@helper(cache=True)
 def contact_views(data, work, n_blocks):
     """The contact rows as a Rows table and their scratch in the Scratch layout (views of
     data's arrays, trimmed to the rows and blocks written), so the joints' sweeps run on
@@ -407,7 +407,7 @@ def contact_views(data, work, n_blocks):
     return rows, scratch, w.direct[:n]
 
 
-@njit(cache=True)
+@helper(cache=True)
 def keep_contact_impulses(data, n_blocks):
     """Store this substep's impulses — per point its normal impulse, per pair its friction
     impulse (a world vector) and twist — sorted by key, for the next substep's warm start."""
@@ -444,7 +444,7 @@ def keep_contact_impulses(data, n_blocks):
 
 
 # ---------------------------------------------------------------------------- penalty
-@njit(cache=True)
+@helper(cache=True)
 def row_inverse_mass(row_J, r, a, b, bodies):
     """J M⁻¹ Jᵀ of row r (world inverse inertia from the bodies' orientations)."""
     body_quat, body_inv_mass, body_inv_inertia = bodies.quat, bodies.inv_mass, bodies.inv_inertia
@@ -461,7 +461,7 @@ def row_inverse_mass(row_J, r, a, b, bodies):
     return k
 
 
-@njit(cache=True)
+@helper(cache=True)
 def row_speed_after(row_J, r, a, b, bodies, force, torque, gravity, h):
     """J·V the row would have after a step of h under the forces so far and gravity."""
     body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega
@@ -485,7 +485,7 @@ def row_speed_after(row_J, r, a, b, bodies, force, torque, gravity, h):
     return s
 
 
-@njit(cache=True)
+@helper(cache=True)
 def penalty_contact_forces(data, bodies, h, kappa, zeta, force, torque, gravity):
     """Contact forces for the penalty family, added to force/torque (N, N·m), from the rows
     write_contact_rows made this step. Each point is a one-sided spring-damper through

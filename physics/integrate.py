@@ -6,19 +6,19 @@ A body with zero inverse mass and inertia is static and is never moved.
 """
 import math
 
-from numba import njit
+from .jit import kernel, helper
 
 from .quat import cross, integrate_quat, rotate, rotate_inv, world_inv_inertia_times
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def is_static(body_inv_mass, body_inv_inertia, i):
     """Body i never moves: zero inverse mass and inverse inertia (the world, a static body)."""
     return (body_inv_mass[i] == 0.0 and body_inv_inertia[i, 0] == 0.0
             and body_inv_inertia[i, 1] == 0.0 and body_inv_inertia[i, 2] == 0.0)
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def gyroscopic_implicit(qx, qy, qz, qw, ix, iy, iz, wx, wy, wz, h):
     """One Newton step of the implicit gyroscopic update I(ω'−ω) + h ω'×Iω' = 0,
     in the body frame (Catto 2015); stable for fast spin, unlike ω×Iω explicit."""
@@ -48,7 +48,7 @@ def gyroscopic_implicit(qx, qy, qz, qw, ix, iy, iz, wx, wy, wz, h):
     return rotate(qx, qy, qz, qw, bx - dx, by - dy, bz - dz)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@kernel(cache=True, error_model="numpy", _nrt=False)
 def integrate_velocities(bodies, body_force, body_torque, gravity, gyroscopic, h):
     """v += h (g + F/m), ω += h I⁻¹τ (world frame), then the gyroscopic term if enabled."""
     body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega
@@ -75,7 +75,7 @@ def integrate_velocities(bodies, body_force, body_torque, gravity, gyroscopic, h
         body_omega[i, 2] = wz
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def integrate_positions(bodies, h):
     """x += h v; q += h/2 (ω, 0) ⊗ q, normalized."""
     body_pos, body_quat, body_vel, body_omega = bodies.pos, bodies.quat, bodies.vel, bodies.omega
@@ -94,7 +94,7 @@ def integrate_positions(bodies, h):
         body_quat[i, 3] = qw
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def blown_up(bodies, max_speed, max_spin):
     """True if any velocity is NaN/inf or beyond the runaway bounds (m/s, rad/s)."""
     body_vel, body_omega = bodies.vel, bodies.omega
@@ -106,7 +106,7 @@ def blown_up(bodies, max_speed, max_spin):
     return False
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@kernel(cache=True, error_model="numpy", _nrt=False)
 def gather_forces(t, bodies, loads, force_acc, torque_acc):
     """force_acc/torque_acc = the bodies' own force and torque plus every scripted load
     active at time t (t0 ≤ t < t1); a load at a body-local point adds r × F."""
@@ -137,7 +137,7 @@ def gather_forces(t, bodies, loads, force_acc, torque_acc):
             torque_acc[i, 2] += tz
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy")
 def body_energy(body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inertia, gravity):
     """Kinetic (½ m v² + ½ ωᵀ I ω, ω in the body frame) plus gravitational potential
     (−m g·x) energy of the dynamic bodies (J)."""
@@ -155,7 +155,7 @@ def body_energy(body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_i
     return e
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy")
 def body_summary(body_pos, body_vel, body_omega, body_inv_mass, speed, spin):
     """Total mass (kg), kinetic energy of translation (J) and the largest extent (m) of
     the dynamic bodies' centres; each body's speed |v| and spin |ω| into speed, spin."""

@@ -25,7 +25,7 @@ over full turns; for a spherical joint q = (swing, twist, 0).
 import math
 
 import numpy as np
-from numba import njit
+from .jit import kernel, helper
 
 from .joint_types import FIXED, N_EQ, N_FREE, N_LIMIT, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
 from .quat import FAST, cross, frame_axes, qmul, rotate
@@ -37,13 +37,13 @@ MOTOR_OFF, MOTOR_VELOCITY, MOTOR_POSITION = 0, 1, 2
 MOTOR_MODES = {"off": MOTOR_OFF, "velocity": MOTOR_VELOCITY, "position": MOTOR_POSITION}
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def wrap_angle(a):
     """Angle wrapped into (-π, π]."""
     return a - 2.0 * math.pi * math.floor((a + math.pi) / (2.0 * math.pi))
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def unwrap(raw, previous):
     """The angle equal to `raw` modulo 2π nearest to `previous` (a joint's angle tracked
     through whole turns): raw plus whole turns, so that writing the rows again at the
@@ -51,10 +51,10 @@ def unwrap(raw, previous):
     return raw + 2.0 * math.pi * math.floor((previous - raw) / (2.0 * math.pi) + 0.5)
 
 
-# The row helpers below are plain njit functions, each compiled once and called (LLVM
+# The row helpers below are plain compiled helpers, each compiled once and called (LLVM
 # inlines what pays), not inline="always": numba would type their IR again at each of the
 # ~40 call sites of compute_joint_rows, for a longer compile and slower code.
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def write_row(row_J, row_C, row_active, r, lin_a, ang_a, lin_b, ang_b, C, active):
     """Row r: J = [lin_a, ang_a, lin_b, ang_b] (3-tuples), value C, activity. (The row
     arrays come in one by one: taken from the Rows bundle inside a loop, numba would
@@ -67,7 +67,7 @@ def write_row(row_J, row_C, row_active, r, lin_a, ang_a, lin_b, ang_b, C, active
     row_active[r] = active
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def point_row(row_J, row_C, row_active, r, ex, ey, ez, rax, ray, raz, rbx, rby, rbz, C):
     """Point-to-point row along world direction e (eq. 11-12, seed 000):
     C = e·(p_b − p_a), Ċ = e·(v_b + ω_b×r_b − v_a − ω_a×r_a)."""
@@ -76,7 +76,7 @@ def point_row(row_J, row_C, row_active, r, ex, ey, ez, rax, ray, raz, rbx, rby, 
     write_row(row_J, row_C, row_active, r, (-ex, -ey, -ez), (-cax, -cay, -caz), (ex, ey, ez), (cbx, cby, cbz), C, np.int64(1))
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def perpendicular_row(row_J, row_C, row_active, r, ux, uy, uz, wx, wy, wz):
     """Angular row keeping axis u (on a) perpendicular to axis w (on b) (eq. 14, 15, 18,
     seed 000): C = u·w, Ċ = (u×w)·ω_a − (u×w)·ω_b."""
@@ -85,7 +85,7 @@ def perpendicular_row(row_J, row_C, row_active, r, ux, uy, uz, wx, wy, wz):
               ux * wx + uy * wy + uz * wz, np.int64(1))
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def slide_row(row_J, row_C, row_active, r, n, pba, rb, C, active):
     """Row along axis n fixed in body a through the anchor gap d = p_b − p_a
     (eq. 16-17, seed 000): Ċ = n·(v_b − v_a) + (r_b×n)·ω_b − ((p_b − x_a)×n)·ω_a."""
@@ -95,13 +95,13 @@ def slide_row(row_J, row_C, row_active, r, n, pba, rb, C, active):
     write_row(row_J, row_C, row_active, r, (-nx, -ny, -nz), (-cax, -cay, -caz), (nx, ny, nz), (cbx, cby, cbz), C, active)
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def twist_row(row_J, row_C, row_active, r, nx, ny, nz, C, active):
     """Angular row about axis n: Ċ = n·(ω_b − ω_a) (limits and free rotational DOFs)."""
     write_row(row_J, row_C, row_active, r, (0.0, 0.0, 0.0), (-nx, -ny, -nz), (0.0, 0.0, 0.0), (nx, ny, nz), C, active)
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def limit_value(q, lo, hi, on):
     """Dead-zone function χ (eq. 21, 25, seed 000) on an angle or slide: (C, active)."""
     if on == 0:
@@ -113,7 +113,7 @@ def limit_value(q, lo, hi, on):
     return 0.0, 0
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@kernel(cache=True, error_model="numpy", _nrt=False)
 def compute_joint_rows(bodies, joints, rows, readout):
     """Write every joint's rows from the body poses; update joint_q and joint_err.
 
@@ -258,7 +258,7 @@ def compute_joint_rows(bodies, joints, rows, readout):
         joint_err[j] = err
 
 
-@njit(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST)
 def row_velocity(row_J, r, a, b, body_vel, body_omega):
     """Ċ = J·V for row r between bodies a and b."""
     return (row_J[r, 0] * body_vel[a, 0] + row_J[r, 1] * body_vel[a, 1] + row_J[r, 2] * body_vel[a, 2]
@@ -267,7 +267,7 @@ def row_velocity(row_J, r, a, b, body_vel, body_omega):
             + row_J[r, 9] * body_omega[b, 0] + row_J[r, 10] * body_omega[b, 1] + row_J[r, 11] * body_omega[b, 2])
 
 
-@njit(cache=True)
+@helper(cache=True)
 def free_rows(row_kind, start, end):
     """(first, count) of the free rows of the block of rows [start, end) (they close a
     joint's or a contact's block). Helpers called per row or block take the row arrays
@@ -279,7 +279,7 @@ def free_rows(row_kind, start, end):
     return f0, end - f0
 
 
-@njit(cache=True)
+@helper(cache=True)
 def block_rows(block_start, block_count, row_kind, k):
     """Block k's rows [start, end) and its free rows (first, count: free_rows)."""
     start = block_start[k]
@@ -288,7 +288,7 @@ def block_rows(block_start, block_count, row_kind, k):
     return start, end, f0, nf
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy")
 def compute_joint_rates(bodies, joints, rows):
     """Rate of each free DOF = its free row's J·V (rad/s or m/s)."""
     joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
@@ -310,7 +310,7 @@ def compute_joint_rates(bodies, joints, rows):
                 joint_qd[j, k] = 0.0
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def speculative_limits(bodies, joints, rows, h, reach):
     """Speculative limits (Catto's speculative contacts, Box2D's joint limits): a limit row
     inside its bounds (C = χ = 0) whose joint moves toward a bound it could reach within
@@ -368,7 +368,7 @@ def speculative_limits(bodies, joints, rows, h, reach):
     return n
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def swing_rise(body_quat, body_omega, frame_a, frame_b, a, b, j, h):
     """Second-order rise of a spherical joint's swing θ = ∠(n_a0, n_b0) in a step h: n_b0
     moves at u = (ω_b − ω_a)×n_b0; its part u_t across the swing direction carries it on a
@@ -403,7 +403,7 @@ def free_rows_in_use(model_joints, control_joints):
     return (motor | ((nf > 0) & (model_joints.friction > 0.0))).astype(np.int64)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def write_drive_rows(joints, drives, rows, h):
     """Bounds and drives of every joint's limit and free rows for a solve of step h (s):
     a limit binds on one side (λ ≥ 0 or λ ≤ 0); the free rows carry the motor of a 1-DOF

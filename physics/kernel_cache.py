@@ -26,6 +26,7 @@ from pathlib import Path
 PHYSICS = Path(__file__).resolve().parent
 _DIGEST = []
 # a relative import at module level: dots, module, the names (one line or parenthesized)
+_DEFINES_KERNELS = re.compile(rb"^\s*@(kernel|helper)\(", re.M)
 _FROM = re.compile(rb"^from (\.+)([\w.]*) import (\([^)]*\)|[^\n]*)", re.M)
 
 
@@ -50,9 +51,9 @@ def _imported_files(path, text):
 
 def kernel_sources():
     """The physics files compiled kernels can hold code or constants of: those that
-    define kernels (`njit`) and, transitively, those they import from at module level."""
+    define kernels (`@kernel`, `@helper`) and, transitively, those they import from at module level."""
     texts = {path: path.read_bytes() for path in PHYSICS.rglob("*.py")}
-    found = [path for path, text in texts.items() if b"njit" in text]
+    found = [path for path, text in texts.items() if _DEFINES_KERNELS.search(text)]
     seen = set(found)
     while found:
         path = found.pop()

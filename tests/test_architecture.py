@@ -172,3 +172,74 @@ def test_no_kernel_helper_takes_its_rounding_options_from_whichever_caller_compi
     mixed = [f"{k.py_func.__module__}.{k.__name__}: {options(k)}" for k in kernels
              if own(k) is None and k.targetoptions.get("inline") != "always" and len(options(k)) > 1]
     assert not mixed
+
+
+def _dotted(node):
+    """'a.b.c' for a Name/Attribute chain, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id] + parts[::-1])
+
+
+def _compiled_functions_python_names():
+    """The compiled functions of physics/ that Python code outside tests/ names: each name
+    (or dotted chain) read outside a compiled function's body, resolved through the file's
+    imports to the object it is."""
+    import importlib
+    jitted = ("kernel", "helper", "njit")
+    found = set()
+    for path in [ROOT / "app.py"] + [p for package in LAYERS for p in _modules(package)]:
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        tree = ast.parse(path.read_text())
+        local = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = package.split(".")[:len(package.split(".")) - node.level + 1] if node.level else []
+                base = ".".join(base + ([node.module] if node.module else []))
+                for alias in node.names:
+                    local[alias.asname or alias.name] = f"{base}.{alias.name}"
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    local[alias.asname or alias.name.split(".")[0]] = alias.asname and alias.name or alias.name.split(".")[0]
+        read = []
+
+        def visit(node):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if any(ast.unparse(d).split("(")[0].split(".")[-1] in jitted for d in node.decorator_list):
+                    return
+            dotted = _dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+            if dotted is not None:
+                read.append(dotted)
+                return
+            for child in ast.iter_child_nodes(node):
+                visit(child)
+        visit(tree)
+        for dotted in read:
+            head, _, rest = dotted.partition(".")
+            full = (local.get(head, f"{module}.{head}") + ("." + rest if rest else "")).split(".")
+            if full[0] != "physics":
+                continue
+            for cut in range(1, len(full)):
+                try:
+                    owner = importlib.import_module(".".join(full[:cut]))
+                except ImportError:
+                    break
+                found.add(id(getattr(owner, full[cut], None)))
+    return found
+
+
+def test_compiled_functions_python_calls_are_kernels_and_the_rest_helpers():
+    """A compiled function that only kernels call is a helper (physics/jit.py): compiled
+    without the CPython entry point, which numba would otherwise lower, optimize and
+    code-generate with it for nothing. One that Python code names is a kernel (a test's
+    call of a helper works too, through an uncached twin)."""
+    from physics.jit import HelperDispatcher
+    named = _compiled_functions_python_names()
+    wrong = [f"{k.py_func.__module__}.{k.__name__}: {'kernel' if id(k) in named else 'helper'}"
+             for k in _kernels() if (id(k) in named) == isinstance(k, HelperDispatcher)]
+    assert not wrong, "should be " + ", ".join(wrong)

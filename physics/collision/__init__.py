@@ -17,7 +17,7 @@ contacts in the kernels' packed buffers (ci, cf: common.py) without the copy.
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from ..jit import kernel, helper
 
 from .broad import broad_phase, joined_keys, joined_starts, sweep_pairs
 from .common import BODY_WIDTH, BOX, CAPSULE, COMPOUND, CONVEX, CYLINDER, JIT, KIND_CODES, PLANE, SPHERE
@@ -40,7 +40,7 @@ unit, from a to b; depth (m,) m; feature (m,) int64; count (2,) int64: contacts 
 contacts that did not fit."""
 
 
-@njit(**JIT)
+@helper(**JIT)
 def pack_bodies(params, position, quaternion):
     """The kernels' body table (n, 11): position, quaternion, params (common.py)."""
     n = position.shape[0]
@@ -54,7 +54,7 @@ def pack_bodies(params, position, quaternion):
     return body
 
 
-@njit(**JIT)
+@helper(**JIT)
 def candidate_pairs(kind, params, position, quaternion, static, hulls, skip_keys, margin, pairs):
     """The broad phase alone (broad.broad_phase) on plain arrays: candidate pairs into
     pairs (P,2); returns their number (more than P: grow and call again)."""
@@ -63,7 +63,7 @@ def candidate_pairs(kind, params, position, quaternion, static, hulls, skip_keys
     return broad_phase(kind, body, hulls, static, skip_keys, margin, np.empty((n, 6)), np.empty(n), pairs)
 
 
-@njit(**JIT)
+@kernel(**JIT)
 def collide_packed(kind, params, position, quaternion, static, hulls, skip_keys, margin, pairs, ci, cf, count):
     """Broad then narrow phase in one call, the contacts in the kernels' packed layout:
     ci (m,3) int64 (a, b, feature id), cf (m,7) (point, normal, depth) — what a numba solver
@@ -78,7 +78,7 @@ def collide_packed(kind, params, position, quaternion, static, hulls, skip_keys,
                          np.empty(n, np.int64), pairs, ci, cf, count)
 
 
-@njit(**JIT)
+@helper(**JIT)
 def collide_table(kind, body, hulls, static, skip_keys, first, margin, aabb, key, order, pairs, ci, cf, count):
     """collide_packed on the packed body table (pack_bodies) with the broad phase's scratch
     given (broad.sweep_pairs: first, aabb, key, order), for a caller that keeps them: the
@@ -92,7 +92,7 @@ def collide_table(kind, body, hulls, static, skip_keys, first, margin, aabb, key
     return n_pairs
 
 
-@njit(**JIT)
+@kernel(**JIT)
 def collide(kind, params, position, quaternion, static, hulls, skip_keys, margin, pairs, pair, point, normal, depth,
             feature, count):
     """collide_packed with the contacts in separate arrays (as Contacts): pair (m,2), point

@@ -12,7 +12,7 @@ side plane, 20 + 4·plane₁ + plane₂ a reference face corner (two side planes
 import math
 
 import numpy as np
-from numba import njit
+from ..jit import helper
 
 from ..quat import frame_axes
 from .common import JIT, JIT_NO_REFS, PAR, QUAT, add_candidate, clip_crossing, clip_keep, flush_manifold
@@ -21,7 +21,7 @@ REL_TOL = 0.05   # an axis replaces a face of a only if its separation is larger
 ABS_TOL = 1e-5   # plus this (m): faces are preferred, and the choice does not flicker (Box2D's rule)
 
 
-@njit(**JIT)
+@helper(**JIT)
 def _load_box(f, slot, body, i):
     """Box i's axes into f[slot, k, 0:3] and its half extents into f[slot, k, 3]."""
     r00, r10, r20, r01, r11, r21, r02, r12, r22 = frame_axes(body[i, QUAT], body[i, QUAT + 1], body[i, QUAT + 2],
@@ -33,12 +33,12 @@ def _load_box(f, slot, body, i):
         f[slot, k, 3] = body[i, PAR + k]
 
 
-@njit(**JIT)
+@helper(**JIT)
 def _dot_axis(f, slot, k, x, y, z):
     return f[slot, k, 0] * x + f[slot, k, 1] * y + f[slot, k, 2] * z
 
 
-@njit(**JIT)
+@helper(**JIT)
 def _clip_id(label, plane):
     """Vertex id of the point where the polygon edge with `label` crosses side `plane`."""
     if label < 4:
@@ -46,7 +46,7 @@ def _clip_id(label, plane):
     return 20 + 4 * (label - 4) + plane
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def box_box(body, a, b, margin, sp, sf, poly, tags, F, C, ci, cf, count):
     """Contacts of boxes a and b (see the module docstring). Workspaces: sp, sf the manifold
     candidates, poly (2,16,3) and tags (2,16,2) (edge label, vertex id) the clipping
@@ -108,7 +108,7 @@ def box_box(body, a, b, margin, sp, sf, poly, tags, F, C, ci, cf, count):
     _face_contact(body, a, b, margin, sp, sf, poly, tags, F, ci, cf, count, ref, ia if ref == 0 else ib)
 
 
-@njit(**JIT)
+@helper(**JIT)
 def _edge_point(F, slot, skip, toward, lx, ly, lz, px, py, pz):
     """The centre of the box's edge along axis `skip` that lies furthest along toward·L
     (the box's centre px, py, pz moved by ±half extent along the two other axes), and the
@@ -128,7 +128,7 @@ def _edge_point(F, slot, skip, toward, lx, ly, lz, px, py, pz):
     return px, py, pz, code
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _edge_contact(body, a, b, F, sp, sf, ci, cf, count, i, j, lx, ly, lz, sep):
     """One point: the closest points of a's edge along a_i and b's edge along b_j that are
     extreme along the axis L = a_i × b_j (oriented from a to b); depth = −separation."""
@@ -155,7 +155,7 @@ def _edge_contact(body, a, b, F, sp, sf, ci, cf, count, i, j, lx, ly, lz, sep):
     flush_manifold(sp, sf, m, a, b, lx, ly, lz, ci, cf, count)
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _face_contact(body, a, b, margin, sp, sf, poly, tags, F, ci, cf, count, ref, r_ax):
     """Reference face: box `ref` (0 = a, 1 = b), axis r_ax, the side facing the other box.
     Incident face: the other box's face most anti-parallel to it. The incident quad, in the

@@ -8,7 +8,7 @@ min·n + max is in the sorted `skip_keys`, see `joined_keys`).
 import math
 
 import numpy as np
-from numba import njit
+from ..jit import kernel, helper
 
 from ..quat import frame_axes, rotate
 from .common import BOX, CAPSULE, COMPOUND, CONVEX, CYLINDER, JIT, JIT_NO_REFS, PAR, PLANE, QUAT, SPHERE
@@ -22,7 +22,7 @@ def joined_keys(skip, n):
     return np.unique(lo * n + hi).astype(np.int64)
 
 
-@njit(**JIT)
+@helper(**JIT)
 def lower_bound(keys, n, key):
     """The first index of the sorted keys[:n] whose key is ≥ key (binary search)."""
     lo, hi = 0, n
@@ -35,7 +35,7 @@ def lower_bound(keys, n, key):
     return lo
 
 
-@njit(**JIT)
+@helper(**JIT)
 def is_joined(skip_keys, n, i, j):
     """Binary search of the pair (i, j) in the sorted keys."""
     key = min(i, j) * n + max(i, j)
@@ -43,7 +43,7 @@ def is_joined(skip_keys, n, i, j):
     return lo < skip_keys.shape[0] and skip_keys[lo] == key
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _solid_box(kind, body, i, hulls, aabb, g):
     """World AABB of a hull (its local bounding box turned: centre R c + x, half widths
     Σ_j |R_ij| e_j) or a compound (the union of its pieces' local boxes, turned likewise)."""
@@ -71,7 +71,7 @@ def _solid_box(kind, body, i, hulls, aabb, g):
             max(aabb[i, 5], z + ez + g)
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def compute_aabbs(kind, body, hulls, margin, aabb):
     """World AABB of every body into aabb (n,6) (min xyz, max xyz, m), grown by margin/2 on
     every side so that boxes overlap when the gap is below the margin. Box: half widths
@@ -108,7 +108,7 @@ def compute_aabbs(kind, body, hulls, margin, aabb):
         aabb[i, 3], aabb[i, 4], aabb[i, 5] = cx + ex + g, cy + ey + g, cz + ez + g
 
 
-@njit(**JIT_NO_REFS)
+@kernel(**JIT_NO_REFS)
 def joined_starts(skip_keys, n, first):
     """first (n+1,): first[i] the index of the first key ≥ i·n in the sorted keys, so the
     pairs whose lower body is i are skip_keys[first[i]:first[i + 1]] (one merge pass,
@@ -123,7 +123,7 @@ def joined_starts(skip_keys, n, first):
         first[i] = p
 
 
-@njit(**JIT)
+@helper(**JIT)
 def is_joined_from(skip_keys, first, n, i, j):
     """is_joined with the starts of joined_starts: a scan of the lower body's keys."""
     lo = min(i, j)
@@ -134,7 +134,7 @@ def is_joined_from(skip_keys, first, n, i, j):
     return False
 
 
-@njit(**JIT)
+@helper(**JIT)
 def _add_pair(pairs, count, i, j):
     if count < pairs.shape[0]:
         pairs[count, 0] = i
@@ -142,7 +142,7 @@ def _add_pair(pairs, count, i, j):
     return count + 1
 
 
-@njit(**JIT)
+@helper(**JIT)
 def broad_phase(kind, body, hulls, static, skip_keys, margin, aabb, key, pairs):
     """Candidate pairs (AABBs overlapping, gap below the margin) into pairs (P,2); returns
     their number, which may exceed P (then only the first fit: grow the
@@ -153,7 +153,7 @@ def broad_phase(kind, body, hulls, static, skip_keys, margin, aabb, key, pairs):
     return sweep_pairs(kind, body, hulls, static, skip_keys, first, margin, aabb, key, np.empty(n, np.int64), pairs)
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def sweep_pairs(kind, body, hulls, static, skip_keys, first, margin, aabb, key, order, pairs):
     """broad_phase on given scratch: first (n+1,) joined_starts of skip_keys (it changes only
     with them), aabb (n,6), key (n,), order (n,) int64 (a solver's buffers: nothing is
@@ -194,13 +194,13 @@ def sweep_pairs(kind, body, hulls, static, skip_keys, first, margin, aabb, key, 
     return sweep_and_prune(kind, body, static, skip_keys, first, margin, aabb, order, m, axis, pairs)
 
 
-@njit(**JIT)
+@helper(**JIT)
 def _before(key, a, b):
     """Whether index a sorts before index b: by key, equal keys by index."""
     return key[a] < key[b] or (key[a] == key[b] and a < b)
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _sift_down(key, order, root, end):
     """Restore the max-heap order[root:end] below root (heapsort's step)."""
     while True:
@@ -215,7 +215,7 @@ def _sift_down(key, order, root, end):
         root = child
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def sort_order(key, order):
     """order := the indices 0…n−1 sorted by key, equal keys by index (the order of
     np.argsort(key, kind="stable")), in place by heapsort: O(n log n), nothing allocated."""
@@ -229,7 +229,7 @@ def sort_order(key, order):
         _sift_down(key, order, 0, end)
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def monotone_order(key, order):
     """sort_order's order in O(n) when it is plain: the finite keys strictly rising
     or strictly falling with the index (a chain's links along the sweep axis), then at most
@@ -268,7 +268,7 @@ def monotone_order(key, order):
     return True
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def sweep_and_prune(kind, body, static, skip_keys, first, margin, aabb, order, m, axis, pairs):
     """broad_phase's sweep along `axis` over the m non-planes in `order`, then the planes
     (order[m:]) against every non-static body; returns the number of pairs. Joined pairs

@@ -16,7 +16,7 @@ Conventions (every kernel in this package):
   plane, segment end) that made it, stable from step to step while the same features touch,
   so a solver can match it with last step's contact and warm start.
 """
-from numba import njit
+from ..jit import helper
 
 PLANE, SPHERE, CAPSULE, BOX, CYLINDER, CONVEX, COMPOUND = 0, 1, 2, 3, 4, 5, 6
 KIND_CODES = {"plane": PLANE, "sphere": SPHERE, "capsule": CAPSULE, "box": BOX, "cylinder": CYLINDER,
@@ -41,7 +41,7 @@ JIT_NO_REFS = dict(JIT, _nrt=False)
 MAX_CANDIDATES = 16
 
 
-@njit(**JIT)
+@helper(**JIT)
 def emit(ci, cf, count, a, b, px, py, pz, nx, ny, nz, depth, feature):
     """Append one contact (dropped and counted in count[1] when full)."""
     k = count[0]
@@ -61,7 +61,7 @@ def emit(ci, cf, count, a, b, px, py, pz, nx, ny, nz, depth, feature):
         count[1] += 1
 
 
-@njit(**JIT)
+@helper(**JIT)
 def add_candidate(sp, sf, m, px, py, pz, depth, feature):
     """Store a manifold candidate point (on b's surface) while sp has room (MAX_CANDIDATES
     rows, or a hull face's workspace); returns the new count."""
@@ -75,7 +75,7 @@ def add_candidate(sp, sf, m, px, py, pz, depth, feature):
     return m
 
 
-@njit(**JIT)
+@helper(**JIT)
 def _signed_area(sp, i1, i2, j, nx, ny, nz):
     """((p2 − p1) × (pj − p1)) · n: twice the signed area of the triangle p1 p2 pj seen along n."""
     ux, uy, uz = sp[i2, 0] - sp[i1, 0], sp[i2, 1] - sp[i1, 1], sp[i2, 2] - sp[i1, 2]
@@ -83,12 +83,12 @@ def _signed_area(sp, i1, i2, j, nx, ny, nz):
     return (uy * vz - uz * vy) * nx + (uz * vx - ux * vz) * ny + (ux * vy - uy * vx) * nz
 
 
-@njit(**JIT)
+@helper(**JIT)
 def _emit_candidate(sp, sf, i, a, b, nx, ny, nz, ci, cf, count):
     emit(ci, cf, count, a, b, sp[i, 0], sp[i, 1], sp[i, 2], nx, ny, nz, sp[i, 3], sf[i])
 
 
-@njit(**JIT)
+@helper(**JIT)
 def count_touching(sp, dc, m):
     """How many of the m points touch (depth ≥ 0; rows of sp, the depth in column dc)."""
     touching = 0
@@ -98,7 +98,7 @@ def count_touching(sp, dc, m):
     return touching
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def keep_bearing(sp, sf, m):
     """When more than 4 candidates hold 3 or more that touch (depth ≥ 0), drop those with a
     gap (moving the rest to the front), so that flush_manifold's four bear: a hull has many
@@ -119,7 +119,7 @@ def keep_bearing(sp, sf, m):
     return n
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _beats(sp, dc, j, k, vj, vk):
     """Whether candidate j beats the best so far k on the value v (largest wins). Values
     within round-off (1e-9 relative) tie; a tie goes to the deeper point (depth in column
@@ -141,7 +141,7 @@ def _beats(sp, dc, j, k, vj, vk):
     return False
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def deepest(sp, dc, m):
     """The deepest of the m points (rows of sp: x, y, z, …, the depth in column dc)."""
     i1 = -1
@@ -151,7 +151,7 @@ def deepest(sp, dc, m):
     return i1
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def spread_three(sp, dc, m, i1, nx, ny, nz):
     """With the deepest point p1 chosen, the three that span the largest area with it (seen
     along n): p2 the farthest from p1, p3 making the largest triangle p1 p2 p3, p4 the
@@ -183,7 +183,7 @@ def spread_three(sp, dc, m, i1, nx, ny, nz):
     return i2, i3, i4
 
 
-@njit(**JIT)
+@helper(**JIT)
 def flush_manifold(sp, sf, m, a, b, nx, ny, nz, ci, cf, count):
     """Emit the m candidate points of one manifold (common normal n, from a to b), reduced to
     at most 4: the deepest point p1 and the three that span the largest area with it
@@ -203,7 +203,7 @@ def flush_manifold(sp, sf, m, a, b, nx, ny, nz, ci, cf, count):
 FEATURE_BITS = 26           # feature ids are < 2²⁶ − 1 (contacts.py keys a pair's points by them)
 
 
-@njit(**JIT)
+@helper(**JIT)
 def fold_feature(raw):
     """A feature id below 2²⁵ made from a wider one (hulls' face, vertex and clipping-plane
     numbers; compound piece pairs): kept when it fits, else its remainder modulo the
@@ -215,7 +215,7 @@ def fold_feature(raw):
 
 
 # ---------------------------------------------------------------------------- shared geometry
-@njit(**JIT)
+@helper(**JIT)
 def segment_closest(A, E, bb, c, f, tiny):
     """Ericson's ClosestPtSegmentSegment (Real-Time Collision Detection, 2005, 5.1.9) for
     P(s) = P0 + s d1, Q(t) = Q0 + t d2, neither a point: (s, t) in [0, 1]² from A = d1·d1,
@@ -233,7 +233,7 @@ def segment_closest(A, E, bb, c, f, tiny):
     return s, t
 
 
-@njit(**JIT)
+@helper(**JIT)
 def clip_crossing(poly, src, dst, q, qn, m, t):
     """Sutherland–Hodgman: the point at t along polygon src's edge q → qn (where it crosses
     the clipping plane) as vertex m of polygon dst (poly: (2, n, 3), the two polygons)."""
@@ -241,7 +241,7 @@ def clip_crossing(poly, src, dst, q, qn, m, t):
         poly[dst, m, c] = poly[src, q, c] + t * (poly[src, qn, c] - poly[src, q, c])
 
 
-@njit(**JIT)
+@helper(**JIT)
 def clip_keep(poly, tags, src, dst, qn, m):
     """Sutherland–Hodgman: vertex qn of polygon src, inside the clipping plane, kept as
     vertex m of polygon dst with its two tags (label, feature id)."""

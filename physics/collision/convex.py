@@ -30,7 +30,7 @@ from collections import namedtuple
 import math
 
 import numpy as np
-from numba import njit
+from ..jit import helper
 
 from ..quat import frame_axes
 from .common import JIT, JIT_NO_REFS, MAX_CANDIDATES, PAR, QUAT, add_candidate, clip_crossing, clip_keep, emit, \
@@ -51,7 +51,7 @@ TOUCH = 1e-10           # GJK distances below TOUCH·size count as touching (EPA
 EPA_TOL = 1e-11         # EPA stops when a support adds less than EPA_TOL·size
 
 
-@njit(**JIT)
+@helper(**JIT)
 def solid_work(hull_table, body_width):
     """SolidWork sized for the hull table's largest face (clipping polygons twice as long)."""
     cap = MAX_CANDIDATES
@@ -63,7 +63,7 @@ def solid_work(hull_table, body_width):
                      np.zeros((COMPOUND_POINTS, 7)), np.zeros(2, np.int64))
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def load_frame(body, i, F, s):
     """Body i's world rotation (row-major) and position into F[s]."""
     r00, r10, r20, r01, r11, r21, r02, r12, r22 = frame_axes(body[i, QUAT], body[i, QUAT + 1], body[i, QUAT + 2],
@@ -74,27 +74,27 @@ def load_frame(body, i, F, s):
     F[s, 9], F[s, 10], F[s, 11] = body[i, 0], body[i, 1], body[i, 2]
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def to_world(F, s, x, y, z):
     return (F[s, 0] * x + F[s, 1] * y + F[s, 2] * z + F[s, 9], F[s, 3] * x + F[s, 4] * y + F[s, 5] * z + F[s, 10],
             F[s, 6] * x + F[s, 7] * y + F[s, 8] * z + F[s, 11])
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def turn(F, s, x, y, z):
     """A direction from frame s to the world."""
     return F[s, 0] * x + F[s, 1] * y + F[s, 2] * z, F[s, 3] * x + F[s, 4] * y + F[s, 5] * z, \
         F[s, 6] * x + F[s, 7] * y + F[s, 8] * z
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def turn_back(F, s, x, y, z):
     """A world direction into frame s."""
     return F[s, 0] * x + F[s, 3] * y + F[s, 6] * z, F[s, 1] * x + F[s, 4] * y + F[s, 7] * z, \
         F[s, 2] * x + F[s, 5] * y + F[s, 8] * z
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def relative(F, p, q, rel):
     """rel := frame q in frame p (R = R_pᵀ R_q row-major, t = R_pᵀ (x_q − x_p))."""
     for i in range(3):
@@ -104,7 +104,7 @@ def relative(F, p, q, rel):
 
 
 # ---------------------------------------------------------------- plane, sphere, capsule
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def plane_convex(body, p, b, h, margin, hulls, work, ci, cf, count):
     """Every vertex of hull h (body b) below plane p plus the margin, reduced to 4."""
     F, sp, sf = work.gjk.frames, work.sp, work.sf
@@ -127,7 +127,7 @@ def plane_convex(body, p, b, h, margin, hulls, work, ci, cf, count):
     flush_manifold(sp, sf, keep_bearing(sp, sf, m), p, b, nx, ny, nz, ci, cf, count)
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def sphere_convex(body, a, b, h, margin, hulls, work, ci, cf, count):
     """Sphere a (radius r) against hull h of body b: the centre c's largest height above a
     face plane s (a lower bound of its distance); c inside (s ≤ 0): it leaves through that
@@ -164,7 +164,7 @@ def sphere_convex(body, a, b, h, margin, hulls, work, ci, cf, count):
     emit(ci, cf, count, a, b, wx, wy, wz, nx, ny, nz, r - dist, 0)
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def capsule_convex(body, a, b, h, margin, hulls, work, ci, cf, count):
     """Capsule (or cylinder, as a capsule) a against hull h of body b: GJK between the core
     segment and the hull (EPA when the segment enters it) gives the closest points and the
@@ -242,7 +242,7 @@ def capsule_convex(body, a, b, h, margin, hulls, work, ci, cf, count):
 
 
 # ---------------------------------------------------------------- hull against hull
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _best_face(hulls, h, dx, dy, dz):
     """The face of hull h whose normal is most along d (its frame)."""
     plane = hulls.plane
@@ -255,7 +255,7 @@ def _best_face(hulls, h, dx, dy, dz):
     return bf
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _face_around(hulls, h, v, dx, dy, dz):
     """Of the faces of hull h that have vertex v, the one whose normal is most along d."""
     plane, face, fvert = hulls.plane, hulls.face, hulls.fvert
@@ -271,7 +271,7 @@ def _face_around(hulls, h, v, dx, dy, dz):
     return bf
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _face_separation(hulls, f, o, rel):
     """Separation of hull o (placed by rel in face f's hull frame) from face f's plane: the
     lowest height of o's vertices above it."""
@@ -291,7 +291,7 @@ def _face_separation(hulls, f, o, rel):
     return low + base
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _invert(rel, out):
     """out := the inverse of the pose rel."""
     for i in range(3):
@@ -303,7 +303,7 @@ def _invert(rel, out):
     out[11] = -(out[6] * tx + out[7] * ty + out[8] * tz)
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def hull_hull(body, a, b, ha, hb, margin, hulls, work, ci, cf, count):
     """Contacts of hull ha (body a) and hull hb (body b): see the module docstring."""
     wk = work.gjk
@@ -372,7 +372,7 @@ def hull_hull(body, a, b, ha, hb, margin, hulls, work, ci, cf, count):
         _face_contact(a, b, np.int64(1), hb, fb, ha, work, margin, hulls, ci, cf, count)
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _below(s):
     """The least separation a face may have and still be kept against an axis separating
     by s (the face rule: face + REL_TOL·|face| + ABS_TOL ≥ s)."""
@@ -380,7 +380,7 @@ def _below(s):
     return x / (1.0 - REL_TOL) if x < 0.0 else x / (1.0 + REL_TOL)
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _max_face(hulls, h, o, rel, low):
     """(face, separation): the face of hull h whose plane hull o (placed by rel in h's
     frame) stands farthest above, among the faces it stands at least `low` above; (−1,
@@ -415,12 +415,12 @@ def _max_face(hulls, h, o, rel, low):
     return bf, best
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _edge_pair(wk, i0, i1, j0, j1):
     wk.sid[0, 0], wk.sid[0, 1], wk.sid[1, 0], wk.sid[1, 1] = i0, j0, i1, j1
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _two(sid, rows, side):
     """The two distinct vertex ids on one side of the simplex's rows, or (−1, −1) when that
     side has one or more than two."""
@@ -439,7 +439,7 @@ def _two(sid, rows, side):
     return (u, v) if u < v else (v, u)
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _edge_contact(a, b, hulls, wk, ha, hb, nx, ny, nz, margin, ci, cf, count):
     """One point: the closest points of a's edge i0 i1 and b's edge j0 j1 (world; wk.sid
     holds (i0, j0), (i1, j1)), the axis their cross product turned along n (a's frame),
@@ -477,7 +477,7 @@ def _edge_contact(a, b, hulls, wk, ha, hb, nx, ny, nz, margin, ci, cf, count):
     emit(ci, cf, count, a, b, b0x + t * vx, b0y + t * vy, b0z + t * vz, lx, ly, lz, -sep, fold_feature(raw))
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _face_contact(a, b, ref, hr, fr, hi, work, margin, hulls, ci, cf, count):
     """Reference face fr of hull hr (body a when ref = 0, b when 1); the incident hull hi,
     placed in hr's frame by work.gjk.rel (ref = 0) or .inv (ref = 1). Clipping in hr's

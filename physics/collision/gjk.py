@@ -29,7 +29,7 @@ import math
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from ..jit import helper
 
 from .common import JIT, JIT_NO_REFS
 from .hulls import start_cell
@@ -41,7 +41,7 @@ REL_TOL = 1e-12       # GJK stops when |v|² − v·w ≤ REL_TOL |v|² (the dis
 SCAN_VERTICES = 24    # hulls up to this many vertices are scanned, larger ones climbed
 
 
-@njit(**JIT)
+@helper(**JIT)
 def gjk_work():
     return GjkWork(np.zeros((4, 9)), np.zeros((4, 2), np.int64), np.zeros(4), np.zeros((EPA_VERTICES, 9)),
                    np.zeros((EPA_VERTICES, 2), np.int64), np.zeros((EPA_FACES, 3), np.int64),
@@ -49,7 +49,7 @@ def gjk_work():
                    np.zeros(12), np.zeros(12), np.zeros((2, 12)))
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def support(hulls, h, hl, dx, dy, dz):
     """(id, x, y, z): the vertex of a shape side extreme along d, in its own frame."""
     if h >= 0:
@@ -81,7 +81,7 @@ def support(hulls, h, hl, dx, dy, dz):
     return 0, 0.0, 0.0, -hl
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def cso_support(hulls, ph, phl, qh, qhl, rel, dx, dy, dz, out, row, ids):
     """The vertex of P − Q extreme along d (P's frame) into out[row] (w, p, q) and ids[row]."""
     i, px, py, pz = support(hulls, ph, phl, dx, dy, dz)
@@ -100,7 +100,7 @@ def cso_support(hulls, ph, phl, qh, qhl, rel, dx, dy, dz, out, row, ids):
     ids[row, 1] = j
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _copy_row(src, sid, i, dst, did, j):
     for c in range(9):
         dst[j, c] = src[i, c]
@@ -111,7 +111,7 @@ def _copy_row(src, sid, i, dst, did, j):
 AT_VERTEX, ON_EDGE = 1, 2       # _vertex_side's regions (0: neither)
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _vertex_side(S, x, ux, uy, uz, wx, wy, wz, d1, d2):
     """_triangle's tests at a vertex X = S[x] = A + u, the same for B (u = AB, w = AC) and
     for C (u = AC, w = AB; A's dots d1 = −u·A, d2 = −w·A swapped likewise): X's dots
@@ -128,7 +128,7 @@ def _vertex_side(S, x, ux, uy, uz, wx, wy, wz, d1, d2):
     return e1, e2, vx, 0, 0.0
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _triangle(S, i, j, k):
     """Closest point to the origin of triangle S[i] S[j] S[k] (Ericson's
     ClosestPtPointTriangle): (vx, vy, vz, λi, λj, λk), zero weights for dropped vertices."""
@@ -162,7 +162,7 @@ def _triangle(S, i, j, k):
     return ax + v * abx + w * acx, ay + v * aby + w * acy, az + v * abz + w * acz, 1.0 - v - w, v, w
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _closest(S, sid, lam, n):
     """The simplex S[:n]'s closest point to the origin: (n kept, vx, vy, vz), the simplex
     reduced to the vertices with positive weight (in lam); n kept = 4 and v = 0 when the
@@ -224,7 +224,7 @@ def _closest(S, sid, lam, n):
     return m, vx, vy, vz
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def gjk(hulls, ph, phl, qh, qhl, wk, tol):
     """Distance between P and Q (wk.rel places Q): (n, dist) with the simplex's n points and
     their weights in wk (closest points p = Σ λ p_i on P, q = Σ λ q_i on Q, P's frame).
@@ -261,7 +261,7 @@ def gjk(hulls, ph, phl, qh, qhl, wk, tol):
     return n, math.sqrt(vx * vx + vy * vy + vz * vz)
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def witness(wk, n):
     """The closest points (p on P, q on Q, P's frame) of the simplex's weights."""
     S, lam = wk.simplex, wk.lam
@@ -276,7 +276,7 @@ def witness(wk, n):
     return px, py, pz, qx, qy, qz
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _plane_normal(V, i, j, k):
     """The unit normal of triangle V[i] V[j] V[k], (V[j] − V[i]) × (V[k] − V[i]) normalized,
     and that cross product's length ln (0: a degenerate triangle, the normal left 0)."""
@@ -289,7 +289,7 @@ def _plane_normal(V, i, j, k):
     return nx, ny, nz, ln
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _add_face(wk, nf, i, j, k):
     """Face (i, j, k) of the polytope, counter-clockwise from outside: its plane; returns
     the new face count, or −1 when the faces are full."""
@@ -304,13 +304,13 @@ def _add_face(wk, nf, i, j, k):
     return nf + 1
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _far_from(V, m, dx, dy, dz, tol):
     """Whether the new point V[m] is more than tol from V[0] along direction d (unit)."""
     return abs((V[m, 0] - V[0, 0]) * dx + (V[m, 1] - V[0, 1]) * dy + (V[m, 2] - V[0, 2]) * dz) > tol
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _tetrahedron(hulls, ph, phl, qh, qhl, wk, n, tol):
     """Grow GJK's final simplex (n points, the origin on it) into a tetrahedron of P − Q
     vertices containing the origin; returns False when P − Q is too thin to have one."""
@@ -364,7 +364,7 @@ def _tetrahedron(hulls, ph, phl, qh, qhl, wk, n, tol):
     return True
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def epa(hulls, ph, phl, qh, qhl, wk, n, tol):
     """Penetration of overlapping P and Q from GJK's final simplex (n points): the facet
     of P − Q nearest the origin, (face, nx, ny, nz, depth) — its unit outward normal n
@@ -439,7 +439,7 @@ def epa(hulls, ph, phl, qh, qhl, wk, n, tol):
     return best, ep[best, 0], ep[best, 1], ep[best, 2], ep[best, 3]
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def epa_witness(wk, face, depth):
     """The points on P and on Q (P's frame) behind the origin's projection on EPA's facet:
     its barycentric weights applied to the corners' p and q."""

@@ -26,7 +26,7 @@ meet hulls through the hull–hull test.
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from ..jit import helper
 
 from ..quat import q_to_matrix
 from ..shapes import primitive_half_extents
@@ -55,7 +55,7 @@ def _cell_directions():
 CELL_DIRECTIONS = _cell_directions()
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def start_cell(dx, dy, dz):
     """The cube-map cell (0 … 53) of direction d: 9·(2·axis + (d_axis < 0)) + 3·iu + iv."""
     ax, ay, az = abs(dx), abs(dy), abs(dz)

@@ -22,7 +22,7 @@ that reach r further along the axis); only cylinder–plane treats the caps exac
 import math
 
 import numpy as np
-from numba import njit
+from ..jit import helper
 
 from ..contact_geometry import box_distance
 
@@ -38,20 +38,20 @@ PARALLEL_SIN_FACE = 0.1
 GOLDEN_ITERATIONS = 40
 
 
-@njit(**JIT)
+@helper(**JIT)
 def _axis(body, i):
     """A body's local z axis in world coordinates."""
     return rotate(body[i, QUAT], body[i, QUAT + 1], body[i, QUAT + 2], body[i, QUAT + 3], 0.0, 0.0, 1.0)
 
 
-@njit(**JIT)
+@helper(**JIT)
 def _plane(body, p):
     """Normal (local z in world) and offset n·origin of plane body p."""
     nx, ny, nz = _axis(body, p)
     return nx, ny, nz, nx * body[p, 0] + ny * body[p, 1] + nz * body[p, 2]
 
 
-@njit(**JIT)
+@helper(**JIT)
 def sphere_pair(ci, cf, count, a, b, ax, ay, az, ra, bx, by, bz, rb, margin, feature):
     """Contact of sphere (centre A, radius ra) on a and sphere (B, rb) on b: n = (B − A)/|B − A|
     (+z when the centres coincide), depth = ra + rb − |B − A|, point B − rb n. Used for the
@@ -68,7 +68,7 @@ def sphere_pair(ci, cf, count, a, b, ax, ay, az, ra, bx, by, bz, rb, margin, fea
     emit(ci, cf, count, a, b, bx - rb * nx, by - rb * ny, bz - rb * nz, nx, ny, nz, -gap, feature)
 
 
-@njit(**JIT)
+@helper(**JIT)
 def plane_sphere(body, p, b, margin, ci, cf, count):
     nx, ny, nz, off = _plane(body, p)
     r = body[b, PAR]
@@ -78,7 +78,7 @@ def plane_sphere(body, p, b, margin, ci, cf, count):
         emit(ci, cf, count, p, b, cx - r * nx, cy - r * ny, cz - r * nz, nx, ny, nz, -gap, 0)
 
 
-@njit(**JIT)
+@helper(**JIT)
 def plane_capsule(body, p, b, margin, ci, cf, count):
     nx, ny, nz, off = _plane(body, p)
     r, h = body[b, PAR], body[b, PAR + 1]
@@ -93,7 +93,7 @@ def plane_capsule(body, p, b, margin, ci, cf, count):
             emit(ci, cf, count, p, b, cx - r * nx, cy - r * ny, cz - r * nz, nx, ny, nz, -gap, e)
 
 
-@njit(**JIT)
+@helper(**JIT)
 def plane_box(body, p, b, margin, sp, sf, ci, cf, count):
     """Each corner c ± hx a0 ± hy a1 ± hz a2 at height (c − o)·n ± hx a0·n ± hy a1·n ± hz a2·n
     (three dot products for all 8); the corners below the margin, reduced to 4. With at
@@ -135,7 +135,7 @@ def plane_box(body, p, b, margin, sp, sf, ci, cf, count):
         flush_manifold(sp, sf, m, p, b, nx, ny, nz, ci, cf, count)
 
 
-@njit(**JIT)
+@helper(**JIT)
 def plane_cylinder(body, p, b, margin, sp, sf, ci, cf, count):
     nx, ny, nz, off = _plane(body, p)
     r, h = body[b, PAR], body[b, PAR + 1]
@@ -168,7 +168,7 @@ def plane_cylinder(body, p, b, margin, sp, sf, ci, cf, count):
     flush_manifold(sp, sf, m, p, b, nx, ny, nz, ci, cf, count)
 
 
-@njit(**JIT)
+@helper(**JIT)
 def sphere_capsule(body, a, b, margin, ci, cf, count):
     """Sphere a against the point of capsule b's segment closest to its centre."""
     h = body[b, PAR + 1]
@@ -180,7 +180,7 @@ def sphere_capsule(body, a, b, margin, ci, cf, count):
                 body[b, PAR], margin, 0)
 
 
-@njit(**JIT)
+@helper(**JIT)
 def sphere_box(body, a, b, margin, ci, cf, count):
     """Sphere a against box b by contact_geometry.box_distance: n_box points from the box to
     the centre, the contact normal (a to b) is −n_box, the point the box's closest point."""
@@ -194,7 +194,7 @@ def sphere_box(body, a, b, margin, ci, cf, count):
         emit(ci, cf, count, a, b, cx - (gap + r) * nx, cy - (gap + r) * ny, cz - (gap + r) * nz, -nx, -ny, -nz, -gap, 0)
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def capsule_capsule(body, a, b, margin, ci, cf, count):
     """Segments P(s) = P0 + s d1, Q(t) = Q0 + t d2 (s, t ∈ [0, 1]); their closest points by
     Ericson's ClosestPtSegmentSegment; the contact is that of the spheres of radius ra, rb
@@ -244,7 +244,7 @@ def capsule_capsule(body, a, b, margin, ci, cf, count):
                 q0x + t * d2x, q0y + t * d2y, q0z + t * d2z, rb, margin, 0)
 
 
-@njit(**JIT)
+@helper(**JIT)
 def _box_sdf(px, py, pz, hx, hy, hz):
     """Signed distance (m) of a point to a box centred at the origin (its own frame)."""
     qx, qy, qz = abs(px) - hx, abs(py) - hy, abs(pz) - hz
@@ -252,7 +252,7 @@ def _box_sdf(px, py, pz, hx, hy, hz):
     return math.sqrt(ox * ox + oy * oy + oz * oz) + min(max(qx, max(qy, qz)), 0.0)
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def capsule_box(body, a, b, margin, ci, cf, count):
     """Capsule (or cylinder, as a capsule) a against box b: see the module table. The signed
     distance of a point to a box is convex, so along the segment it has one minimum, found by
@@ -338,7 +338,7 @@ def capsule_box(body, a, b, margin, ci, cf, count):
         emit(ci, cf, count, a, b, cx - (gap + r) * nx, cy - (gap + r) * ny, cz - (gap + r) * nz, -nx, -ny, -nz, -gap, 0)
 
 
-@njit(**JIT)
+@helper(**JIT)
 def collide_pair(kind, body, a, b, margin, sp, sf, poly, tags, boxes, rot, ci, cf, count):
     """The manifold of one pair, by kind (ordered plane < sphere < capsule < box < cylinder;
     a cylinder off a plane counts as a capsule). The output pair is the ordered one."""
@@ -378,7 +378,7 @@ def collide_pair(kind, body, a, b, margin, sp, sf, poly, tags, boxes, rot, ci, c
         box_box(body, a, b, margin, sp, sf, poly, tags, boxes, rot, ci, cf, count)
 
 
-@njit(**JIT)
+@helper(**JIT)
 def narrow_phase(kind, body, hulls, pairs, n_pairs, margin, ci, cf, count):
     """Contacts of the first n_pairs candidate pairs into ci, cf (common.py's layout; count
     reset first); hulls the hull table (hulls.py). Allocates its small workspaces once per
@@ -386,7 +386,7 @@ def narrow_phase(kind, body, hulls, pairs, n_pairs, margin, ci, cf, count):
     narrow_pairs(kind, body, hulls, pairs, n_pairs, margin, solid_work(hulls.hull, BODY_WIDTH), ci, cf, count)
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def narrow_pairs(kind, body, hulls, pairs, n_pairs, margin, work, ci, cf, count):
     """narrow_phase's loop over the pairs, with its workspaces (convex.SolidWork: sp, sf the
     manifold candidates; poly, tags, boxes, rot box_box's and the hulls' clipping; gjk, the
@@ -401,7 +401,7 @@ def narrow_pairs(kind, body, hulls, pairs, n_pairs, margin, work, ci, cf, count)
             _single_pair(kind, body, a, b, margin, hulls, work, ci, cf, count)
 
 
-@njit(**JIT)
+@helper(**JIT)
 def narrow_phase_primitive(kind, body, pairs, n_pairs, margin, ci, cf, count):
     """narrow_phase for bodies of which none is a hull (kind CONVEX or COMPOUND): every pair
     by collide_pair, with the workspaces narrow_phase would make for them (an empty hull
@@ -413,7 +413,7 @@ def narrow_phase_primitive(kind, body, pairs, n_pairs, margin, ci, cf, count):
                            np.empty((3, 3)), ci, cf, count)
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def narrow_pairs_primitive(kind, body, pairs, n_pairs, margin, sp, sf, poly, tags, boxes, rot, ci, cf, count):
     """narrow_phase_primitive's loop over the pairs (narrow_pairs without the hulls)."""
     count[0] = 0
@@ -422,7 +422,7 @@ def narrow_pairs_primitive(kind, body, pairs, n_pairs, margin, sp, sf, poly, tag
         collide_pair(kind, body, pairs[p, 0], pairs[p, 1], margin, sp, sf, poly, tags, boxes, rot, ci, cf, count)
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def convex_pair(kind, body, a, b, margin, hulls, work, ci, cf, count):
     """A hull (kind CONVEX: params (hull, radius)) against a plane, sphere, capsule, cylinder
     (as a capsule), box (its hull: params[3]) or hull (convex.py). Output pair ordered."""
@@ -442,7 +442,7 @@ def convex_pair(kind, body, a, b, margin, hulls, work, ci, cf, count):
         hull_hull(body, a, b, int(body[a, PAR]), h, margin, hulls, work, ci, cf, count)
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _single_pair(kind, body, a, b, margin, hulls, work, ci, cf, count):
     """One pair of non-compound shapes (a piece pair of compound_pair)."""
     if kind[a] == CONVEX or kind[b] == CONVEX:
@@ -452,7 +452,7 @@ def _single_pair(kind, body, a, b, margin, hulls, work, ci, cf, count):
                      ci, cf, count)
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _radius(kind, params, c):
     """Bounding-sphere radius of a non-compound shape about its centre (planes: 0)."""
     k = kind
@@ -469,7 +469,7 @@ def _radius(kind, params, c):
     return 0.0
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _load_side(kind, body, i, k, hulls, T, K, row):
     """Row `row` of the piece table T: body i itself (not a compound), or its piece k placed
     in the world (the body's pose ∘ the piece's); returns its bounding radius."""
@@ -490,7 +490,7 @@ def _load_side(kind, body, i, k, hulls, T, K, row):
     return P[r, 18]
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def compound_pair(kind, body, a, b, margin, hulls, work, ci, cf, count):
     """A compound against any body, or two compounds: each piece pair whose bounding spheres
     (a plane: the piece's height) come within the margin, by the pairs above, into the
@@ -535,7 +535,7 @@ def compound_pair(kind, body, a, b, margin, hulls, work, ci, cf, count):
              ci2[k, 2])
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _swap(cf, ci, i, j):
     for c in range(7):
         cf[i, c], cf[j, c] = cf[j, c], cf[i, c]
@@ -543,7 +543,7 @@ def _swap(cf, ci, i, j):
         ci[i, c], ci[j, c] = ci[j, c], ci[i, c]
 
 
-@njit(**JIT_NO_REFS)
+@helper(**JIT_NO_REFS)
 def _reduce4(cf, ci, m):
     """Keep 4 of m contacts, moved to the front (each keeps its own normal): the deepest and
     the three spanning the largest area with it seen along its normal (common.deepest,

@@ -43,7 +43,7 @@ Impulses are N·s (linear) and N·m·s (angular); "lam" arrays hold accumulated 
 import math
 from collections import namedtuple
 
-from numba import njit
+from ..jit import kernel, helper
 
 from ..contact_geometry import box_distance, plane_distance
 from ..integrate import is_static
@@ -123,7 +123,7 @@ RopeWork = namedtuple("RopeWork", [
 
 
 # ================================================================ small helpers
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def inv3sym(a00, a01, a02, a11, a12, a22):
     """Inverse of a symmetric 3×3 matrix as 6 numbers (00 01 02 11 12 22); 0 if singular."""
     c00 = a11 * a22 - a12 * a12
@@ -137,7 +137,7 @@ def inv3sym(a00, a01, a02, a11, a12, a22):
             (a00 * a11 - a01 * a01) * inv)
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def sym_times(m, o, x, y, z):
     """(symmetric 3×3 stored as m[o:o+6]) · (x, y, z)."""
     return (m[o] * x + m[o + 1] * y + m[o + 2] * z,
@@ -145,7 +145,7 @@ def sym_times(m, o, x, y, z):
             m[o + 2] * x + m[o + 4] * y + m[o + 5] * z)
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def body_pose_at(body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia, b, tau):
     """Pose of body b a time tau into the step, as the caller's semi-implicit Euler moves
     it with the current velocities: x + τv, q + τ/2 (ω,0)⊗q normalized."""
@@ -159,7 +159,7 @@ def body_pose_at(body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_
     return px, py, pz, qx, qy, qz, qw
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy")
 def darboux(ax, ay, az, aw, bx, by, bz, bw, lbar):
     """u = 2 B_k q̄·q' (eq. 12) for q̄ = (a+b)/2, q' = (b−a)/l̄, i.e. (2/l̄) Im(a* ⊗ b),
     in the frame of a. Also returns the relative rotation p = a* ⊗ b (same hemisphere)."""
@@ -171,7 +171,7 @@ def darboux(ax, ay, az, aw, bx, by, bz, bw, lbar):
 
 
 # ================================================================ tridiagonal solver (eq. 11)
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def thomas_solve(lower, diag, upper, rhs, cprime, out):
     """Solve a tridiagonal system by the Thomas algorithm (tridiagonal elimination, eq. 11):
     the paper's solve for the length rows alone; the step uses its block forms (block_solve,
@@ -195,7 +195,7 @@ def thomas_solve(lower, diag, upper, rhs, cprime, out):
         out[i] -= cprime[i] * out[i + 1]
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def apply_body_impulse(body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia, b, rx, ry, rz,
                        fx, fy, fz):
     """Impulse F at lever r (world) on body b: v += F/m, ω += I⁻¹ (r × F)."""
@@ -229,7 +229,7 @@ B_F, B_SINV, B_O, B_C, B_X, B_RES, B_MASK = 0, 9, 15, 21, 30, 33, 36
 BLK_COLS = 37
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def node_inv_mass(k, node_w, node_batt, att_work, use_bodies):
     """W_k as 6 numbers (sym 00 01 02 11 12 22) and whether it is a plain w E."""
     a = node_batt[k] if use_bodies else -1
@@ -240,7 +240,7 @@ def node_inv_mass(k, node_w, node_batt, att_work, use_bodies):
             att_work[a, AW_W + 4], att_work[a, AW_W + 5], False)
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def segment_diag(blk, j, l, i1, i2, w0, w1, w2, w3, w4, w5):
     """D_j = W + l² (i1 d2 d2ᵀ + i2 d1 d1ᵀ) as 6 numbers (sym), W = W_j + W_{j+1} (sym 6):
     segment j's diagonal block of A = J M⁻¹ Jᵀ, frames from blk, i1 i2 its element's inverse
@@ -253,7 +253,7 @@ def segment_diag(blk, j, l, i1, i2, w0, w1, w2, w3, w4, w5):
             w4 + e1 * d2y * d2z + e2 * d1y * d1z, w5 + e1 * d2z * d2z + e2 * d1z * d1z)
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def segment_pivot(blk, j, movable, s00, s01, s02, s11, s12, s22):
     """Segment j's B_MASK, and its block S (sym 6) with the unit pivot d3 d3ᵀ added when
     both its nodes are immovable (its length cannot change; the solves drop its right-hand
@@ -266,7 +266,7 @@ def segment_pivot(blk, j, movable, s00, s01, s02, s11, s12, s22):
     return sym_add_outer(s00, s01, s02, s11, s12, s22, d3x, d3y, d3z, d3x, d3y, d3z)
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy")
 def rod_frames(node_pos, elem_quat, seg_rest, blk):
     """Frames d1 d2 d3 of every element and C_j = r_{j+1} − r_j − l_j d3 (eq. 7 + 15) into
     blk; returns max_j |C_j|/l_j."""
@@ -289,7 +289,7 @@ def rod_frames(node_pos, elem_quat, seg_rest, blk):
     return math.sqrt(worst)
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def block_factor(elem_inv_inertia, seg_rest, node_w, node_batt, att_work, use_bodies, blk):
     """The factors of block_factor_general when every node's W is a plain w E (no node
     merged with a body): O_j = −w_{j+1}E, S_j = D_j − w_j² S_{j−1}⁻¹, and C_j = −w_{j+1}S_j⁻¹
@@ -327,7 +327,7 @@ def block_factor(elem_inv_inertia, seg_rest, node_w, node_batt, att_work, use_bo
     return True
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def block_factor_general(elem_inv_inertia, seg_rest, node_w, node_batt, att_work, use_bodies, blk):
     """Block LDLᵀ factors of A = J M⁻¹ Jᵀ from the frames in blk: S_0 = D_0,
     C_{j−1} = S_{j−1}⁻¹ O_{j−1}, S_j = D_j − O_{j−1} C_{j−1} (O = −W_j symmetric). A segment
@@ -382,7 +382,7 @@ def block_factor_general(elem_inv_inertia, seg_rest, node_w, node_batt, att_work
         blk[E - 1, B_C + t] = 0.0
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def block_solve(blk, plain):
     """A λ = b with the factors of block_factor (block Thomas elimination, eq. 11):
     y_j = S_j⁻¹(b_j − O_{j−1} y_{j−1}), then λ_j = y_j − C_j λ_{j+1} (plain: O = −wE,
@@ -423,7 +423,7 @@ def block_solve(blk, plain):
         blk[j, B_X], blk[j, B_X + 1], blk[j, B_X + 2] = x0, x1, x2
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def elem_turn(blk, j, l, ii, l0, l1, l2):
     """M_j⁻¹ (l_j[d3]×)ᵀ λ = l_j (i1 (λ·d2) d1 − i2 (λ·d1) d2): the element's share of λ."""
     a = l * ii[j, 0] * (l0 * blk[j, 3] + l1 * blk[j, 4] + l2 * blk[j, 5])
@@ -431,7 +431,7 @@ def elem_turn(blk, j, l, ii, l0, l1, l2):
     return (a * blk[j, 0] + c * blk[j, 3], a * blk[j, 1] + c * blk[j, 4], a * blk[j, 2] + c * blk[j, 5])
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def anchor_impulse(state, links, att_work, a, fx, fy, fz, body_quat, body_vel, body_omega, body_inv_mass,
                    body_inv_inertia):
     """Impulse F (N·s) on the body of attachment a at its anchor (lever att_work[a, AW_R]),
@@ -444,7 +444,7 @@ def anchor_impulse(state, links, att_work, a, fx, fy, fz, body_quat, body_vel, b
     state.att_lam[a, 2] += fz
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy")
 def block_project(state, model, links, blk, att_work, erp, tol, feedback, h, body_quat, body_vel, body_omega,
                   body_inv_mass, body_inv_inertia):
     """Relax C_j = r_{j+1} − r_j − l_j d3 (eq. 7 and 15) at the current positions: one
@@ -511,7 +511,7 @@ def block_project(state, model, links, blk, att_work, erp, tol, feedback, h, bod
 
 
 # ================================================================ bending and twist (eq. 12-14)
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def pair_row_prepare(row, r, qa, qb, lbar, u0, prm, h):
     """Bending/twist of one pair of frames a, b (elements j, j+1, or a clamp and its
     element) as an implicit spring on the strain u − û (eq. 12-14).
@@ -556,7 +556,7 @@ def pair_row_prepare(row, r, qa, qb, lbar, u0, prm, h):
     return cx, cy, cz
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def soft_row(row, og, ob, k, s, c, h, tau):
     """Γ_k = 1/(h s (h + τ)) and bias C_k/(h + τ) of bending/twist row k with stiffness
     s = l̄ K_kk (see pair_row_prepare), into row[og + k] and row[ob + k]; returns False when
@@ -570,7 +570,7 @@ def soft_row(row, og, ob, k, s, c, h, tau):
     return False
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def pair_fill_minv(row, r, off, qx, qy, qz, qw, ix, iy, iz):
     """row[r, off + 3k : off + 3k + 3] = M⁻¹ T[k] for a frame with principal inverse inertia."""
     for k in range(3):
@@ -581,7 +581,7 @@ def pair_fill_minv(row, r, off, qx, qy, qz, qw, ix, iy, iz):
         row[r, off + 3 * k + 2] = mz
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def pair_finish(row, r):
     """K = T (M_a⁻¹ + M_b⁻¹) Tᵀ + diag Γ and its inverse."""
     k00 = k01 = k02 = k11 = k12 = k22 = 0.0
@@ -605,7 +605,7 @@ def pair_finish(row, r):
     row[r, PR_KINV + 5] = i5
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy")
 def pair_prepare(state, model, prm, h, blk, ii, bw):
     """Rows of every element pair j, j+1 (see pair_row_prepare for the model), written in
     the elements' own frames (d1 d2 d3 of both, from blk): with p = a* ⊗ b and
@@ -667,7 +667,7 @@ def pair_prepare(state, model, prm, h, blk, ii, bw):
         row[BW_K + 5] = m22 + row[BW_GAMMA + 2]
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def pair_impulse(row, r, lam, wax, way, waz, wbx, wby, wbz):
     """ΔP = −(K + Γ)⁻¹ (u̇ + bias + Γ P) for the soft row r; lam (3) accumulates it."""
     dwx, dwy, dwz = wbx - wax, wby - way, wbz - waz
@@ -683,7 +683,7 @@ def pair_impulse(row, r, lam, wax, way, waz, wbx, wby, wbz):
     return -d0, -d1, -d2
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def pair_delta(row, r, off, p0, p1, p2):
     """Δω = (M⁻¹Tᵀ) P for one side."""
     return (row[r, off] * p0 + row[r, off + 3] * p1 + row[r, off + 6] * p2,
@@ -691,7 +691,7 @@ def pair_delta(row, r, off, p0, p1, p2):
             row[r, off + 2] * p0 + row[r, off + 5] * p1 + row[r, off + 8] * p2)
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def bending_torques_explicit(elem_quat, elem_omega, pair_rest, pair_u0, prm, torque):
     """The torques of eq. 14 on every element from the energy gradient, plus the
     Kelvin-Voigt damping torque −Tᵀ(τ s u̇): τ_{j+1} −= Tᵀ s(u − û), τ_j += Tᵀ s(u − û).
@@ -751,7 +751,7 @@ def bending_torques_explicit(elem_quat, elem_omega, pair_rest, pair_u0, prm, tor
 BW_COLS = 148
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def sym_idx(a, b):
     """Index of (a, b) in a symmetric 3×3 stored as 00 01 02 11 12 22."""
     if a > b:
@@ -759,7 +759,7 @@ def sym_idx(a, b):
     return a * (5 - a) // 2 + b
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def coupled_gather(bw, clamp, links, implicit_bending):
     """The μ slots pair_prepare does not fill: a clamp at node 0 (right = its element, side b)
     or node N−1 (left = its element, side b), copied from its clamp row; an unused slot gets
@@ -800,7 +800,7 @@ def coupled_gather(bw, clamp, links, implicit_bending):
             bw[j, BW_K + t] = clamp[a, PR_K + t]
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def inv6_spd(d, out, j):
     """out[j, BW_SINV:+36] = inverse of the symmetric positive definite 6×6 d (row-major,
     upper triangle read) = [[P, Q], [Qᵀ, R]] by its 3×3 blocks: Σ = R − QᵀP⁻¹Q,
@@ -855,7 +855,7 @@ def inv6_spd(d, out, j):
     out[j, o + 35] = s5
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy")
 def coupled_factor(blk, bw, ew, seg_rest, node_w, node_batt, att_work, tmp):
     """Block LDLᵀ factors of the coupled matrix (see the section comment): D_j from the rows'
     effective masses, S_j = D_j − O_{j−1}ᵀ Z_{j−1}, Z_j = S_j⁻¹ O_j, using the zero block of O.
@@ -965,7 +965,7 @@ def coupled_factor(blk, bw, ew, seg_rest, node_w, node_batt, att_work, tmp):
         pplain = plain
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def coupled_solve(bw):
     """A x = rhs with the factors of coupled_factor: y_j = S_j⁻¹(b_j − O_{j−1}ᵀ y_{j−1}),
     x_j = y_j − Z_j x_{j+1} (block Thomas, eq. 11). rhs in BW_X, x out."""
@@ -1003,7 +1003,7 @@ def coupled_solve(bw):
         x3, x4, x5 = bw[j, BW_X + 3], bw[j, BW_X + 4], bw[j, BW_X + 5]
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy")
 def coupled_velocity_pass(h, beta, blk, bw, clamp, ew, model, state, links, att_work, body_quat, body_vel,
                           body_omega, body_inv_mass, body_inv_inertia):
     """One exact solve of all bending/twist rows (soft, eq. 12-14) and segment rows C_j
@@ -1117,7 +1117,7 @@ def coupled_velocity_pass(h, beta, blk, bw, clamp, ew, model, state, links, att_
                            body_inv_inertia)
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def coupled_scatter(bw, state):
     """The bending/twist and end-clamp impulses of the step back into pair_lam, clamp_lam."""
     for j in range(bw.shape[0]):
@@ -1132,7 +1132,7 @@ def coupled_scatter(bw, state):
 
 
 # ================================================================ attachments
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def anchor_frame(links, a, qx, qy, qz, qw):
     """World quaternion of attachment a's clamp frame (q_body = (qx, qy, qz, qw) on a body)."""
     f = links.att_f
@@ -1141,7 +1141,7 @@ def anchor_frame(links, a, qx, qy, qz, qw):
     return qmul(qx, qy, qz, qw, f[a, AF_FRAME], f[a, AF_FRAME + 1], f[a, AF_FRAME + 2], f[a, AF_FRAME + 3])
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def attach_prepare(state, model, links, prm, h, tau, att, clamp, ii, body_pos, body_quat, body_vel, body_omega,
                    body_inv_mass, body_inv_inertia):
     """Point rows node ↔ body anchor (3 rows, C = p_body − r_node, J = [−E | E, −[r]×]):
@@ -1215,7 +1215,7 @@ def attach_prepare(state, model, links, prm, h, tau, att, clamp, ii, body_pos, b
             pair_finish(clamp, a)
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def attach_apply_point(state, model, links, att, a, lx, ly, lz, body_quat, body_vel, body_omega, body_inv_mass,
                        body_inv_inertia):
     """Impulse λ on the body at its anchor, −λ on the node."""
@@ -1230,7 +1230,7 @@ def attach_apply_point(state, model, links, att, a, lx, ly, lz, body_quat, body_
                        att[a, AW_R + 1], att[a, AW_R + 2], lx, ly, lz)
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def attach_clamp_apply(state, links, clamp, a, p0, p1, p2, body_omega, E):
     """Impulse of an interior clamp's row on its element and its body."""
     node = links.att_int[a, AI_NODE]
@@ -1248,7 +1248,7 @@ def attach_clamp_apply(state, links, clamp, a, p0, p1, p2, body_omega, E):
         body_omega[b, 2] -= az
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def attach_warm_start(state, model, links, att, clamp, scale, body_quat, body_vel, body_omega, body_inv_mass,
                       body_inv_inertia):
     E = state.elem_quat.shape[0]
@@ -1269,7 +1269,7 @@ def attach_warm_start(state, model, links, att, clamp, scale, body_quat, body_ve
             attach_clamp_apply(state, links, clamp, a, c[0], c[1], c[2], body_omega, E)
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def attach_solve(state, model, links, att, clamp, body_quat, body_vel, body_omega, body_inv_mass,
                  body_inv_inertia):
     """One sweep: each body anchor's point row (λ = −K⁻¹ Ċ, Ċ = v_b + ω_b × r − v_node),
@@ -1304,7 +1304,7 @@ def attach_solve(state, model, links, att, clamp, body_quat, body_vel, body_omeg
             attach_clamp_apply(state, links, clamp, a, p0, p1, p2, body_omega, E)
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def attach_snap(state, links, tau, body_pos, body_quat, body_vel, body_omega, body_inv_mass, body_inv_inertia):
     """Put every body-attached node on its anchor at the body's pose a time tau into the
     step (tau = h at the end of the step: the pose the caller's semi-implicit Euler will
@@ -1325,7 +1325,7 @@ def attach_snap(state, links, tau, body_pos, body_quat, body_vel, body_omega, bo
 
 # ================================================================ contacts
 # The distances and normals are physics/contact_geometry.py's (ground plane, oriented box).
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def box_gap(boxes, k, x, y, z, radius):
     """(gap, normal) of a node's sphere of the rope's radius at (x, y, z) against box k of
     the rope's boxes (centre, half extents, quaternion: BOX_COLS)."""
@@ -1333,7 +1333,7 @@ def box_gap(boxes, k, x, y, z, radius):
                         boxes[k, 8], boxes[k, 9], boxes[k, 3], boxes[k, 4], boxes[k, 5])
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def keep_contact(contact, i, s, gap, nx, ny, nz):
     """Node i's candidate in slot s (0 ground, 1 box): normal, gap, active."""
     contact[i, s, 0] = nx
@@ -1343,7 +1343,7 @@ def keep_contact(contact, i, s, gap, nx, ny, nz):
     contact[i, s, C_ACTIVE] = 1.0
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def drop_contact(contact, lam, i, s):
     """No candidate in slot s of node i: inactive, its warm-start impulses reset."""
     contact[i, s, C_ACTIVE] = 0.0
@@ -1351,7 +1351,7 @@ def drop_contact(contact, lam, i, s):
         lam[i, s, c] = 0.0
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def contacts_prepare(state, model, links, prm, h, contact):
     """Contact candidates of every node, radius-aware (the rope surface touches): slot 0
     the ground plane z = ground_z, slot 1 the nearest box. A candidate is kept when its
@@ -1397,7 +1397,7 @@ def contacts_prepare(state, model, links, prm, h, contact):
     return count
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def contacts_warm_start(state, model, contact, scale, mu):
     """Re-apply last step's normal and friction impulses, the friction projected on the
     current tangent plane and kept inside the Coulomb disc |P_t| ≤ μ P_n."""
@@ -1424,7 +1424,7 @@ def contacts_warm_start(state, model, contact, scale, mu):
             v[i, 2] += w * (pn * nz + tz)
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def contacts_solve(state, model, contact, h, mu):
     """Normal row v·n ≥ −max(gap, 0)/h with accumulated λ_n ≥ 0, then Coulomb friction:
     Δp_t = −m v_t, the accumulated P_t kept in the disc |P_t| ≤ μ λ_n (eq. 15-16, seed 001,
@@ -1468,7 +1468,7 @@ def contacts_solve(state, model, contact, h, mu):
             v[i, 2] += w * (tz - oz)
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def contacts_project(state, model, links, prm):
     """Push every penetrating node out to the surface (split impulse, full ERP)."""
     x = state.node_pos
@@ -1492,7 +1492,7 @@ def contacts_project(state, model, links, prm):
 
 
 # ================================================================ integration (eq. 5-6)
-@njit(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy")
 def integrate_velocities(state, model, links, prm, h, remaining, gravity, blk, torque):
     """Nodes (eq. 5): air drag on the velocity so far, v /= 1 + h c (implicit in the drag,
     and the weight of a rope at rest is not scaled by it), then v += h g; world anchors
@@ -1547,7 +1547,7 @@ def integrate_velocities(state, model, links, prm, h, remaining, gravity, blk, t
         w[j, 2] = wz
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy")
 def integrate_positions(state, h):
     """r += h v (eq. 5); q += h/2 (ω,0)⊗q, normalized (eq. 6), each element kept in the
     quaternion hemisphere of its predecessor (q and −q are the same rotation)."""
@@ -1566,7 +1566,7 @@ def integrate_positions(state, h):
         q[j, 0], q[j, 1], q[j, 2], q[j, 3] = nx, ny, nz, nw
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy")
 def elem_effective_inertia(state, model, prm, h, blk, ew):
     """Element inverse inertias for this step's velocity solves, with the geometric
     stiffness of the tension (a backward-Euler step in the rows' direction): the torque
@@ -1590,7 +1590,7 @@ def elem_effective_inertia(state, model, prm, h, blk, ew):
 
 
 # ================================================================ grab spring
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def grab_prepare(state, model, prm, h, bw, grab, scale):
     """A spring k (N/m) with damper c (N·s/m) from node i to a target point, as a soft
     constraint (implicit, stable for any k): Ċ + k C/(c + hk) + Γ P = 0 with C = r_i − target,
@@ -1646,7 +1646,7 @@ def grab_prepare(state, model, prm, h, bw, grab, scale):
         state.node_vel[i, a] += w * lam[a]
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def grab_solve(state, model, prm, h, grab):
     """ΔP = −(G + Γ)⁻¹(v_i + bias + Γ P), the sum clamped to |P| ≤ F_max h."""
     if grab[4] == 0.0:
@@ -1672,7 +1672,7 @@ def grab_solve(state, model, prm, h, grab):
 
 
 # ================================================================ the step
-@njit(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy")
 def rope_step(h, gravity, prm, model, state, links, work, body_pos, body_quat, body_vel, body_omega,
               body_inv_mass, body_inv_inertia):
     """Advance the rope by h and apply the attachment impulses to the bodies' (v, ω).
@@ -1745,7 +1745,7 @@ def rope_step(h, gravity, prm, model, state, links, work, body_pos, body_quat, b
 
 
 # ================================================================ readouts
-@njit(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy")
 def elastic_energy(elem_quat, pair_rest, pair_u0, prm, links, att, seg_rest):
     """½ Σ l̄ K_kk (u_k − û_k)² over element pairs and clamps (eq. 13-14), J."""
     e = 0.0
@@ -1769,7 +1769,7 @@ def elastic_energy(elem_quat, pair_rest, pair_u0, prm, links, att, seg_rest):
     return e
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy")
 def kinetic_energy(node_vel, node_mass, node_w, elem_quat, elem_omega, elem_inertia):
     """Σ ½ m v² over movable nodes + Σ ½ ωᵀ I ω over elements (J)."""
     e = 0.0
@@ -1784,7 +1784,7 @@ def kinetic_energy(node_vel, node_mass, node_w, elem_quat, elem_omega, elem_iner
     return e
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy")
 def tangent_violation(node_pos, elem_quat):
     """max_j |n_j − d3(q_j)| (eq. 15), dimensionless."""
     worst = 0.0

@@ -36,7 +36,7 @@ Readout = namedtuple("Readout", "label text help warn")
 
 def compiled_variants(make_kernel):
     """kernel_for(*flags): make_kernel(*flags)'s kernel, made once per process for each set of
-    flags. make_kernel closes its njit kernel over the flags (compile-time constants), so
+    flags. make_kernel closes its compiled kernel over the flags (compile-time constants), so
     numba prunes the branches they switch off before typing — a world compiles only the
     paths it can take, the first launch included — and caches each variant on disk apart
     (numba keys a closure's cache by its constants). kernel_for.made holds them by flags."""

@@ -42,7 +42,7 @@ from collections import namedtuple
 import math
 
 import numpy as np
-from numba import njit
+from ..jit import kernel, helper
 
 from ..clock import past_cap, ticks
 
@@ -58,7 +58,7 @@ RHS_TOL = 1e-7              # a basic variable below −this (× max(1, |q|)) me
 
 
 # ---------------------------------------------------------------------------- Lemke
-@njit(cache=True)
+@helper(cache=True)
 def lemke(M, q, n, T, basis, z, max_pivots):
     """Solve W = M z + q ≥ 0, z ≥ 0, zᵀW = 0 (n × n, the leading block of M and q) by
     Lemke's method. T: tableau work (≥ n × (2n + 2)); basis: (≥ n,) int work; z: the
@@ -151,7 +151,7 @@ def lemke(M, q, n, T, basis, z, max_pivots):
     return LEMKE_OK, pivots
 
 
-@njit(cache=True)
+@helper(cache=True)
 def _lex_less(T, i, r, entering, n):
     """Row i's B⁻¹ row divided by its pivot entry precedes row r's, lexicographically."""
     ai = T[i, entering]
@@ -166,7 +166,7 @@ def _lex_less(T, i, r, entering, n):
 
 
 # ---------------------------------------------------------------------------- BLCP → LCP
-@njit(cache=True)
+@helper(cache=True)
 def blcp_to_lcp(A, b, lo, hi, mu, g0, g1, n, work):
     """The standard LCP (M, q) of the BLCP (module docstring), written into work.M, work.q.
     Per LCP variable j < the returned count: var_row[j] the BLCP row it belongs to (−1 for
@@ -264,7 +264,7 @@ def blcp_to_lcp(A, b, lo, hi, mu, g0, g1, n, work):
     return nv
 
 
-@njit(cache=True)
+@helper(cache=True)
 def lcp_to_blcp(z, nv, var_row, var_sign, var_off, n, x):
     """λ (x, n rows) from the LCP solution z (nv variables)."""
     for i in range(n):
@@ -275,7 +275,7 @@ def lcp_to_blcp(z, nv, var_row, var_sign, var_off, n, x):
             x[r] += var_sign[j] * z[j]
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def blcp_residual(A, b, lo, hi, mu, g0, g1, n, x):
     """How far λ is from solving the BLCP: the largest bound violation or |w| on a row
     strictly inside its bounds, or wrong-signed w on a row at a bound (units of w)."""
@@ -289,7 +289,7 @@ def blcp_residual(A, b, lo, hi, mu, g0, g1, n, x):
     return worst
 
 
-@njit(cache=True)
+@helper(cache=True)
 def _row_residual(l, h, xi, w):
     """blcp_residual's measure of one row with bounds [l, h], λ = xi and w = (Aλ + b)_i."""
     tol = 1e-9 * (1.0 + abs(l) + abs(h) if math.isfinite(l) and math.isfinite(h) else 1.0)
@@ -301,7 +301,7 @@ def _row_residual(l, h, xi, w):
     return max(worst, abs(w))
 
 
-@njit(cache=True)
+@helper(cache=True)
 def _bounds(lo, hi, mu, g0, g1, x, i):
     """Row i's bounds with the current λ (a friction row: ±mu Σ λ_n of its group)."""
     if mu[i] > 0.0:
@@ -313,7 +313,7 @@ def _bounds(lo, hi, mu, g0, g1, x, i):
     return lo[i], hi[i]
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def solve_blcp_lemke(A, b, lo, hi, mu, g0, g1, n, x, work):
     """The BLCP by Lemke's method: returns (status, pivots, LCP size); x holds λ when the
     status is LEMKE_OK. work: LemkeWork for at least n rows."""
@@ -330,7 +330,7 @@ def solve_blcp_lemke(A, b, lo, hi, mu, g0, g1, n, x, work):
 
 
 # ---------------------------------------------------------------------------- PGS
-@njit(cache=True)
+@kernel(cache=True)
 def sparsity(A, n, ptr, idx, val, diag):
     """A's leading n × n block as pgs takes it: CSR rows of its nonzeros (ptr (n+1,), idx,
     val) and its diagonal (diag (n,))."""
@@ -351,7 +351,7 @@ def sparsity(A, n, ptr, idx, val, diag):
 DIAG_FLOOR = 1e-12
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def pgs(ptr, idx, val, diag, b, lo, hi, mu, g0, g1, n, x, max_sweeps, tol, cap_ticks):
     """Projected Gauss–Seidel on the BLCP from the λ in x (clamped first), the matrix as CSR
     rows of its nonzeros (ptr, idx, val; the diagonal among them) and its diagonal (diag): sparsity()
@@ -389,7 +389,7 @@ def pgs(ptr, idx, val, diag, b, lo, hi, mu, g0, g1, n, x, max_sweeps, tol, cap_t
     return sweeps, change, capped
 
 
-@njit(cache=True)
+@helper(cache=True)
 def blcp_residual_csr(ptr, idx, val, diag, b, lo, hi, mu, g0, g1, n, x):
     """blcp_residual with the matrix as pgs takes it."""
     worst = 0.0
@@ -403,7 +403,7 @@ def blcp_residual_csr(ptr, idx, val, diag, b, lo, hi, mu, g0, g1, n, x):
 
 
 # ---------------------------------------------------------------------------- dependent rows
-@njit(cache=True)
+@helper(cache=True)
 def symmetrize(A, n):
     """A[:n, :n] ← (A + Aᵀ)/2: a matrix formed column by column (round-off apart in its two
     triangles) made exactly symmetric."""
@@ -414,7 +414,7 @@ def symmetrize(A, n):
             A[j, i] = s
 
 
-@njit(cache=True)
+@helper(cache=True)
 def pivoted_cholesky(G, n, perm, rel_tol):
     """In place: the Cholesky factor of P G Pᵀ with the largest remaining pivot first,
     stopping when the largest remaining pivot is below rel_tol × the largest diagonal
@@ -454,7 +454,7 @@ def pivoted_cholesky(G, n, perm, rel_tol):
     return n
 
 
-@njit(cache=True)
+@helper(cache=True)
 def pivoted_solve(L, perm, rank, n, y, out, work):
     """out = G⁺ y on the kept rows: (G_KK)⁻¹ y_K on the first `rank` rows of perm, 0 on
     the dependent rows. work: (≥ n,)."""

@@ -44,7 +44,7 @@ import math
 import weakref
 
 import numpy as np
-from numba import njit
+from ..jit import kernel, helper
 
 from ..joint_rows import compute_joint_rates, compute_joint_rows, row_velocity
 from ..joint_types import N_EQ
@@ -148,7 +148,7 @@ def grounded_bodies(joint_body, static):
 
 
 # ---------------------------------------------------------------------------- kernels
-@njit(cache=True)
+@helper(cache=True)
 def plain_inertia(body_quat, body_inv_mass, body_inertia, body_I):
     """body_I = R diag(I) Rᵀ (3×3 row-major) of every dynamic body."""
     for i in range(body_quat.shape[0]):
@@ -158,7 +158,7 @@ def plain_inertia(body_quat, body_inv_mass, body_inertia, body_I):
                                                     body_inertia[i, 0], body_inertia[i, 1], body_inertia[i, 2]))
 
 
-@njit(cache=True)
+@helper(cache=True)
 def loop_response(tree, joint_body, row_J, row_body, body_inv_mass, loop_rows, W, G, perm, lin, ang):
     """W[j] = the tree's velocity response (its rows held) to a unit impulse along loop
     row j, one tree solve each on the current factor of `tree`; G = S = J_L W (symmetric
@@ -196,7 +196,7 @@ def loop_response(tree, joint_body, row_J, row_body, body_inv_mass, loop_rows, W
     return pivoted_cholesky(G, nl, perm, LOOP_RANK_TOL)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def close_loops(proj, rank, row_J, row_body, row_C, rate, lin, ang):
     """Add the loop rows' impulses to a tree solution (lin, ang): μ solves S μ = −rate·C_L −
     J_L (lin, ang) on the independent loop rows, then (lin, ang) += W μ (rate 1: a
@@ -219,7 +219,7 @@ def close_loops(proj, rank, row_J, row_body, row_C, rate, lin, ang):
                 ang[i, q] += m * W[j, i, 3 + q]
 
 
-@njit(cache=True)
+@helper(cache=True)
 def projection_factor(proj, bodies, joints, rows, h):
     """Factor the spanning tree's equality rows at the current poses with the bodies' own
     inertia (h = 0) or the impulse step's, M + h²K̃ with the geometric stiffness of the
@@ -236,7 +236,7 @@ def projection_factor(proj, bodies, joints, rows, h):
                          proj.loop_G, proj.loop_perm, proj.dq_lin, proj.dq_ang)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def chord_factor(proj, bodies, joints, rows, h):
     """projection_factor at the current poses, its rank in proj.rank. The Jacobian it was
     made with is rows.J until the poses move; project_positions keeps it in proj.J0 when a
@@ -244,7 +244,7 @@ def chord_factor(proj, bodies, joints, rows, h):
     proj.rank[0] = projection_factor(proj, bodies, joints, rows, h)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def largest_step(body_inv_mass, lin, ang):
     """The largest |Δx| or |Δθ| component of a displacement over the dynamic bodies."""
     big = 0.0
@@ -256,7 +256,7 @@ def largest_step(body_inv_mass, lin, ang):
     return big
 
 
-@njit(cache=True)
+@helper(cache=True)
 def keep_poses(bodies, pose, restore):
     """pose[i] = (x, quaternion, ω) of every body (restore: the bodies get them back)."""
     body_pos, body_quat, body_omega = bodies.pos, bodies.quat, bodies.omega
@@ -275,7 +275,7 @@ def keep_poses(bodies, pose, restore):
                 pose[i, 3 + q] = body_quat[i, q]
 
 
-@njit(cache=True)
+@helper(cache=True)
 def chord_step(proj, J0, joints, rows, lin, ang):
     """(lin, ang) = Δq of one Newton step J0 Δq = −g_E on proj's factor and the Jacobian J0
     it was made with (Δq = M⁻¹J0ᵀη; loop rows by their Schur complement)."""
@@ -288,7 +288,7 @@ def chord_step(proj, J0, joints, rows, lin, ang):
     close_loops(proj, proj.rank[0], J0, rows.body, rows.C, 1.0, lin, ang)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def apply_displacement(bodies, lin, ang, kick):
     """q += Δq on every dynamic body: x += Δx, the orientation turned by Δθ (world axes).
     kick = 0: ω turned with the body (its body-frame components kept, so ½ωᵀIω is
@@ -312,7 +312,7 @@ def apply_displacement(bodies, lin, ang, kick):
             body_omega[i, 0], body_omega[i, 1], body_omega[i, 2] = rotate(qx, qy, qz, qw, bx, by, bz)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def apply_velocity(bodies, lin, ang, scale):
     """V += scale·(lin, ang) on every dynamic body."""
     body_vel, body_omega, body_inv_mass = bodies.vel, bodies.omega, bodies.inv_mass
@@ -324,7 +324,7 @@ def apply_velocity(bodies, lin, ang, scale):
             body_omega[i, q] += scale * ang[i, q]
 
 
-@njit(cache=True)
+@helper(cache=True)
 def equality_errors(bodies, joints, rows):
     """(largest |C|, largest |J·V|) over the equality rows of every joint between bodies
     that are not both static (m or rad; m/s or rad/s)."""
@@ -345,7 +345,7 @@ def equality_errors(bodies, joints, rows):
     return worst_c, worst_v
 
 
-@njit(cache=True, _nrt=False)
+@helper(cache=True, _nrt=False)
 def position_errors(bodies, joints, rows):
     """The first of equality_errors alone: the largest |C| (m or rad)."""
     body_inv_mass = bodies.inv_mass
@@ -361,7 +361,7 @@ def position_errors(bodies, joints, rows):
     return worst_c
 
 
-@njit(cache=True)
+@helper(cache=True)
 def project_positions(iterations, tol, bodies, joints, rows, proj, h):
     """Seed 004's position projection (eq. 15-16): up to `iterations` Newton steps J Δq = −g_E
     with Δq = M⁻¹Jᵀη, q += Δq, rows rewritten; stops once every |g_E| ≤ tol. M: the bodies'
@@ -400,7 +400,7 @@ def project_positions(iterations, tol, bodies, joints, rows, proj, h):
     return err
 
 
-@njit(cache=True)
+@helper(cache=True)
 def project_velocities(bodies, joints, rows, proj):
     """Seed 004's velocity projection (eq. 17-18): V ← V − M⁻¹Jᵀ(J M⁻¹ Jᵀ)⁻¹ J V on the
     equality rows at the current poses (a fresh factor; a chord step on the position
@@ -417,7 +417,7 @@ def project_velocities(bodies, joints, rows, proj):
     return after
 
 
-@njit(cache=True)
+@helper(cache=True)
 def project_step(iterations, bodies, joints, rows, proj, out, readout):
     """One step's projection, called by a solver's kernel after the step's position update
     (rows at the new poses): positions onto g_E = 0 (≤ `iterations` Newton steps), then
@@ -430,7 +430,7 @@ def project_step(iterations, bodies, joints, rows, proj, out, readout):
         compute_joint_rows(bodies, joints, rows, bool(True))
 
 
-@njit(cache=True, _nrt=False)
+@helper(cache=True, _nrt=False)
 def project_positions_step(h, iterations, above, bodies, joints, rows, proj, out):
     """The impulse solver's post-stabilization after a step of substep h, when some |g_E|
     exceeds `above` (m or rad): positions onto g_E = 0 (≤ `iterations` Newton steps) in
@@ -450,7 +450,7 @@ def project_positions_step(h, iterations, above, bodies, joints, rows, proj, out
         out[1] = project_positions(iterations, max(TOLERANCE, DRIFT_REMAINDER * above), bodies, joints, rows, proj, h)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def projection_readout(bodies, joints, rows, out):
     """After a kernel's last step: |J·V| at the final poses (out[3]; out[2] too when that
     step did not project: same poses, same velocities) and the rows with the readouts (the
@@ -461,7 +461,7 @@ def projection_readout(bodies, joints, rows, out):
     compute_joint_rows(bodies, joints, rows, bool(True))
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def project_kernel(iterations, bodies, joints, rows, proj, out):
     """project_step on the current state, then the rows, readouts and joint rates there."""
     project_step(iterations, bodies, joints, rows, proj, out, True)
@@ -495,7 +495,7 @@ def project(world, iterations=2):
 
 
 # ---------------------------------------------------------------------------- energy projection (impulse step)
-@njit(cache=True)
+@helper(cache=True)
 def group_energies(bodies, gravity, grounded, energy, col):
     """energy[k−1, col] = the kinetic + gravitational potential energy (J) of the grounded
     group k's bodies (as integrate.body_energy), energy[k−1, 4] its potential part."""
@@ -518,7 +518,7 @@ def group_energies(bodies, gravity, grounded, energy, col):
         energy[g, 4] += potential
 
 
-@njit(cache=True, _nrt=False)
+@helper(cache=True, _nrt=False)
 def add_load_work(bodies, force, torque, grounded, energy, col, dt):
     """energy[k−1, col] += dt · Σ (F·v + τ·ω) over the grounded group k's bodies: the loads'
     work over dt at the current velocities (J)."""
@@ -540,7 +540,7 @@ ENERGY_SCALE_MAX = 1.01
 ENERGY_ROUNDOFF = 1e-12
 
 
-@njit(cache=True)
+@helper(cache=True)
 def open_energy_budget(energy):
     """At a call's first step (energy[:, 0] = E_n): a group whose energy is not the one
     the last step left it with (its bodies, loads or gravity were edited in between, or
@@ -555,7 +555,7 @@ def open_energy_budget(energy):
             energy[k, 0] = after
 
 
-@njit(cache=True, _nrt=False)
+@helper(cache=True, _nrt=False)
 def mark_touching(grounded, energy, crows):
     """energy[k−1, 5] = 0 for every grounded group k with a body in a contact block of crows
     (contacts exchange and dissipate energy the projection does not count)."""
@@ -567,7 +567,7 @@ def mark_touching(grounded, energy, crows):
                 energy[g, 5] = 0.0
 
 
-@njit(cache=True, _nrt=False)
+@helper(cache=True, _nrt=False)
 def energy_projection(bodies, gravity, grounded, energy):
     """Dinev, Liu & Kavan 2018's energy projection in the velocities alone, per grounded
     group k: the least change of its V in the mass metric that brings its energy to
@@ -614,7 +614,7 @@ def energy_projection(bodies, gravity, grounded, energy):
 
 
 # ---------------------------------------------------------------------------- SHAKE (impulse step)
-@njit(cache=True)
+@helper(cache=True)
 def shake_prepare(proj, bodies, joints, rows):
     """At a substep's start (the rows at its start poses q_n): the factor of the equality
     rows there, in the bodies' own mass metric (kept from the last substep's velocity
@@ -625,7 +625,7 @@ def shake_prepare(proj, bodies, joints, rows):
     copy2d(proj.J0, rows.J)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def shake_correction(h, tol, iterations, bodies, joints, rows, proj, readout):
     """The impulse step's SHAKE/RATTLE correction (Ryckaert, Ciccotti & Berendsen 1977;
     Andersen 1983), after the positions moved to q̃ = q_n + hV. SHAKE: quasi-Newton steps

@@ -1,13 +1,13 @@
 """Small operations shared by the solver families (scalar numba code): on one row (and a
 row's two bodies' velocities as a 12-tuple), the geometric stiffness of a joint's point
 force, and plain 2-D copies and fills written as loops."""
-from numba import njit
+from ..jit import helper
 
 from ..joint_types import PRISMATIC
 from ..quat import FAST, rotate_inv, rotated_diagonal, store_symmetric
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def scatter_row(M, r, a, b, s, lin, ang):
     """lin[a] += s·M[r, 0:3], ang[a] += s·M[r, 3:6], lin[b] += s·M[r, 6:9],
     ang[b] += s·M[r, 9:12]: a row's 12 numbers times a scalar onto its two bodies
@@ -19,7 +19,7 @@ def scatter_row(M, r, a, b, s, lin, ang):
         ang[b, k] += M[r, 9 + k] * s
 
 
-@njit(cache=True)
+@helper(cache=True)
 def pair_run_end(pairs, i, n):
     """The end of the run of entries i, i + 1, … (of the first n) with entry i's two bodies
     (pairs[:, 0:2]; sorted by them: a contact's points, the rows of a body pair)."""
@@ -30,7 +30,7 @@ def pair_run_end(pairs, i, n):
     return end
 
 
-@njit(cache=True)
+@helper(cache=True)
 def jv12(row_J, r, v):
     """J·V of row r with the two bodies' velocities held in a local 12-tuple."""
     return (row_J[r, 0] * v[0] + row_J[r, 1] * v[1] + row_J[r, 2] * v[2] + row_J[r, 3] * v[3]
@@ -38,7 +38,7 @@ def jv12(row_J, r, v):
             + row_J[r, 8] * v[8] + row_J[r, 9] * v[9] + row_J[r, 10] * v[10] + row_J[r, 11] * v[11])
 
 
-@njit(cache=True)
+@helper(cache=True)
 def add12(row_minv_jt, r, dl, v):
     """The 12-tuple V + M⁻¹Jᵀ Δλ."""
     m = row_minv_jt
@@ -47,13 +47,13 @@ def add12(row_minv_jt, r, dl, v):
             v[8] + m[r, 8] * dl, v[9] + m[r, 9] * dl, v[10] + m[r, 10] * dl, v[11] + m[r, 11] * dl)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def load12(a, b, vel, omega):
     return (vel[a, 0], vel[a, 1], vel[a, 2], omega[a, 0], omega[a, 1], omega[a, 2],
             vel[b, 0], vel[b, 1], vel[b, 2], omega[b, 0], omega[b, 1], omega[b, 2])
 
 
-@njit(cache=True)
+@helper(cache=True)
 def store12(a, b, v, vel, omega):
     vel[a, 0], vel[a, 1], vel[a, 2] = v[0], v[1], v[2]
     omega[a, 0], omega[a, 1], omega[a, 2] = v[3], v[4], v[5]
@@ -61,7 +61,7 @@ def store12(a, b, v, vel, omega):
     omega[b, 0], omega[b, 1], omega[b, 2] = v[9], v[10], v[11]
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def copy2d(dst, src):
     """dst[:n, :m] = src, (n, m) src's shape (explicit loops: numba's slice assignment
     compiles a shape-mismatch error path with string formatting, which costs tens of
@@ -81,7 +81,7 @@ def copy2d(dst, src):
                 dst[i, j] = src[i, j]
 
 
-@njit(cache=True, error_model="numpy", _nrt=False, fastmath=FAST)
+@helper(cache=True, error_model="numpy", _nrt=False, fastmath=FAST)
 def fill2d(dst, value):
     """dst[:, :] = value (3 columns written out, as copy2d)."""
     m = dst.shape[1]
@@ -94,7 +94,7 @@ def fill2d(dst, value):
                 dst[i, j] = value
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def row_dot(row_J, r, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
     """J_r·V with the two bodies' velocities (v, ω of a, then of b) as 12 scalars: the sum
     of row_velocity in its order, with the velocities loaded once per joint."""
@@ -103,7 +103,7 @@ def row_dot(row_J, r, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
             + row_J[r, 10] * b4 + row_J[r, 11] * b5)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def plain_k(row_J, r, a, b, body_inv_mass, body_inv_inertia, body_quat):
     """J M⁻¹ Jᵀ of one row with the bodies' own inertia (a soft row's effective mass⁻¹)."""
     k = 0.0
@@ -118,7 +118,7 @@ def plain_k(row_J, r, a, b, body_inv_mass, body_inv_inertia, body_quat):
     return k
 
 
-@njit(cache=True)
+@helper(cache=True)
 def world_inverse_inertia(body_quat, body_inv_inertia, body_inv_inertia_world):
     """I⁻¹ in world axes, R diag(1/I) Rᵀ, for every body (9 numbers, row-major)."""
     for i in range(body_quat.shape[0]):
@@ -127,7 +127,7 @@ def world_inverse_inertia(body_quat, body_inv_inertia, body_inv_inertia_world):
             body_inv_inertia[i, 0], body_inv_inertia[i, 1], body_inv_inertia[i, 2]))
 
 
-@njit(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST)
 def point_arm(row_J, r0, side):
     """The lever arm r (body centre → anchor, world) of a joint's point rows r0…r0+2 on one
     side (0: a, 1: b), from their angular parts ±(r × e_x), ±(r × e_y), ±(r × e_z)."""
@@ -136,7 +136,7 @@ def point_arm(row_J, r0, side):
     return s * row_J[r0 + 1, o + 5], s * row_J[r0 + 2, o + 3], s * row_J[r0, o + 4]
 
 
-@njit(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST)
 def geometric_stiffness(fx, fy, fz, rx, ry, rz):
     """The rotational geometric stiffness of a point force f (or impulse) held at lever r
     from a body's centre, (f·r) E − ½ (f rᵀ + r fᵀ) (the turning of the lever under the
@@ -146,7 +146,7 @@ def geometric_stiffness(fx, fy, fz, rx, ry, rz):
             -0.5 * (fx * ry + rx * fy), -0.5 * (fx * rz + rx * fz), -0.5 * (fy * rz + ry * fz))
 
 
-@njit(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST)
 def loaded_point_rows(joint_type, joint_row_start, row_impulse, j):
     """The first of joint j's three point rows when they carry an impulse, else −1 (none,
     or a prismatic joint: its first rows hold no point)."""
@@ -158,7 +158,7 @@ def loaded_point_rows(joint_type, joint_row_start, row_impulse, j):
     return r0
 
 
-@njit(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST)
 def point_stiffness(row_J, row_impulse, r0, side):
     """geometric_stiffness of a joint's point-row impulse on one side (b receives +λ, a −λ)
     at that side's lever arm."""
@@ -167,7 +167,7 @@ def point_stiffness(row_J, row_impulse, r0, side):
     return geometric_stiffness(s * row_impulse[r0], s * row_impulse[r0 + 1], s * row_impulse[r0 + 2], rx, ry, rz)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST)
 def stiffness_bound(k00, k11, k22, k01, k02, k12):
     """A positive diagonal bounding the symmetric K above (the absolute row sums,
     Gershgorin): added to an inertia, it keeps the system positive definite."""

@@ -4,7 +4,7 @@ measure of convergence (the bodies' momentum change)."""
 import math
 
 import numpy as np
-from numba import njit
+from ...jit import helper
 
 from ...joint_rows import FREE_CONTACT, block_rows, free_rows
 from ...quat import rotate_inv
@@ -23,7 +23,7 @@ CB_NN, CB_FF, CB_W, CB_D = 0, 16, 25, 29    # K_nn 4×4, K_ff 3×3, then scratch
 MAX_PATCH = 4
 
 
-@njit(cache=True)
+@helper(cache=True)
 def prepare_contact_blocks(rows, work, block):
     """The couplings of every contact block's rows (J M⁻¹ Jᵀ: normal × normal, friction ×
     friction) into block (CB_* layout) from prepare_rows' M⁻¹Jᵀ; rows not
@@ -44,7 +44,7 @@ def prepare_contact_blocks(rows, work, block):
     return nb
 
 
-@njit(cache=True, _nrt=False)
+@helper(cache=True, _nrt=False)
 def store_couplings(row_J, row_minv_jt, row_mass, first, count, block, k, col, stride):
     """block[k, col + stride·i + j] = J_i M⁻¹ J_jᵀ for rows first + i, first + j (i, j < count;
     0 for a row without mass): a block's coupling matrix, symmetric, row-major."""
@@ -58,7 +58,7 @@ def store_couplings(row_J, row_minv_jt, row_mass, first, count, block, k, col, s
 
 
 # ---------------------------------------------------------------------------- the blocks' sweep
-@njit(cache=True, _nrt=False)
+@helper(cache=True, _nrt=False)
 def sweep_contacts(baumgarte, erp_rate, tol, rows, work, vel, omega, block):
     """One sweep of sequential impulses over the contact blocks on their couplings (block,
     prepare_contact_blocks); the same rows and clamps as sweep_velocities: the normal rows
@@ -130,7 +130,7 @@ def sweep_contacts(baumgarte, erp_rate, tol, rows, work, vel, omega, block):
 
 
 # ---------------------------------------------------------------------------- one sweep of the contacts
-@njit(cache=True)
+@helper(cache=True)
 def contact_sweep(baumgarte, erp_rate, eps, crows, cwork, bodies, cdirect, cblock, swept):
     """One sweep of the contact rows: by blocks on their couplings (sweep_contacts) when
     prepare_contact_blocks made them, else row by row (sweep_velocities). Returns the
@@ -154,7 +154,7 @@ def contact_sweep(baumgarte, erp_rate, eps, crows, cwork, bodies, cdirect, cbloc
     return momentum_change(bodies, swept)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def momentum_change(bodies, swept):
     """max over moving bodies of |m Δv| and |I Δω| (body frame: |diag(I) Rᵀ Δω|), Δ from swept."""
     vel, omega, quat, inv_mass, inertia = bodies.vel, bodies.omega, bodies.quat, bodies.inv_mass, bodies.inertia

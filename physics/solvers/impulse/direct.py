@@ -42,7 +42,7 @@ starting off, the fixed point is iterated so that K is not zero). Stabilization 
 leaves the inertia alone. It matters only for modes with h·ω ≳ 1, which it damps
 instead of amplifying.
 """
-from numba import njit
+from ...jit import helper
 
 from ...clock import past_cap, ticks
 from ...joint_rows import ROW_LIMIT
@@ -90,7 +90,7 @@ def uses_direct_solve(plan, iterations, time_cap_ms=0.0, substeps=1, method=0):
 
 
 # ---------------------------------------------------------------------------- the split pass's targets
-@njit(cache=True, fastmath=_FAST, _nrt=False)
+@helper(cache=True, fastmath=_FAST, _nrt=False)
 def predict_drift(h, erp, tree, joint_type, joint_body, row_J, row_C, body_inv_mass, body_omega):
     """tree.row_target = the rows' values C the direct solve's targets come from: with
     erp > 0 (split impulses) a point row's C + d/erp, d the drift the position update will
@@ -134,7 +134,7 @@ def predict_drift(h, erp, tree, joint_type, joint_body, row_J, row_C, body_inv_m
 
 
 # ---------------------------------------------------------------------------- the rows around the direct solve
-@njit(cache=True)
+@helper(cache=True)
 def add_iterative_impulses(rows, work, lam, row_direct, body_z):
     """body_z += Jᵀ λ over every row solved by sequential impulses (all rows but those in
     the direct solve), in use (row_mass > 0)."""
@@ -150,7 +150,7 @@ def add_iterative_impulses(rows, work, lam, row_direct, body_z):
             body_z[b, q] += row_J[r, 6 + q] * p
 
 
-@njit(cache=True)
+@helper(cache=True)
 def count_iterative_blocks(rows, row_direct, loop_joints):
     """Blocks with rows for sequential impulses: the loop-closing joints, and blocks in the
     direct solve that have a limit (outside it), motor or friction row in use."""
@@ -165,7 +165,7 @@ def count_iterative_blocks(rows, row_direct, loop_joints):
 
 
 # ---------------------------------------------------------------------------- the factor
-@njit(cache=True, _nrt=False)
+@helper(cache=True, _nrt=False)
 def refactor(h, use_k, targets, n_iter_known, may_iterate, rows_done, bodies, joints, rows, work, tree, crows, cwork,
              cdirect):
     """Inertia with the geometric stiffness of the current impulses, the factor of the
@@ -199,7 +199,7 @@ def refactor(h, use_k, targets, n_iter_known, may_iterate, rows_done, bodies, jo
 
 
 # ---------------------------------------------------------------------------- velocities
-@njit(cache=True, _nrt=False)
+@helper(cache=True, _nrt=False)
 def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work, tree, crows, cwork, cdirect, cblocks,
                       swept):
     """The velocity solve of one substep on the direct path (see the module docstring).
@@ -338,7 +338,7 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
 
 
 # ---------------------------------------------------------------------------- positions (split impulses)
-@njit(cache=True)
+@helper(cache=True)
 def direct_positions(params, h, joints, rows, work, tree, crows, cwork, cdirect):
     """Split impulses on the direct path when some rows iterate (else direct_velocities
     did it): pseudo-velocities V* with J V* = −ERP·C/h, the rows of the direct solve by

@@ -3,7 +3,7 @@ limits in it that let go, servos in it that reach their torque bound, and joints
 it by static friction that stick or slip (eq. 16, seed 001)."""
 import math
 
-from numba import njit
+from ...jit import helper
 
 from ...joint_rows import FREE_FRICTION, FREE_MOTOR
 from ...joint_types import N_FREE, N_LIMIT
@@ -12,7 +12,7 @@ from ..tree import select_rows
 
 
 # ---------------------------------------------------------------------------- the rows it takes
-@njit(cache=True)
+@helper(cache=True)
 def tree_free_rows(joint_type, joint_row_start, joint_m, k):
     """(first, count) of tree joint k's free rows: after its joint_m[k] equality rows in the
     tree (Tree.joint_m) and its limit rows."""
@@ -20,7 +20,7 @@ def tree_free_rows(joint_type, joint_row_start, joint_m, k):
     return joint_row_start[k] + joint_m[k] + N_LIMIT[jt], N_FREE[jt]
 
 
-@njit(cache=True)
+@helper(cache=True)
 def choose_direct_rows(tree, joint_type, joint_row_start, rows, bodies, row_direct):
     """The rows of the direct solve (tree.select_rows: equality rows, active limits, joints
     held by static friction), then the position servos solved with their joints: a servo
@@ -63,7 +63,7 @@ def choose_direct_rows(tree, joint_type, joint_row_start, rows, bodies, row_dire
         row_direct[f0] = 1
 
 
-@njit(cache=True)
+@helper(cache=True)
 def release_saturated_servos(tree, row_lo, row_hi, row_direct, row_lambda):
     """Active set of the servos in the direct solve: one whose impulse came out beyond its
     bound (the torque limit) leaves it for the rest of the substep (row_direct = −1), its
@@ -84,13 +84,13 @@ def release_saturated_servos(tree, row_lo, row_hi, row_direct, row_lambda):
 
 
 # ---------------------------------------------------------------------------- limits
-@njit(cache=True)
+@helper(cache=True)
 def n_limit_rows(t):
     """Limit rows of joint type t (joint_types.py)."""
     return N_LIMIT[t]
 
 
-@njit(cache=True)
+@helper(cache=True)
 def release_pulling_limits(tree, joint_type, joint_row_start, row_active, row_direct, row_lambda):
     """Active set of the limits in the direct solve: a limit row whose impulse came out
     pulling (λ of the wrong sign: the joint is leaving its stop) leaves the direct solve
@@ -110,7 +110,7 @@ def release_pulling_limits(tree, joint_type, joint_row_start, row_active, row_di
 
 
 # ---------------------------------------------------------------------------- friction
-@njit(cache=True)
+@helper(cache=True)
 def impulse_norm(row_lambda, start, end):
     """|λ| over the rows start…end−1 (a joint's free rows: its friction impulse)."""
     n = 0.0
@@ -119,7 +119,7 @@ def impulse_norm(row_lambda, start, end):
     return math.sqrt(n)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def lock_sticking_friction(tree, joint_type, joint_row_start, row_active, row_hi, row_lambda, row_direct):
     """Static friction on the direct path: the free rows in friction of every tree joint
     whose impulse lies strictly inside its Coulomb ball (eq. 16, seed 001: the joint
@@ -140,7 +140,7 @@ def lock_sticking_friction(tree, joint_type, joint_row_start, row_active, row_hi
     return locked
 
 
-@njit(cache=True)
+@helper(cache=True)
 def release_slipping_friction(tree, joint_type, joint_row_start, row_hi, row_direct, row_lambda):
     """A joint locked by static friction whose friction impulse came out of its Coulomb
     ball in the direct solve (it slides) is unlocked for the rest of the substep

@@ -1,7 +1,7 @@
 """The iterative path (seed 001 as printed): sweeps of the joints' rows, then the
 contacts', until every |Δp| < ε (eq. 17), the iteration limit or the wall-clock cap;
 then the split-impulse pass on the pseudo-velocities."""
-from numba import njit
+from ...jit import helper
 
 from ...clock import past_cap, ticks
 from .contact_sweeps import contact_sweep
@@ -11,7 +11,7 @@ from .sweeps import sweep_positions, sweep_velocities
 
 
 # ---------------------------------------------------------------------------- a solve's stats
-@njit(cache=True)
+@helper(cache=True)
 def record_solve(stats, iterations, residual, solve_ticks, capped):
     """Write one solve's iterations, final residual, time (ticks) and cap into stats."""
     stats[S_ITERATIONS] = iterations
@@ -22,7 +22,7 @@ def record_solve(stats, iterations, residual, solve_ticks, capped):
 
 
 # ---------------------------------------------------------------------------- velocities
-@njit(cache=True)
+@helper(cache=True)
 def solve_velocities(params, h, rows, work, bodies, stats, row_direct, crows, cwork, cdirect, cblock, swept):
     """Sequential impulses until every |Δp| < ε, the iteration limit or the time cap; each
     sweep the joints' rows, then the contacts' (crows, cwork, cdirect: contact_views; cblock:
@@ -49,7 +49,7 @@ def solve_velocities(params, h, rows, work, bodies, stats, row_direct, crows, cw
 
 
 # ---------------------------------------------------------------------------- positions (split impulses)
-@njit(cache=True)
+@helper(cache=True)
 def solve_positions(params, h, rows, work, pvel, pomega, row_direct, crows, cwork, cdirect):
     """Split impulses: `position_iterations` sweeps of sweep_positions from V* = 0, the
     joints' rows then the contacts'."""

@@ -4,13 +4,13 @@ mass 1/(J M⁻¹ Jᵀ) of every row in use (prepare_rows), then last step's impu
 each kept feasible (warm_start)."""
 import math
 
-from numba import njit
+from ...jit import helper
 
 from ...joint_rows import FREE_CONTACT, FREE_OFF, ROW_EQ, ROW_LIMIT, block_rows
 from ..row_ops import scatter_row
 
 
-@njit(cache=True)
+@helper(cache=True)
 def coupling(row_J, row_minv_jt, r, s):
     """(J M⁻¹ Jᵀ)_rs for two rows of the same joint (same bodies)."""
     k = 0.0
@@ -20,7 +20,7 @@ def coupling(row_J, row_minv_jt, r, s):
 
 
 # ---------------------------------------------------------------------------- a block's rows
-@njit(cache=True)
+@helper(cache=True)
 def normal_sum(row_lambda, start, f0):
     """Σλ of a contact block's normal rows (they precede its friction rows)."""
     s = 0.0
@@ -29,7 +29,7 @@ def normal_sum(row_lambda, start, f0):
     return s
 
 
-@njit(cache=True)
+@helper(cache=True)
 def block_iterates(row_kind, row_active, start, end, row_direct):
     """Whether a block has rows for sequential impulses: a limit in force outside the
     direct solve, or a free row in use (friction or motor)."""
@@ -41,7 +41,7 @@ def block_iterates(row_kind, row_active, start, end, row_direct):
 
 
 # ---------------------------------------------------------------------------- prepare rows
-@njit(cache=True)
+@helper(cache=True)
 def prepare_rows(rows, bodies, work, row_direct):
     """M⁻¹Jᵀ of each row in use (12 numbers) and its effective mass 1/(J M⁻¹ Jᵀ); rows
     not in use this step (inactive limits, free rows off) get 0. Rows in the direct
@@ -77,7 +77,7 @@ def prepare_rows(rows, bodies, work, row_direct):
 
 
 # ---------------------------------------------------------------------------- warm start
-@njit(cache=True)
+@helper(cache=True)
 def warm_start(warm, rows, work, vel, omega, row_direct, apply):
     """Apply last step's accumulated impulses (or zero them), keeping every one feasible:
     inactive limits drop theirs, free rows stay in their ball (friction) or bound (motor).

@@ -17,7 +17,7 @@ then, after a step's substeps: seed 004's position projection, the energy projec
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from ...jit import kernel
 
 from ...contacts import (N_BLOCKS, N_PREV, N_ROWS, contact_views, detection_overflowed, keep_contact_impulses,
                          prepare_contacts, prepare_contacts_primitive)
@@ -44,7 +44,7 @@ contacts.narrow_contacts_primitive)."""
 
 @compiled_variants
 def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS):    # noqa: N803 (compile-time constants)
-    @njit(cache=True)
+    @kernel(cache=True)
     def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drives, rows, work, tree, contacts, proj):
         """Advance n_steps steps of dt, each in `substeps` substeps. Rows must hold the current
         poses on entry and hold the final ones on return. params (settings.Params): with

@@ -4,7 +4,7 @@ solve of eq. 15 and the Coulomb ball of eq. 16) — and one split-impulse sweep 
 pseudo-velocities."""
 import math
 
-from numba import njit
+from ...jit import helper
 
 from ...joint_rows import FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, FREE_OFF, free_rows
 from ..row_ops import add12, jv12, load12, store12
@@ -15,7 +15,7 @@ PATCH_PASSES = 5
 
 
 # ---------------------------------------------------------------------------- a block's constraint rows
-@njit(cache=True)
+@helper(cache=True)
 def constraint_rows(row_J, row_C, row_active, row_lo, row_hi, row_bias, row_mass, row_minv_jt, start, end, rate, lam,
                     row_direct, velocities, v):
     """Sequential impulses on the equality and limit rows start…end−1 of one block, the
@@ -46,7 +46,7 @@ def constraint_rows(row_J, row_C, row_active, row_lo, row_hi, row_bias, row_mass
 
 
 # ---------------------------------------------------------------------------- the Coulomb ball in a block's metric
-@njit(cache=True)
+@helper(cache=True)
 def solve3(a00, a01, a02, a11, a12, a22, b0, b1, b2):
     """x = A⁻¹b for a symmetric positive definite 3×3 A (Cramer)."""
     c00 = a11 * a22 - a12 * a12
@@ -60,7 +60,7 @@ def solve3(a00, a01, a02, a11, a12, a22, b0, b1, b2):
             (c02 * b0 + c12 * b1 + c22 * b2) / det)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def ball_metric_clamp(k00, k01, k02, k11, k12, k22, p0, p1, p2, pmax):
     """A contact's friction impulse p* outside its Coulomb ball ‖p‖ ≤ pmax brought onto it
     in the metric of its block K = J M⁻¹ Jᵀ: p = (K + μI)⁻¹ K p*, μ > 0 with ‖p‖ = pmax
@@ -91,7 +91,7 @@ def ball_metric_clamp(k00, k01, k02, k11, k12, k22, p0, p1, p2, pmax):
     return x0 * s, x1 * s, x2 * s
 
 
-@njit(cache=True)
+@helper(cache=True)
 def coulomb_block(row_J, row_minv_jt, row_lambda, f0, nf, k00, k01, k02, k11, k12, k22, pmax, ball, v):
     """A block's nf coupled friction rows f0, …: (B M⁻¹ Bᵀ) Δp = −B V (eq. 15, seed 001) with
     B M⁻¹ Bᵀ = (k00 … k22) (unused rows: k = 1 on the diagonal, 0 off it), then the
@@ -153,7 +153,7 @@ def coulomb_block(row_J, row_minv_jt, row_lambda, f0, nf, k00, k01, k02, k11, k1
 
 
 # ---------------------------------------------------------------------------- velocities
-@njit(cache=True, _nrt=False)
+@helper(cache=True, _nrt=False)
 def sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct):
     """One sweep of sequential impulses over every block of rows; returns the largest |Δp|.
     In each block: its equality and limit rows (limits one-sided), then its motor (a soft
@@ -220,7 +220,7 @@ def sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct):
 
 
 # ---------------------------------------------------------------------------- positions (split impulses)
-@njit(cache=True, _nrt=False)
+@helper(cache=True, _nrt=False)
 def sweep_positions(rate, rows, work, pvel, pomega, row_direct):
     """One split-impulse sweep: pseudo-velocities V* with J V* = −rate·C on the constraint
     rows (rate = ERP/h); the free rows of a joint held by static friction (sticking) get

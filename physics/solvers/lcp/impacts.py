@@ -1,7 +1,7 @@
 """Impacts (seed 004 eqs. 8-11): the contact points classified at the step's start as
 impacting, resting or speculative, the kinetic energy around the impact LCP, and the
 impact records (LcpStats.impacts)."""
-from numba import njit
+from ...jit import helper
 
 from ...contacts import N_NOW
 from ...joint_rows import FREE_CONTACT, FREE_OFF, free_rows, row_velocity
@@ -9,7 +9,7 @@ from ...quat import rotate_inv
 
 
 
-@njit(cache=True)
+@helper(cache=True)
 def classify_contacts(threshold, h, contacts, crows, vel, omega, c_vn, c_imp, c_gap):
     """The contacts' rows as the lcp family uses them (package docstring, impacts): ġ⁻ =
     J·V of every point's normal row at the step's start (c_vn) and its gap (c_gap, 0 when
@@ -57,7 +57,7 @@ def classify_contacts(threshold, h, contacts, crows, vel, omega, c_vn, c_imp, c_
     return n
 
 
-@njit(cache=True)
+@helper(cache=True)
 def kinetic_energy(bodies):
     """½ m v² + ½ ωᵀ I ω over the dynamic bodies (J)."""
     body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega
@@ -73,7 +73,7 @@ def kinetic_energy(bodies):
     return e
 
 
-@njit(cache=True)
+@helper(cache=True)
 def record_impact(impacts, n, t, r, crows, c_vn, vel, omega, ke0, ke1, S):
     """Impact record n (LcpStats.impacts) of contact row r, if it fits; returns n + 1."""
     if n < impacts.shape[0]:

@@ -3,7 +3,7 @@ and bounded rows (U: limits, joint friction and motors, contacts with their fric
 with the contacts' tangent pairs turned along their sliding direction."""
 import math
 
-from numba import njit
+from ...jit import helper
 
 from ...joint_rows import FREE_CONTACT, FREE_FRICTION, FREE_MOTOR, free_rows, row_velocity
 from ...joint_types import N_EQ, N_FREE, N_LIMIT
@@ -17,7 +17,7 @@ POS_NONE, POS_BOUNDED, POS_FREE_ROW = 0, 1, 2
 
 
 # ---------------------------------------------------------------------------- capacity and loops
-@njit(cache=True)
+@helper(cache=True)
 def count_rows(joints, rows, crows, body_inv_mass):
     """At least as many as the U rows the velocity phase can have (the impact phase has
     fewer)."""
@@ -35,7 +35,7 @@ def count_rows(joints, rows, crows, body_inv_mass):
     return n + c_active.shape[0]        # every contact row (classify_contacts may switch some on)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def collect_loops(joints, rows, tree, body_inv_mass, lw):
     """The equality rows of the joints that close loops (not in the tree): returns their
     count (written while it fits the capacity)."""
@@ -62,7 +62,7 @@ def collect_loops(joints, rows, tree, body_inv_mass, lw):
 
 
 # ---------------------------------------------------------------------------- U rows
-@njit(cache=True)
+@helper(cache=True)
 def add_row(lw_arrays, n, tab, r, a, b, J, lo, hi, bias, C, warm):
     """Append row r of table `tab` (0 joints, 1 contacts) to U at index n; returns n + 1."""
     u_tab, u_row, u_body, u_J, u_lo, u_hi, u_mu, u_bias, u_C, u_eps, u_pos, x = lw_arrays
@@ -83,7 +83,7 @@ def add_row(lw_arrays, n, tab, r, a, b, J, lo, hi, bias, C, warm):
     return n + 1
 
 
-@njit(cache=True)
+@helper(cache=True)
 def collect_rows(phase, rate, bodies, joints, rows, crows, lw):
     """The U rows of a phase (package docstring), with their bounds, velocity targets
     (plus the Baumgarte bias rate·C), drift values, position roles and warm start (x).
@@ -156,7 +156,7 @@ def collect_rows(phase, rate, bodies, joints, rows, crows, lw):
 
 
 # ---------------------------------------------------------------------------- friction directions
-@njit(cache=True)
+@helper(cache=True)
 def align_friction(crows, fv, fw):
     """Turn each contact's tangent pair so that t1 points along the contact's tangential
     velocity in the free motion (fv, fw), with the warm-start impulses turned alike."""

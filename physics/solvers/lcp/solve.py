@@ -4,7 +4,7 @@ LCP (pseudo-velocities)."""
 import math
 
 import numpy as np
-from numba import njit
+from ...jit import helper
 
 from ...clock import ticks
 from ..dense import LEMKE_OK, blcp_residual, blcp_residual_csr, pgs, pivoted_solve, solve_blcp_lemke, sparsity
@@ -19,7 +19,7 @@ from .work import S_CAPPED, S_CAPPED_STEPS, S_FALLBACKS, S_METHOD, S_PIVOTS, S_R
 
 
 # ---------------------------------------------------------------------------- the velocity LCP
-@njit(cache=True)
+@helper(cache=True)
 def solve_lcp(params, stats, nu, sparse, lw):
     """The velocity (or impact) LCP of nu rows in lw (A, b; warm start in x) by the method
     and fallback rule of the package docstring; x holds λ. Returns the method used.
@@ -88,7 +88,7 @@ def solve_lcp(params, stats, nu, sparse, lw):
 
 
 # ---------------------------------------------------------------------------- the split pass
-@njit(cache=True)
+@helper(cache=True)
 def position_pass(params, nu, nl, rank, rate, sparse, bodies, joint_body, tree, inv_I, pvel, pomega, lw):
     """Split impulses (pseudo-velocities V^p, J V^p = −rate·C): on entry (pvel, pomega)
     hold the tree rows' part (momenta 0, targets −rate·C); the loops, active limits,

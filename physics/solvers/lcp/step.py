@@ -1,6 +1,6 @@
 """The lcp kernel (lcp_kernel; kernel_for compiles it with or without the hulls' narrow
 phase): steps of Δt, each by the stages of the package docstring."""
-from numba import njit
+from ...jit import kernel
 
 from ...contacts import (S_THRESHOLD, contact_views, detection_overflowed, keep_contact_impulses, prepare_contacts,
                          prepare_contacts_primitive)
@@ -23,7 +23,7 @@ from .work import S_FALLBACKS, S_IMPACTS, S_LOOP_RANK, S_LOOP_ROWS, S_NEED_LOOPS
 
 @compiled_variants
 def kernel_for(HULLS):    # noqa: N803 (a compile-time constant)
-    @njit(cache=True)
+    @kernel(cache=True)
     def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drives, rows, work, tree, contacts, lw):
         """Advance n_steps steps of dt (package docstring). Rows hold the current poses on entry
         and the final ones on return. Returns the steps done: fewer than n_steps after a

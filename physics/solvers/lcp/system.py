@@ -2,7 +2,7 @@
 12-14): J·V of a row, M⁻¹ p of a free body, M̂ J_rᵀ by the tree solve; the loops' G_L
 and the matrix A = J_U M̂ J_Uᵀ (dense, or CSR rows of its nonzeros, or — its rows on bodies
 of no tree — in velocity form: velocity_pgs.py)."""
-from numba import njit
+from ...jit import kernel, helper
 
 from ..dense import pivoted_cholesky, pivoted_solve, symmetrize
 from ..tree import articulated_solve, zero_tree
@@ -12,7 +12,7 @@ from .velocity_pgs import off_tree, prepare_rows
 
 # ---------------------------------------------------------------------------- row products
 # a row's J·V: joint_rows.row_velocity
-@njit(cache=True)
+@helper(cache=True)
 def column_dot(J, r, a, b, yv, yw, in_tree, live):
     """J_r · y for the column y in (yv, yw): tree bodies count only if the column's tree
     part is live (solved for this column), other bodies hold zeros unless the column's own."""
@@ -26,7 +26,7 @@ def column_dot(J, r, a, b, yv, yw, in_tree, live):
     return s
 
 
-@njit(cache=True)
+@helper(cache=True)
 def add_impulse(J, r, a, b, s, P):
     """P += Jᵀ s for row r on its two bodies (6 numbers per body: force, torque)."""
     for q in range(6):
@@ -34,7 +34,7 @@ def add_impulse(J, r, a, b, s, P):
         P[b, q] += J[r, 6 + q] * s
 
 
-@njit(cache=True)
+@helper(cache=True)
 def inverse_mass_times(i, px, py, pz, tx, ty, tz, body_inv_mass, inv_I):
     """M_i⁻¹ (p, τ) = (p/m, I⁻¹τ) of body i (inv_I: world inverse inertia, row-major)."""
     im = body_inv_mass[i]
@@ -44,7 +44,7 @@ def inverse_mass_times(i, px, py, pz, tx, ty, tz, body_inv_mass, inv_I):
             inv_I[i, 6] * tx + inv_I[i, 7] * ty + inv_I[i, 8] * tz)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def coupled_span(c, body_inv_mass, body_ptr):
     """The span of body_idx that holds the U rows on body c (body_ptr: build_system), empty
     for a static body: A's nonzeros in a column of no tree body are the rows on its two
@@ -54,7 +54,7 @@ def coupled_span(c, body_inv_mass, body_ptr):
     return body_ptr[c], body_ptr[c + 1]
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def mark_tree(tree, in_tree):
     """in_tree[i] = 1 for the bodies the tree solve moves (children of tree joints, roots)."""
     order, joint_child, roots = tree.order, tree.joint_child, tree.roots
@@ -66,7 +66,7 @@ def mark_tree(tree, in_tree):
 
 
 # ---------------------------------------------------------------------------- M̂ products
-@njit(cache=True)
+@kernel(cache=True)
 def mhat_column(J, r, a, b, tree, joint_body, in_tree, body_inv_mass, inv_I, zc, yv, yw):
     """y = M̂ J_rᵀ into (yv, yw): on the tree's bodies by the tree solve (momenta J_rᵀ in,
     velocities with Φ_Eᵀ y = 0 out: seed 004 eq. 13's M̂, corrected), on a body of no tree
@@ -92,7 +92,7 @@ def mhat_column(J, r, a, b, tree, joint_body, in_tree, body_inv_mass, inv_I, zc,
     return live
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def clear_column(a, b, in_tree, yv, yw):
     """Zero the column's entries on bodies of no tree (a and b)."""
     for side in range(2):
@@ -104,7 +104,7 @@ def clear_column(a, b, in_tree, yv, yw):
 
 
 # ---------------------------------------------------------------------------- the loops' G_L
-@njit(cache=True)
+@helper(cache=True)
 def build_loops(nl, tree, joint_body, body_inv_mass, inv_I, lw):
     """G_L = J_L M̂ J_Lᵀ of the loop rows, factored by the pivoted Cholesky that drops
     dependent rows; returns its rank."""
@@ -121,7 +121,7 @@ def build_loops(nl, tree, joint_body, body_inv_mass, inv_I, lw):
 
 
 # ---------------------------------------------------------------------------- the LCP matrix A
-@njit(cache=True)
+@helper(cache=True)
 def build_system(nu, nl, rank, sparse, tree, joint_body, body_inv_mass, inv_I, lw):
     """A = J_U M̂ J_Uᵀ (+ the soft rows' regularization on its diagonal) and B = J_U M̂ J_Lᵀ,
     column by column; then the loops' Schur complement A ← A − B G_L⁺ Bᵀ (W = B G_L⁺).
@@ -200,7 +200,7 @@ def build_system(nu, nl, rank, sparse, tree, joint_body, body_inv_mass, inv_I, l
             A[i, j] -= s
 
 
-@njit(cache=True)
+@helper(cache=True)
 def sparse_system(nu, tree, joint_body, body_inv_mass, inv_I, lw):
     """build_system's sparse form (body_ptr/body_idx built): CSR rows of A's nonzeros in
     a_ptr/a_idx/a_val (each row's diagonal first), the diagonal (with u_eps) also in a_diag."""
@@ -245,7 +245,7 @@ def sparse_system(nu, tree, joint_body, body_inv_mass, inv_I, lw):
     a_ptr[nu] = k
 
 
-@njit(cache=True)
+@helper(cache=True)
 def sparse_lcp(params, nu, nl, lw):
     """Whether this step's LCP is built and solved sparse: no loop rows, and PGS will run
     (method pgs, or more rows than Lemke takes)."""

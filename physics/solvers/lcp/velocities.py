@@ -1,7 +1,7 @@
 """Velocities of a phase: the free motion V_f = M̂ M V (seed 004 eq. 12-13), the LCP's
 right-hand side b = J_U V_f + bias, the impulses Jᵀλ applied (V = M̂ (M V + P) on the
 tree, V += M⁻¹ P elsewhere) and stored in the row tables."""
-from numba import njit
+from ...jit import helper
 
 from ...joint_types import N_EQ, N_FREE, N_LIMIT
 from ..dense import pivoted_solve
@@ -11,7 +11,7 @@ from .system import add_impulse, inverse_mass_times
 
 
 # ---------------------------------------------------------------------------- free motion and right-hand side
-@njit(cache=True)
+@helper(cache=True)
 def free_velocity(rate, bodies, joint_body, tree, body_I, lw):
     """The free motion of a phase: (fv, fw) = M̂ M V (+ the tree rows' targets −rate·C):
     the velocities with the tree's joints held and nothing else acting (eq. 12-13). Loop
@@ -25,7 +25,7 @@ def free_velocity(rate, bodies, joint_body, tree, body_I, lw):
     articulated_solve(tree, joint_body, rate, zc, fv, fw, False, 0.0, zc, fv, fw, 0.0)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def phase_rhs(nu, nl, rank, rate, lw):
     """λ_L0 = G_L⁺(−J_L V_f − rate·C_L) (the loops' impulses in the free motion) and the
     LCP's right-hand side b = J_U V_f + bias + B λ_L0."""
@@ -43,7 +43,7 @@ def phase_rhs(nu, nl, rank, rate, lw):
 
 
 # ---------------------------------------------------------------------------- impulses applied
-@njit(cache=True)
+@helper(cache=True)
 def gather_impulses(nu, nl, x, lw):
     """The loops' final impulses λ_L = λ_L0 − W x and P = J_Uᵀ x + J_Lᵀ λ_L (lw.P)."""
     u_J, u_body, W, l_J, l_body, lam_l, P = lw.u_J, lw.u_body, lw.W, lw.l_J, lw.l_body, lw.lam_l, lw.P
@@ -57,7 +57,7 @@ def gather_impulses(nu, nl, x, lw):
             add_impulse(l_J, l, l_body[l, 0], l_body[l, 1], lam_l[l], P)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def apply_impulses(rate, two, rate2, bodies, joint_body, tree, body_I, row_J, row_lambda, vel2, omega2, lw):
     """V = M̂ (M V + P) (+ targets −rate·C on the tree rows) on the tree's bodies, V += M⁻¹P
     on the others; the tree rows' impulses (articulated_lambda); P is zeroed. `two`: the
@@ -80,13 +80,13 @@ def apply_impulses(rate, two, rate2, bodies, joint_body, tree, body_I, row_J, ro
         articulated_lambda(tree, row_J, body_z, vel, omega, row_lambda)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def dynamic(body_inv_mass, body_inv_inertia, i):
     return body_inv_mass[i] != 0.0 or body_inv_inertia[i, 0] != 0.0 or body_inv_inertia[i, 1] != 0.0 \
         or body_inv_inertia[i, 2] != 0.0
 
 
-@njit(cache=True)
+@helper(cache=True)
 def apply_free_bodies(bodies, inv_I, vel, omega, lw):
     """V += M⁻¹ P on the dynamic bodies of no tree; P zeroed everywhere."""
     body_inv_mass, body_inv_inertia = bodies.inv_mass, bodies.inv_inertia
@@ -106,7 +106,7 @@ def apply_free_bodies(bodies, inv_I, vel, omega, lw):
 
 
 # ---------------------------------------------------------------------------- impulses stored
-@njit(cache=True)
+@helper(cache=True)
 def store_impulses(nu, nl, x, extra, rows, crows, lw):
     """Write the U rows' λ (contact rows: plus their impact impulse `extra`, c_S) and the
     loop rows' into the row tables; the joints' limit and free rows not in U get 0."""
@@ -124,7 +124,7 @@ def store_impulses(nu, nl, x, extra, rows, crows, lw):
         row_lambda[l_row[l]] = lam_l[l]
 
 
-@njit(cache=True)
+@helper(cache=True)
 def clear_joint_drive_impulses(joints, rows):
     """λ = 0 on every joint's limit and free rows (the step writes the ones in use)."""
     joint_type, joint_row_start = joints.type, joints.row_start

@@ -18,7 +18,7 @@ indeterminate pile are not unique and keep shifting among the supports sweep aft
 without moving anything) — or the sweep budget, or the time cap."""
 import math
 
-from numba import njit
+from ...jit import helper
 
 from ...clock import past_cap, ticks
 from ...joint_rows import row_velocity
@@ -26,7 +26,7 @@ from ..dense import DIAG_FLOOR, _bounds, _row_residual
 from ..row_ops import add12, fill2d, jv12, load12, pair_run_end, scatter_row, store12
 
 
-@njit(cache=True)
+@helper(cache=True)
 def off_tree(nu, lw):
     """Whether no U row has a body of the joint tree (its M̂ is then M⁻¹ on them)."""
     u_body, in_tree = lw.u_body, lw.in_tree
@@ -36,7 +36,7 @@ def off_tree(nu, lw):
     return True
 
 
-@njit(cache=True)
+@helper(cache=True)
 def prepare_rows(nu, body_inv_mass, inv_I, lw):
     """u_mj = M⁻¹J_uᵀ of every U row (0 on a body without mass) and the diagonal of A,
     J_u M⁻¹ J_uᵀ + ε_u, in a_diag; moving[i] of the rows' bodies."""
@@ -61,7 +61,7 @@ def prepare_rows(nu, body_inv_mass, inv_I, lw):
         a_diag[u] = d
 
 
-@njit(cache=True)
+@helper(cache=True)
 def velocity_pgs(nu, b, lo, hi, mu, g0, g1, x, max_sweeps, tol, cap_ticks, lw):
     """PGS on the BLCP (A λ + b, bounds lo/hi or ±mu Σλ of the group g0:g1) from the λ in x
     (clamped first), A in velocity form (prepare_rows). Leaves D = M⁻¹J_Uᵀλ in (dvv, dvw).
@@ -115,7 +115,7 @@ def velocity_pgs(nu, b, lo, hi, mu, g0, g1, x, max_sweeps, tol, cap_ticks, lw):
     return sweeps, change, capped
 
 
-@njit(cache=True)
+@helper(cache=True)
 def momentum_change(moved, moving):
     """The largest |Σ Jᵀ Δλ| of a sweep (its linear or angular part) on a body with mass
     (moved is 0 on the bodies of no row)."""
@@ -127,7 +127,7 @@ def momentum_change(moved, moving):
     return largest
 
 
-@njit(cache=True)
+@helper(cache=True)
 def velocity_residual(nu, b, lo, hi, mu, g0, g1, x, lw):
     """dense.blcp_residual of λ with A in velocity form (D = M⁻¹J_Uᵀλ in dvv, dvw)."""
     u_J, u_body, u_eps, dvv, dvw = lw.u_J, lw.u_body, lw.u_eps, lw.dvv, lw.dvw

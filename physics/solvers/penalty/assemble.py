@@ -22,7 +22,7 @@ rows (stiff_rows), and the rows' forces kept as impulses (store_impulses).
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from ...jit import helper
 
 from ...joint_rows import FREE_OFF, row_velocity
 from ...joint_types import N_EQ, N_FREE, PRISMATIC
@@ -64,7 +64,7 @@ def build_plan(world):
                 z((nb, 4)), z((nb, 3)), z((nb, 3)), z((nb, 3)), z((nb, 3)))
 
 
-@njit(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST)
 def add_row(row_J, r, na, nb, slot, b_late, w, g, diag, offd, rhs):
     """w J_rᵀJ_r into the blocks of the row's bodies (nodes na, nb; −1 static) and g J_rᵀ
     into their right sides. (Not inlined: it serves the few translational rows that are
@@ -92,7 +92,7 @@ def add_row(row_J, r, na, nb, slot, b_late, w, g, diag, offd, rhs):
                 offd[slot, 6 * i + j] += wi * row_J[r, oe + j]
 
 
-@njit(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST)
 def add_skew(block, n, o, rs, cs, w, x, y, z):
     """w [x]ₓ (the cross-product matrix [[0, −z, y], [z, 0, −x], [−y, x, 0]]) into block n of
     row-major 6×6 blocks, its entry (i, j) at o + rs·i + cs·j: (rs, cs) = (6, 1) as it is,
@@ -105,7 +105,7 @@ def add_skew(block, n, o, rs, cs, w, x, y, z):
     block[n, o + 2 * rs + cs] += w * x
 
 
-@njit(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST)
 def add_angular_lower(block, n, wx, wy, wz, ex, ey, ez):
     """The lower triangle of (wx, wy, wz) (ex, ey, ez)ᵀ into block n's angular part (rows and
     columns 3-5 of a row-major 6×6)."""
@@ -117,7 +117,7 @@ def add_angular_lower(block, n, wx, wy, wz, ex, ey, ez):
     block[n, 35] += wz * ez
 
 
-@njit(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST)
 def add_angular_side(n, w, g, x, y, z, diag, rhs):
     """One body's share of a rotational row whose angular part on it is (x, y, z): w j jᵀ into
     the lower triangle of its angular block, g j into its right side."""
@@ -127,7 +127,7 @@ def add_angular_side(n, w, g, x, y, z, diag, rhs):
     add_angular_lower(diag, n, w * x, w * y, w * z, x, y, z)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST)
 def add_angular_row(row_J, r, na, nb, slot, b_late, w, g, diag, offd, rhs):
     """add_row for a rotational row (no linear part): only the angular blocks. Its six
     angular numbers are read once into locals (the stores into the blocks could alias
@@ -148,7 +148,7 @@ def add_angular_row(row_J, r, na, nb, slot, b_late, w, g, diag, offd, rhs):
         offd[slot, 29] += wy * ez
 
 
-@njit(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST)
 def add_joint_side(n, sgn, w, ra, g, S, diag, rhs):
     """One body's share of a joint's three point rows along the world axes (common weight
     w, right sides g) and of its perpendicular rows (S: perpendicular_rows' sums). Point
@@ -177,7 +177,7 @@ def add_joint_side(n, sgn, w, ra, g, S, diag, rhs):
     rhs[n, 5] += sgn * (rx * gy - ry * gx - hz)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST)
 def add_joint_coupling(slot, w, rl, re, S, offd):
     """The off-diagonal block A[late, early] of a joint's three point rows,
     −w P_l P_eᵀ = −w [[E, [r_e]ₓᵀ], [[r_l]ₓ, (r_l·r_e)E − r_e r_lᵀ]], and of its
@@ -202,7 +202,7 @@ def add_joint_coupling(slot, w, rl, re, S, offd):
     offd[slot, 35] -= w * (d - ez * lz) + s22
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def perpendicular_rows(h, omega, zeta, relin, a, b, r0, r1, rows, plan):
     """stiff_rows' springs of a joint's perpendicular rows r0…r1−1 (angular part u on body
     a, −u on b: joint_rows.perpendicular_row): per active row its mass 1/(uᵀ(I_a⁻¹ + I_b⁻¹)u),
@@ -251,7 +251,7 @@ def perpendicular_rows(h, omega, zeta, relin, a, b, r0, r1, rows, plan):
     return s00, s01, s02, s11, s12, s22, hx, hy, hz
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def add_force(row_J, r, na, nb, g, rhs):
     """g J_rᵀ into the right sides (a constant impulse g along the row)."""
     if na >= 0:
@@ -262,7 +262,7 @@ def add_force(row_J, r, na, nb, g, rhs):
             rhs[nb, i] += g * row_J[r, 6 + i]
 
 
-@njit(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST)
 def inv_inertia_quad(inv_inertia_world, i, x, y, z):
     """uᵀ I_i⁻¹ u (world inverse inertia, 9 numbers)."""
     return (x * (inv_inertia_world[i, 0] * x + inv_inertia_world[i, 1] * y + inv_inertia_world[i, 2] * z)
@@ -270,7 +270,7 @@ def inv_inertia_quad(inv_inertia_world, i, x, y, z):
             + z * (inv_inertia_world[i, 6] * x + inv_inertia_world[i, 7] * y + inv_inertia_world[i, 8] * z))
 
 
-@njit(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST)
 def row_inv_mass(row_J, r, a, b, body_inv_mass, inv_inertia_world, rot):
     """The inverse of the mass a row's spring is scaled by: a rotational row's J_r M⁻¹ J_rᵀ
     (the two inertias about its axis; world inverse inertia, 9 numbers per body), a
@@ -283,7 +283,7 @@ def row_inv_mass(row_J, r, a, b, body_inv_mass, inv_inertia_world, rot):
             + inv_inertia_quad(inv_inertia_world, b, row_J[r, 9], row_J[r, 10], row_J[r, 11]))
 
 
-@njit(cache=True, error_model="numpy", fastmath=True, _nrt=False)
+@helper(cache=True, error_model="numpy", fastmath=True, _nrt=False)
 def body_blocks(h, geometric, gravity, bodies, joints, rows, force_acc, torque_acc, plan):
     """Per dynamic body: world inertia and its inverse, the diagonal block M̃ and the right
     side M̃ V + Δt (F + m g). M̃ is the mass and world inertia, plus (`geometric`) the
@@ -346,7 +346,7 @@ def body_blocks(h, geometric, gravity, bodies, joints, rows, force_acc, torque_a
             rhs0[k, 5] += e2 * body_omega[i, 2]
 
 
-@njit(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST)
 def limit_raw(joint_q, joint_limit_lo, joint_limit_hi, j, k, side):
     """The signed value of joint j's limit row k on its binding side (+1: the lower bound,
     −1: the upper), q − bound: negative when violated (then it is the row's C, eq. 21, 25
@@ -354,7 +354,7 @@ def limit_raw(joint_q, joint_limit_lo, joint_limit_hi, j, k, side):
     return joint_q[j, k] - (joint_limit_lo[j, k] if side > 0 else joint_limit_hi[j, k])
 
 
-@njit(cache=True, error_model="numpy", fastmath=True, _nrt=False)
+@helper(cache=True, error_model="numpy", fastmath=True, _nrt=False)
 def stiff_rows(params, h, relin, bodies, joints, rows, plan):
     """The stiff preset's equality and active limit rows into the step's matrix, linearized
     at the poses the rows were written at, X_k = X + Δt V_k (plan.vel_k, omega_k; zero on
@@ -438,7 +438,7 @@ def stiff_rows(params, h, relin, bodies, joints, rows, plan):
                 add_row(row_J, rr, na, nb, slot, late, w, g, diag0, offd0, rhs0)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def store_impulses(h, stiff, bodies, joints, rows, plan):
     """Each implicit row's force of the step as the impulse f Δt = g − w J V⁺ (clamped
     drives: F_max Δt along drive_dir) into rows.impulse; the stiff preset's rows also

@@ -14,7 +14,7 @@ plan (plan_layout: a minimum-degree order and its fill; elimination_plan once pe
 contact_graph.py again when the contacts between moving bodies change).
 """
 import numpy as np
-from numba import njit
+from ...jit import kernel, helper
 
 BIG = np.int64(1) << 62     # past every node index (minimum_degree's merge)
 FMA = {"contract", "reassoc"}   # fused multiply-adds and reordered sums (round-off only; no NaN assumptions)
@@ -30,7 +30,7 @@ FMA = {"contract", "reassoc"}   # fused multiply-adds and reordered sums (round-
 # The helpers only the FMA kernels call are compiled once with those flags (numba's IR
 # inlining would type them again at every call site); the five the plain kernels (factor,
 # solve) call too are inlined, so that each kernel rounds them with its own flags.
-@njit(cache=True, error_model="numpy", inline="always")
+@helper(cache=True, error_model="numpy", inline="always")
 def inv_pivot(d):
     """1/d of an LDLᵀ pivot (not positive definite — a NaN state: 1e300, blown_up catches
     it)."""
@@ -39,7 +39,7 @@ def inv_pivot(d):
     return 1.0 / d
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@helper(cache=True, error_model="numpy", inline="always")
 def ldl6_locals(D, k):
     """D[k] (lower triangle read) := its factor L D Lᵀ (L unit lower below the diagonal, 1/d_j
     on it), which is also returned as the 21 lower entries row by row (L_ij at i(i+1)/2 + j,
@@ -75,7 +75,7 @@ def ldl6_locals(D, k):
     return (c0, l10, c1, l20, l21, c2, l30, l31, l32, c3, l40, l41, l42, l43, c4, l50, l51, l52, l53, l54, c5)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FMA)
+@helper(cache=True, error_model="numpy", fastmath=FMA)
 def factored6(D, k):
     """A factored diagonal block's 21 lower entries as ldl6_locals returns them."""
     return (D[k, 0], D[k, 6], D[k, 7], D[k, 12], D[k, 13], D[k, 14], D[k, 18], D[k, 19], D[k, 20], D[k, 21],
@@ -83,7 +83,7 @@ def factored6(D, k):
             D[k, 35])
 
 
-@njit(cache=True, error_model="numpy", fastmath=FMA)
+@helper(cache=True, error_model="numpy", fastmath=FMA)
 def lower_solve6(L, x0, x1, x2, x3, x4, x5):
     """L⁻¹x on scalars (L unit lower: ldl6_locals' entries below the diagonal)."""
     y0 = x0
@@ -95,7 +95,7 @@ def lower_solve6(L, x0, x1, x2, x3, x4, x5):
     return y0, y1, y2, y3, y4, y5
 
 
-@njit(cache=True, error_model="numpy", fastmath=FMA)
+@helper(cache=True, error_model="numpy", fastmath=FMA)
 def upper_solve6(L, y0, y1, y2, y3, y4, y5):
     """L⁻ᵀy on scalars (L unit lower)."""
     x5 = y5
@@ -107,19 +107,19 @@ def upper_solve6(L, y0, y1, y2, y3, y4, y5):
     return x0, x1, x2, x3, x4, x5
 
 
-@njit(cache=True, error_model="numpy", fastmath=FMA)
+@helper(cache=True, error_model="numpy", fastmath=FMA)
 def pivots6(L, y0, y1, y2, y3, y4, y5):
     """D⁻¹y on scalars (the reciprocal pivots on ldl6_locals' diagonal)."""
     return y0 * L[0], y1 * L[2], y2 * L[5], y3 * L[9], y4 * L[14], y5 * L[20]
 
 
-@njit(cache=True, error_model="numpy", fastmath=FMA)
+@helper(cache=True, error_model="numpy", fastmath=FMA)
 def dot6(a, b):
     """a·b of two 6-tuples."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
 
 
-@njit(cache=True, error_model="numpy", fastmath=FMA)
+@helper(cache=True, error_model="numpy", fastmath=FMA)
 def solved_row6(L, B, s, i):
     """Row i of W = B[s] L⁻ᵀ, returned, and of N = W D⁻¹, written back into B[s]."""
     o = 6 * i
@@ -129,14 +129,14 @@ def solved_row6(L, B, s, i):
     return w
 
 
-@njit(cache=True, error_model="numpy", fastmath=FMA)
+@helper(cache=True, error_model="numpy", fastmath=FMA)
 def row6(B, s, i):
     """Row i of B[s] as a 6-tuple."""
     o = 6 * i
     return B[s, o], B[s, o + 1], B[s, o + 2], B[s, o + 3], B[s, o + 4], B[s, o + 5]
 
 
-@njit(cache=True, error_model="numpy", fastmath=FMA)
+@helper(cache=True, error_model="numpy", fastmath=FMA)
 def downdate6(D, n, B, s, w0, w1, w2, w3, w4, w5):
     """D[n]'s lower triangle −= N Wᵀ = W D⁻¹ Wᵀ (N: B[s] as solved_row6 left it; W's rows
     w0…w5 as 6-tuples), entry by entry as factor's diagonal pair."""
@@ -165,7 +165,7 @@ def downdate6(D, n, B, s, w0, w1, w2, w3, w4, w5):
     D[n, 35] -= dot6(n5, w5)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FMA)
+@helper(cache=True, error_model="numpy", fastmath=FMA)
 def forward_node6(L, x, k, n, B, s):
     """solve's forward step of node k on scalars: y_k = L_kk⁻¹x_k, x_n −= N_nk y_k (B[s]),
     then x_k := D_k⁻¹ y_k."""
@@ -179,7 +179,7 @@ def forward_node6(L, x, k, n, B, s):
     x[k, 0], x[k, 1], x[k, 2], x[k, 3], x[k, 4], x[k, 5] = pivots6(L, y[0], y[1], y[2], y[3], y[4], y[5])
 
 
-@njit(cache=True, error_model="numpy", fastmath=FMA, _nrt=False)
+@helper(cache=True, error_model="numpy", fastmath=FMA, _nrt=False)
 def factor_node1(diag, offd, k, s, n, x):
     """factor_solve's node k with one later neighbour n (slot s) and no other pair — a
     chain's or a leaf's: written out on scalars (no reload through the possibly aliased
@@ -193,7 +193,7 @@ def factor_node1(diag, offd, k, s, n, x):
     forward_node6(L, x, k, n, offd, s)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FMA, _nrt=False)
+@helper(cache=True, error_model="numpy", fastmath=FMA, _nrt=False)
 def factor_node_pair(diag, offd, k, s, n, s2, n2, x):
     """factor_node1 of nodes k and k + 1 (slots s, s2; later neighbours n, n2 ≠ k + 1), their
     steps interleaved: the two are independent (a chain eliminated from both ends), and
@@ -211,7 +211,7 @@ def factor_node_pair(diag, offd, k, s, n, s2, n2, x):
     forward_node6(M, x, k + 1, n2, offd, s2)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@helper(cache=True, error_model="numpy", inline="always")
 def factor_node(diag, offd, k, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target):
     """The generic step of node k (any number of later neighbours): L_kk D_k L_kkᵀ; per slot
     W = A_nk L_kk⁻ᵀ; every pair of later neighbours n1 ≤ n2 updated by W_n2 D_k⁻¹ W_n1ᵀ (its
@@ -247,7 +247,7 @@ def factor_node(diag, offd, k, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target):
                 offd[s, 6 * i + j] *= diag[k, 7 * j]
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@helper(cache=True, error_model="numpy", inline="always")
 def forward_node(diag, offd, k, up_ptr, up_node, x):
     """solve's generic forward step of node k: y_k = L_kk⁻¹x_k, x_n −= N_nk y_k for each
     later neighbour, x_k := D_k⁻¹ y_k."""
@@ -267,7 +267,7 @@ def forward_node(diag, offd, k, up_ptr, up_node, x):
         x[k, j] *= diag[k, 7 * j]
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@helper(cache=True, error_model="numpy", inline="always")
 def backward_node(diag, offd, k, up_ptr, up_node, x):
     """solve's generic backward step of node k: x_k := L_kk⁻ᵀ (x_k − Σ N_nkᵀ x_n)."""
     for s in range(up_ptr[k], up_ptr[k + 1]):
@@ -284,14 +284,14 @@ def backward_node(diag, offd, k, up_ptr, up_node, x):
         x[k, j] = t
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def factor(diag, offd, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target):
     """Block LDLᵀ A = L D Lᵀ in place, node by node in elimination order (factor_node)."""
     for k in range(diag.shape[0]):
         factor_node(diag, offd, k, up_ptr, pair_ptr, pair_lo, pair_hi, pair_target)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FMA, _nrt=False)
+@helper(cache=True, error_model="numpy", fastmath=FMA, _nrt=False)
 def factor_solve(diag, offd, up_ptr, up_node, pair_ptr, pair_lo, pair_hi, pair_target, x):
     """factor, then x := A⁻¹x as solve, with solve's forward substitution done node by node
     right after the node is factored (its blocks are still in cache): factor then solve
@@ -317,7 +317,7 @@ def factor_solve(diag, offd, up_ptr, up_node, pair_ptr, pair_lo, pair_hi, pair_t
     back_substitute(diag, offd, up_ptr, up_node, x)
 
 
-@njit(cache=True, error_model="numpy", fastmath=FMA, _nrt=False)
+@helper(cache=True, error_model="numpy", fastmath=FMA, _nrt=False)
 def back_substitute(diag, offd, up_ptr, up_node, x):
     """solve's backward substitution (Lᵀ x = D⁻¹y, the nodes in reverse order); a node with
     one later neighbour on scalars (back_rhs6, then L_kk⁻ᵀ), two such independent
@@ -344,7 +344,7 @@ def back_substitute(diag, offd, up_ptr, up_node, x):
         k -= 1
 
 
-@njit(cache=True, error_model="numpy", fastmath=FMA)
+@helper(cache=True, error_model="numpy", fastmath=FMA)
 def back_rhs6(offd, s, x, n, k):
     """x_k − L_nkᵀ x_n (B = offd[s]) on scalars."""
     xn = (x[n, 0], x[n, 1], x[n, 2], x[n, 3], x[n, 4], x[n, 5])
@@ -362,7 +362,7 @@ def back_rhs6(offd, s, x, n, k):
                        + offd[s, 29] * xn[4] + offd[s, 35] * xn[5]))
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def solve(diag, offd, up_ptr, up_node, x):
     """x := A⁻¹x with A = L D Lᵀ from factor (x: (k, 6), one row per node)."""
     nn = diag.shape[0]
@@ -373,7 +373,7 @@ def solve(diag, offd, up_ptr, up_node, x):
 
 
 # ---------------------------------------------------------------------------- the plan
-@njit(cache=True)
+@helper(cache=True)
 def grow_rows(a):
     """a (n, c) copied into an (n, 2c) array (its first c columns)."""
     b = np.empty((a.shape[0], 2 * a.shape[1]), a.dtype)
@@ -383,7 +383,7 @@ def grow_rows(a):
     return b
 
 
-@njit(cache=True)
+@helper(cache=True)
 def grow1(a):
     """a (n,) copied into a (2n,) array."""
     b = np.empty(2 * a.shape[0], a.dtype)
@@ -392,7 +392,7 @@ def grow1(a):
     return b
 
 
-@njit(cache=True)
+@helper(cache=True)
 def heap_push(keys, nodes, size, key, node):
     """(key, node) onto the binary min-heap keys[:size] (grown when full); returns the heap."""
     if size == keys.shape[0]:
@@ -408,7 +408,7 @@ def heap_push(keys, nodes, size, key, node):
     return keys, nodes, size + 1
 
 
-@njit(cache=True)
+@helper(cache=True)
 def heap_pop(keys, nodes, size):
     """The smallest (key, node) off the heap keys[:size]; returns it and the new size."""
     key, node = keys[0], nodes[0]
@@ -430,7 +430,7 @@ def heap_pop(keys, nodes, size):
     return key, node, size
 
 
-@njit(cache=True)
+@helper(cache=True)
 def add_neighbour(adj, deg, a, b):
     """b into node a's sorted neighbour list adj[a, :deg[a]] (once); returns adj (grown when full)."""
     d = deg[a]
@@ -448,7 +448,7 @@ def add_neighbour(adj, deg, a, b):
     return adj
 
 
-@njit(cache=True)
+@helper(cache=True)
 def minimum_degree(nn, ea, eb):
     """A minimum-degree elimination order of the graph of nn nodes and edges (ea, eb): the
     node of fewest remaining neighbours first, its neighbours then joined into a clique (the
@@ -525,7 +525,7 @@ def minimum_degree(nn, ea, eb):
     return order, later_ptr, later[:later_ptr[nn]]
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def find_slot(up_ptr, up_node, k, n):
     """The slot of block A[n, k] (n a later neighbour of node k; −1: none), by bisection."""
     lo, hi = up_ptr[k], up_ptr[k + 1]
@@ -538,7 +538,7 @@ def find_slot(up_ptr, up_node, k, n):
     return lo if lo < up_ptr[k + 1] and up_node[lo] == n else -1
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def plan_layout(dynamic, pair_a, pair_b):
     """The block layout of the implicit system (Plan's body_node … pair_target, then per
     pair its slot, −1 when a body is static, and whether b is the later node) for the

@@ -12,14 +12,14 @@ per kernel call); contacts against static bodies only add to a body's own block 
 none.
 """
 import numpy as np
-from numba import njit
+from ...jit import helper
 
 from ...contacts import N_BLOCKS, N_NOW
 from .assemble import Plan
 from .block_ldl import find_slot, plan_layout
 
 
-@njit(cache=True)
+@helper(cache=True)
 def contact_pair_keys(contacts, body_node):
     """The sorted keys a·n + b (a < b, n bodies) of this step's touching pairs of two dynamic
     bodies (body_node ≥ 0), one per contact block."""
@@ -37,7 +37,7 @@ def contact_pair_keys(contacts, body_node):
     return np.sort(keys[:m])
 
 
-@njit(cache=True)
+@helper(cache=True)
 def same_keys(a, b):
     """Whether two key arrays are equal."""
     if a.shape[0] != b.shape[0]:
@@ -48,7 +48,7 @@ def same_keys(a, b):
     return True
 
 
-@njit(cache=True)
+@helper(cache=True)
 def contact_plan(plan, joint_body, keys):
     """The Plan of the union of the joints (joint_body (m,2)) and the contact pairs `keys`
     (contact_pair_keys), over the dynamic bodies of `plan` (the joints' own layout): a new
@@ -75,7 +75,7 @@ def contact_plan(plan, joint_body, keys):
                 plan.omega0, plan.vel_k, plan.omega_k)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def pair_slot(plan, a, b):
     """(slot, b_late) of the block between bodies a and b in plan (−1: one is static)."""
     na, nb = plan.body_node[a], plan.body_node[b]

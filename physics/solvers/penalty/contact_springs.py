@@ -57,7 +57,7 @@ It only takes kinetic energy out.
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from ...jit import helper
 
 from ...contacts import N_BLOCKS, N_NOW, N_ROWS
 from ...joint_rows import FREE_CONTACT, ROW_FREE, row_velocity
@@ -88,7 +88,7 @@ sliding), radius R = μ Σ f_n Δt (N·s), tol the friction impulse a solve may 
 beyond FRICTION_TOL of it (N·s: check_contacts)."""
 
 
-@njit(cache=True)
+@helper(cache=True)
 def new_springs(contacts):
     """Springs sized for this step's contact rows and blocks."""
     n = contacts.buffers.n
@@ -99,7 +99,7 @@ def new_springs(contacts):
                    z(n_blocks), z(n_blocks), z(n_blocks), z(n_blocks))
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def row_inv_mass_full(row_J, r, a, b, body_inv_mass, inv_inertia_world):
     """J_r M⁻¹ J_rᵀ of a contact row (world inverse inertia, 9 numbers per body)."""
     k = 0.0
@@ -111,7 +111,7 @@ def row_inv_mass_full(row_J, r, a, b, body_inv_mass, inv_inertia_world):
     return k
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def first_free(row_kind, start):
     """The first friction row of the block starting at `start` (after its normal rows)."""
     f0 = start
@@ -120,7 +120,7 @@ def first_free(row_kind, start):
     return f0
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def contact_springs(h, g_norm, bodies, contacts, plan, s):
     """The step's contact rows into s (Springs; module docstring): per normal row its
     weight, right side and depth and the active set's first guess (penetrating at the end
@@ -186,7 +186,7 @@ def contact_springs(h, g_norm, bodies, contacts, plan, s):
             s.fc[blk] = radius / vn
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def add_contacts(contacts, plan, s):
     """The contact rows into one solve's matrix and right side (plan.diag, offd, rhs): the
     normal springs in the active set, each patch's friction damper (fc)."""
@@ -209,7 +209,7 @@ def add_contacts(contacts, plan, s):
                 add_row(row_J, r, na, nb, slot, late, s.fc[blk], 0.0, diag, offd, rhs)
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def check_contacts(h, bodies, contacts, s):
     """The contacts' active set after a solve: a normal row is in when it penetrates at the
     end of the step (p⁺ = depth − Δt ġ⁺ > 0) and its force pushes (g − w ġ⁺ > 0); a patch's
@@ -267,7 +267,7 @@ def check_contacts(h, bodies, contacts, s):
     return changed
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def store_contact_impulses(bodies, contacts, s):
     """The contact rows' impulses of the last solve into their `impulse` (the readouts, and
     the next step's warm start: contacts.keep_contact_impulses): a normal spring's
@@ -291,7 +291,7 @@ def store_contact_impulses(bodies, contacts, s):
                 row_impulse[r] = -s.fc[blk] * row_velocity(row_J, r, a, b, body_vel, body_omega)
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def relax_contacts(h, bodies, contacts, plan, s):
     """After the positions: a normal row still penetrating at the end of the step
     (p⁺ = depth − Δt ġ⁺ > 0 at the solved rate, whether or not its spring was in the active

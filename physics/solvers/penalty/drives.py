@@ -23,7 +23,7 @@ Under the paper and critical presets the same rows act with M (the bodies' own i
 and the joint springs pass them on.
 """
 import numpy as np
-from numba import njit
+from ...jit import helper
 
 from ...joint_rows import FREE_FRICTION, FREE_MOTOR, FREE_OFF, MOTOR_POSITION, row_velocity, write_drive_rows
 from ...joint_types import N_FREE
@@ -34,7 +34,7 @@ from .block_ldl import factor, solve
 STICK = 1.0e6           # friction and velocity-motor dampers: c = S·m/Δt (v_ε = F_max Δt/(S m))
 PASSES = 4              # most solves per step of the friction / motor-limit active set
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def servo_row(h, m, freq, damping, err):
     """(w, g) of a position servo on effective mass m: k = m ω², c = 2ζ m ω, ω = 2π·freq,
     on the error err (rad or m) linearized at the step's start."""
@@ -43,7 +43,7 @@ def servo_row(h, m, freq, damping, err):
     return h * h * k_spring + h * 2.0 * damping * m * om, -h * k_spring * err
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def servo_masses(h, joints, drives, rows, plan):
     """The position servos' stiffness from the inertia they drive: m = 1/(J A₀⁻¹ Jᵀ) with A₀
     the step's matrix without the drives (bodies and stiff joint rows: the other joints
@@ -87,7 +87,7 @@ def servo_masses(h, joints, drives, rows, plan):
         row_w[r], row_g[r] = servo_row(h, 1.0 / kk, motor_freq[j], motor_damping[j], err)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def setup_drives(h, bodies, joints, drives, rows, plan):
     """Per joint: its drive this step as the row table says (joint_rows.write_drive_rows:
     its free rows FREE_FRICTION, FREE_MOTOR — a position servo or a velocity motor by the
@@ -168,7 +168,7 @@ def setup_drives(h, bodies, joints, drives, rows, plan):
     return count
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def add_drives(h, joints, rows, plan):
     """The drives into the solve's matrix: free rows in their linear range as rows (w, g),
     clamped ones as a constant force F_max along drive_dir."""
@@ -193,7 +193,7 @@ def add_drives(h, joints, rows, plan):
                 add_row(row_J, r, na, nb, joint_slot[j], joint_b_late[j], row_w[r], row_g[r], diag, offd, rhs)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def check_drives(h, bodies, joints, rows, plan):
     """The active set after a solve: a linear drive whose force leaves its bound is clamped
     there (in the direction of that force); a clamped friction whose rate turned along its
@@ -237,7 +237,7 @@ def check_drives(h, bodies, joints, rows, plan):
     return changed
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def any_drive(joints):
     """Whether some joint's free rows are in use (joints.free_used: joint_rows.free_rows_in_use)."""
     free_used = joints.free_used

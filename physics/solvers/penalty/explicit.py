@@ -9,7 +9,7 @@ the triangle inequality), from a static list of the rows on each body. Explicit 
 cannot be both stiff and stable where a row's effective mass is dominated by a small
 inertia on a long lever: there the row is soft.
 """
-from numba import njit
+from ...jit import helper
 
 from ...joint_rows import ROW_FREE, row_velocity
 from ...quat import world_inv_inertia_times
@@ -20,7 +20,7 @@ from .settings import CRITICAL, PAPER
 # body resting at Δt sinks g(Δt/κ)²
 CONTACT_KAPPA = 0.5
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def gershgorin_bounds(bodies, rows, work):
     """row_bound[r] = Σ_{bodies b of r} Σ_{active rows r' on b} |J_rb M_b⁻¹ J_r'bᵀ|.
     body_row_ptr/body_row_idx list only equality and limit rows (free rows never push)."""
@@ -72,7 +72,7 @@ def gershgorin_bounds(bodies, rows, work):
                     row_bound[r2] += dot
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def penalty_forces(params, h, bodies, rows, work):
     """Add −Jᵀ(αC + βĊ) of every active equality and limit row to the body forces
     (the explicit presets)."""

@@ -18,7 +18,7 @@ hulls' narrow phase), by stage:
 4. blow-up check
 """
 import numpy as np
-from numba import njit
+from ...jit import kernel, helper
 
 from ...contacts import (detection_overflowed, keep_contact_impulses, penalty_contact_forces, prepare_contacts,
                          prepare_contacts_primitive)
@@ -39,7 +39,7 @@ from .settings import STIFF
 
 NEWTON_TOL = 1e-3       # m or rad: a linearization that missed the reached poses by more is iterated
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def open_system(params, h, relin, gravity, bodies, joints, drives, rows, work, plan, drives_on):
     """The step's implicit system in plan.diag0, offd0, rhs0: the bodies' blocks
     (body_blocks), the stiff preset's rows (stiff_rows) and the drives set up
@@ -54,7 +54,7 @@ def open_system(params, h, relin, gravity, bodies, joints, drives, rows, work, p
     return n_drives
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def write_velocities(bodies, plan, x):
     """The solved velocities x (one row per node) into the bodies."""
     body_vel, body_omega, node_body = bodies.vel, bodies.omega, plan.node_body
@@ -64,7 +64,7 @@ def write_velocities(bodies, plan, x):
         body_omega[i, 0], body_omega[i, 1], body_omega[i, 2] = x[k, 3], x[k, 4], x[k, 5]
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def close_system(h, stiff, gyroscopic, bodies, joints, rows, plan):
     """After the last solve: the rows' impulses (store_impulses), then the implicit
     gyroscopic update of the spins."""
@@ -79,7 +79,7 @@ def close_system(h, stiff, gyroscopic, bodies, joints, rows, plan):
             body_omega[i, 0], body_omega[i, 1], body_omega[i, 2] = wx, wy, wz
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def restart_system(plan):
     """One solve's matrix and right side (diag, offd, rhs) from the step's (diag0, offd0,
     rhs0), for the bounded rows of an active-set pass to be added to."""
@@ -88,7 +88,7 @@ def restart_system(plan):
     copy2d(plan.rhs, plan.rhs0)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def joint_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, drives_on):
     """V⁺ from the implicit system of the module docstring with no contact spring (nothing
     touching, or a preset whose contacts push explicitly): the stiff preset's equality and
@@ -117,7 +117,7 @@ def joint_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, driv
     close_system(h, params.preset == STIFF, gyroscopic, bodies, joints, rows, plan)
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, contacts,
                         springs, drives_on):
     """joint_velocities with the stiff preset's contact rows (contact_springs.py: normal
@@ -153,7 +153,7 @@ def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, d
     close_system(h, params.preset == STIFF, gyroscopic, bodies, joints, rows, plan)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def nonlinearity(joints, rows, plan):
     """Largest |G(X⁺) − (G_k + Δt J_k (V⁺ − V_k))| over the stiff rows (m or rad): how far
     the rows' linearization missed the poses the step reached; a limit row that was not
@@ -178,7 +178,7 @@ def nonlinearity(joints, rows, plan):
     return worst
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def begin_newton(bodies, plan, keep_start):
     """A stiff step's start: the poses and velocities kept (pos0 … omega0) for a Newton
     iteration or a second solve to start from (`keep_start`). (vel_k, omega_k are zero
@@ -191,7 +191,7 @@ def begin_newton(bodies, plan, keep_start):
         copy2d(plan.omega0, bodies.omega)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def end_newton(h, it, newton, bodies, joints, rows, plan, readout):
     """A stiff step's positions from the velocities solved in Newton iteration `it` (of at
     most `newton` more than the first), and the rows at them; returns True when the step is
@@ -215,7 +215,7 @@ def end_newton(h, it, newton, bodies, joints, rows, plan, readout):
     return False
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def stiff_joint_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, readout, drives_on):
     """One step of the stiff preset with nothing touching: the implicit velocities
     linearized at the current poses (joint_velocities), then positions; while the rows'
@@ -230,7 +230,7 @@ def stiff_joint_step(params, h, gravity, gyroscopic, bodies, joints, drives, row
             break
 
 
-@njit(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy")
 def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, readout, contacts, drives_on):
     """stiff_joint_step with this step's contacts as rows of the implicit system
     (implicit_velocities; `plan` laid out with the contacts between dynamic bodies), then,
@@ -249,7 +249,7 @@ def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, wor
 
 @compiled_variants
 def kernel_for(HULLS):    # noqa: N803 (a compile-time constant)
-    @njit(cache=True, error_model="numpy")
+    @kernel(cache=True, error_model="numpy")
     def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows, work, plan, contacts, proj,
                     violation):
         """Advance n_steps fixed steps. Rows must hold the current poses on entry; they hold

@@ -4,7 +4,7 @@ checked against."""
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from ...jit import kernel, helper
 
 from .factor import FAST as _FAST, _cholesky, articulated_factor
 from .plan import build_tree_plan, make_tree
@@ -16,7 +16,7 @@ factor, joint_L (nj,36) S_k then its factor, body_y, body_u (nb,6), joint_w (nj,
 
 
 
-@njit(cache=True, fastmath=_FAST)
+@helper(cache=True, fastmath=_FAST)
 def _chol_solve(A, k, n, x, xk):
     """x[xk, :n] ← (L Lᵀ)⁻¹ x[xk, :n] with the factor in row k of A."""
     for i in range(n):
@@ -31,7 +31,7 @@ def _chol_solve(A, k, n, x, xk):
         x[xk, i] = s * A[k, 7 * i]
 
 
-@njit(cache=True, fastmath=_FAST)
+@helper(cache=True, fastmath=_FAST)
 def _tree_joint(order, joint_child, joint_side, joint_parent, joint_row_start, joint_m, t):
     """Joint k = order[t] of the elimination: (k, its child body c, the child's column
     offset oc in the rows (0 = side a, 6 = b), its parent body p (−1: none), its first row
@@ -40,7 +40,7 @@ def _tree_joint(order, joint_child, joint_side, joint_parent, joint_row_start, j
     return k, joint_child[k], 6 * joint_side[k], joint_parent[k], joint_row_start[k], joint_m[k]
 
 
-@njit(cache=True, fastmath=_FAST)
+@kernel(cache=True, fastmath=_FAST)
 def tree_factor(order, roots, joint_child, joint_side, joint_parent, joint_m, joint_row_start,
                 row_J, body_inv_mass, body_I, body_L, joint_L, scratch):
     """Factor the tree (Baraff, SIGGRAPH 96) for the mass matrices M_i = diag(m_i E, I_i),
@@ -91,7 +91,7 @@ def tree_factor(order, roots, joint_child, joint_side, joint_parent, joint_m, jo
         _cholesky(body_L, roots[t], 6)
 
 
-@njit(cache=True, fastmath=_FAST)
+@helper(cache=True, fastmath=_FAST)
 def _init_body(i, body_inv_mass, body_I, body_L):
     for q in range(36):
         body_L[i, q] = 0.0
@@ -104,7 +104,7 @@ def _init_body(i, body_inv_mass, body_I, body_L):
             body_L[i, 6 * (a + 3) + b + 3] = body_I[i, 3 * a + b]
 
 
-@njit(cache=True, fastmath=_FAST)
+@kernel(cache=True, fastmath=_FAST)
 def tree_solve(tree, joint_row_start, joint_body, row_J, row_C, rate, factor, vel, omega, lam, assign):
     """Solve J M⁻¹ Jᵀ Δλ = b for the equality rows, b_r = −rate·C_r − J_r V, with the factor
     of `tree_factor`; then V += M⁻¹ Jᵀ Δλ (vel, omega) and lam += Δλ (or lam = Δλ when
@@ -192,7 +192,7 @@ def tree_solve(tree, joint_row_start, joint_body, row_J, row_C, rate, factor, ve
     return worst
 
 
-@njit(cache=True, fastmath=_FAST)
+@helper(cache=True, fastmath=_FAST)
 def _add_velocity(i, dv, vel, omega):
     vel[i, 0] += dv[i, 0]
     vel[i, 1] += dv[i, 1]

@@ -21,7 +21,7 @@ The rows must have the shapes joint_rows.py writes: first the rows with a linear
 """
 import math
 
-from numba import njit
+from ...jit import kernel, helper
 
 from ...joint_types import PRISMATIC
 from ...quat import cross, rotated_diagonal, store_symmetric, sym_add_outer
@@ -30,20 +30,20 @@ from ..row_ops import FAST, loaded_point_rows, point_arm, point_stiffness, stiff
 _FAST = FAST
 
 
-@njit(cache=True, fastmath=_FAST)
+@helper(cache=True, fastmath=_FAST)
 def _dot6(A, k, o, x0, x1, x2, x3, x4, x5):
     return (A[k, o] * x0 + A[k, o + 1] * x1 + A[k, o + 2] * x2 + A[k, o + 3] * x3 + A[k, o + 4] * x4
             + A[k, o + 5] * x5)
 
 
-@njit(cache=True, fastmath=_FAST)
+@helper(cache=True, fastmath=_FAST)
 def _axpy6(A, k, o, a, x0, x1, x2, x3, x4, x5):
     """x + a·A[k, o:o + 6]."""
     return (x0 + a * A[k, o], x1 + a * A[k, o + 1], x2 + a * A[k, o + 2], x3 + a * A[k, o + 3],
             x4 + a * A[k, o + 4], x5 + a * A[k, o + 5])
 
 
-@njit(cache=True, fastmath=_FAST)
+@helper(cache=True, fastmath=_FAST)
 def _cholesky(A, k, n):
     """In-place Cholesky of the n×n SPD matrix in row k of A (lower part read), with
     1/L_ii stored on the diagonal. A pivot below 1e-13 of the largest diagonal entry
@@ -67,7 +67,7 @@ def _cholesky(A, k, n):
             A[k, 6 * i + j] = s * inv
 
 
-@njit(cache=True, fastmath=_FAST)
+@helper(cache=True, fastmath=_FAST)
 def _sym_inverse(p00, p01, p02, p11, p12, p22, n):
     """(i00, i01, i02, i11, i12, i22): inverse of the leading n×n block (n ≤ 3) of the
     symmetric [[p00 p01 p02] [p01 p11 p12] [p02 p12 p22]], zero outside it; a singular
@@ -89,7 +89,7 @@ def _sym_inverse(p00, p01, p02, p11, p12, p22, n):
     return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
 
 
-@njit(cache=True, fastmath=_FAST)
+@helper(cache=True, fastmath=_FAST)
 def _gram(row_J, rows, k, first, n, col):
     """Gram matrix (p00, p01, p02, p11, p12, p22) of the 3-vectors row_J[r, col:col + 3] of
     the n rows rows[k, first:first + n]."""
@@ -105,7 +105,7 @@ def _gram(row_J, rows, k, first, n, col):
     return p00, p01, p02, p11, p12, p22
 
 
-@njit(cache=True, fastmath=_FAST)
+@helper(cache=True, fastmath=_FAST)
 def _shift_column(body_D, p, o, x0, x1, x2, y0, y1, y2, z0, z1, z2, s, u):
     """_hinge_factor's column j of T (the bottom left block's transpose of Xᵀ A X):
     T e_j = A11 e + A12 e_j with e = e_j × d = −s e_α + u e_γ, i.e. −s x + u y + z for x, y
@@ -120,7 +120,7 @@ def _shift_column(body_D, p, o, x0, x1, x2, y0, y1, y2, z0, z1, z2, s, u):
     return t0, t1, t2
 
 
-@njit(cache=True, fastmath=_FAST)
+@helper(cache=True, fastmath=_FAST)
 def _hinge_factor(k, c, p, body_D, joint_N, joint_U, joint_P, joint_d, soft):
     """Pass 2 of articulated_factor at a joint whose child keeps n = 1 free direction (a
     hinge, a slider): U = D_c N, P⁻¹ = 1/(Nᵀ U + soft), A = D_c − U Uᵀ/P (a rank-1
@@ -187,7 +187,7 @@ def _hinge_factor(k, c, p, body_D, joint_N, joint_U, joint_P, joint_d, soft):
     body_D[p, 35] += bz + -a50 * dy + a51 * dx + a55
 
 
-@njit(cache=True, fastmath=_FAST)
+@helper(cache=True, fastmath=_FAST)
 def _motor_axes(joint_soft, joint_N, k, n):
     """A soft motor row on joint k (joint_soft, see Tree): its rate over the child's free
     motions, a = J_mc N (n numbers, stored at 8-10), and 1/γ. The row J_m V + bias + γλ = 0
@@ -204,7 +204,7 @@ def _motor_axes(joint_soft, joint_N, k, n):
     return joint_soft[k, 6]
 
 
-@njit(cache=True, fastmath=_FAST)
+@helper(cache=True, fastmath=_FAST)
 def _mirror_lower(body_D, c):
     """Copy the lower triangle of the 6×6 body_D[c] onto its upper one."""
     for i in range(1, 6):
@@ -212,7 +212,7 @@ def _mirror_lower(body_D, c):
             body_D[c, 6 * j + i] = body_D[c, 6 * i + j]
 
 
-@njit(cache=True, fastmath=_FAST, _nrt=False)
+@kernel(cache=True, fastmath=_FAST, _nrt=False)
 def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, body_inv_mass, body_I, targets, rows_done):
     """Factor the tree for M_i = diag(m_i E, I_i) (body_I: 3×3 world inertia, row-major)
     and, per joint k, the rows joint_rows[k, :joint_mdir[k]] (select_rows: its equality
@@ -419,7 +419,7 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
         articulated_targets(tree, row_J, row_C)
 
 
-@njit(cache=True, fastmath=_FAST, _nrt=False)
+@helper(cache=True, fastmath=_FAST, _nrt=False)
 def articulated_targets(tree, row_J, row_C):
     """Right-hand sides J V = −C of the rows in the factor (articulated_factor), per joint
     k: a particular solution s of J_kc s = −C_k, D_c s and Uᵀ s (joint_t). Called by
@@ -471,7 +471,7 @@ def articulated_targets(tree, row_J, row_C):
             joint_t[k, 12 + j] = _dot6(joint_U, k, 6 * j, vx, vy, vz, sx, sy, sz) if j < n else 0.0
 
 
-@njit(cache=True, _nrt=False)
+@helper(cache=True, _nrt=False)
 def augmented_inertia(h, use_k, tree, joints, rows, bodies):
     """body_I = R diag(I) Rᵀ + h² K̃ (3×3, row-major) for every dynamic body; K from the
     impulses λ (N·s) of the tree joints' point rows: h² K = h Σ geometric_stiffness(λ, r), bounded
@@ -513,7 +513,7 @@ def augmented_inertia(h, use_k, tree, joints, rows, bodies):
         body_I[i, 8] += h * b2
 
 
-@njit(cache=True)
+@helper(cache=True)
 def invert_tree_inertia(order, roots, joint_child, body_I, body_inv_inertia_world):
     """body_inv_inertia_world = body_I⁻¹ on the bodies of the tree (symmetric 3×3)."""
     n_order = order.shape[0]

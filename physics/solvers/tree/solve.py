@@ -1,6 +1,6 @@
 """The articulated solve (velocities from momenta with J V = t on the tree's rows), the
 joints' impulses from it, the momenta of a tree, and which rows take part in the solve."""
-from numba import njit
+from ...jit import kernel, helper
 
 from ...joint_types import N_FREE, N_LIMIT, PRISMATIC
 from ...quat import cross
@@ -9,7 +9,7 @@ from .factor import FAST as _FAST, _axpy6, _dot6
 # Compiled twice: with `two` a bool (the velocity solve) and the constant False (the split
 # impulses' solve: numba folds the one right-hand side away). The
 # first-launch warm-up compiles both beside the impulse solver (tree/warm_up.py).
-@njit(cache=True, fastmath=_FAST, _nrt=False)
+@kernel(cache=True, fastmath=_FAST, _nrt=False)
 def articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, body_z2, vel2, omega2, motor_bias):
     """Velocities of the tree's bodies from their momenta, with J V = −rate·C on the
     equality rows (factor of articulated_factor, with `targets` if a rate is not 0), and
@@ -149,7 +149,7 @@ def articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, bo
             w[c, 0], w[c, 1], w[c, 2] = w3, w4, w5
 
 
-@njit(cache=True, fastmath=_FAST)
+@helper(cache=True, fastmath=_FAST)
 def _motor_error(joint_soft, joint_t, k, motor_bias, rt):
     """e = motor_bias·bias + J_mc s of joint k's soft motor (s = rt·s_C: the rows'
     particular solution, articulated_targets)."""
@@ -160,7 +160,7 @@ def _motor_error(joint_soft, joint_t, k, motor_bias, rt):
     return e
 
 
-@njit(cache=True, fastmath=_FAST)
+@helper(cache=True, fastmath=_FAST)
 def _root_velocity(i, t, root_L, body_z, vel, omega, scratch):
     """V = D⁻¹ z at a free-floating root (its Cholesky factor in root_L[t])."""
     for q in range(6):
@@ -179,7 +179,7 @@ def _root_velocity(i, t, root_L, body_z, vel, omega, scratch):
     omega[i, 0], omega[i, 1], omega[i, 2] = scratch[3], scratch[4], scratch[5]
 
 
-@njit(cache=True, fastmath=_FAST, _nrt=False)
+@kernel(cache=True, fastmath=_FAST, _nrt=False)
 def articulated_lambda(tree, row_J, body_z, vel, omega, lam):
     """The impulses of the rows solved directly, after articulated_solve, from
     J_kcᵀ λ_k = F = D_c V_c − z_c less a soft motor's J_mcᵀ λ_m (its λ_m written too):
@@ -251,13 +251,13 @@ def articulated_lambda(tree, row_J, body_z, vel, omega, lam):
     return worst
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def select_rows(tree, joint_type, joint_row_start, row_active, with_limits, row_direct):
     """_select_rows with `with_limits` as a plain bool (one compile, not one per constant)."""
     _select_rows(tree, joint_type, joint_row_start, row_active, bool(with_limits), row_direct)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def _select_rows(tree, joint_type, joint_row_start, row_active, with_limits, row_direct):
     """The rows each tree joint hands to the direct solve: its equality rows and, with
     `with_limits`, its active limit rows unless row_direct marks them −1 (left to the
@@ -316,7 +316,7 @@ def _select_rows(tree, joint_type, joint_row_start, row_active, with_limits, row
         joint_nldir[k] = n_lin
 
 
-@njit(cache=True, fastmath=_FAST)
+@helper(cache=True, fastmath=_FAST)
 def tree_momentum(order, roots, joint_child, body_inv_mass, body_I, vel, omega, body_z):
     """body_z = (m v, I ω) of every dynamic body (I: body_I, 3×3 row-major)."""
     for i in range(body_z.shape[0]):
@@ -332,7 +332,7 @@ def tree_momentum(order, roots, joint_child, body_inv_mass, body_I, vel, omega, 
         body_z[i, 5] = body_I[i, 6] * wx + body_I[i, 7] * wy + body_I[i, 8] * wz
 
 
-@njit(cache=True)
+@helper(cache=True)
 def zero_tree(order, roots, joint_child, body_z):
     """body_z = 0 on every body of the tree (its joints' children and its roots)."""
     n_order = order.shape[0]

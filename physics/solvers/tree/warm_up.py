@@ -2,14 +2,14 @@
 and lcp families' warm_up_kernels): another process fills numba's cache with them while
 the family's step compiles the rest."""
 import numpy as np
-from numba import njit
+from ...jit import kernel
 
 from .block import solve_joint_rows
 from .plan import build_tree_plan, make_tree, static_bodies
 from .solve import articulated_solve
 
 
-@njit
+@kernel(cache=True)
 def _positions_solve(tree, joint_body, rate, body_z, vel, omega, body_z2):
     articulated_solve(tree, joint_body, rate, body_z, vel, omega, False, 0.0, body_z2, vel, omega, 0.0)
 

@@ -1,0 +1,54 @@
+"""The two kinds of compiled function: kernels, which Python calls, and helpers, which only
+kernels call.
+
+numba compiles two entry points beside the machine code of every function it compiles: a
+CPython wrapper (unboxes Python arguments, boxes the result) and a C-ABI wrapper (for
+first-class function values). Both are lowered, optimized and code-generated with the
+function, whether or not anything uses them, and a helper compiles once per kernel family
+that reaches it first. So:
+
+- `kernel(**options)`: numba's `njit(**options)` without the C-ABI wrapper (nothing in
+  Sharnir passes compiled functions as values).
+- `helper(**options)`: the same without the CPython wrapper either: a function only
+  kernels call (numba links its code into theirs). Called from Python (a test does), a
+  helper compiles a twin with the entry point, uncached — a compile, no crash: the disk
+  cache holds one build per function, and the helper's has no entry point to jump to.
+
+The options are numba's (`cache`, `fastmath`, `error_model`, `_nrt`, `inline`, …).
+"""
+import numba
+from numba.core.registry import CPUDispatcher
+
+_NO_C_ABI = {"no_cfunc_wrapper": True}
+
+
+class HelperDispatcher(CPUDispatcher):
+    """A dispatcher compiled without a CPython entry point: kernels call it; a call from
+    Python goes to its twin (the same function and options with the entry point,
+    compiled on first use, not cached)."""
+
+    def __call__(self, *args, **kwargs):
+        twin = self.__dict__.get("_twin")
+        if twin is None:
+            options = {k: v for k, v in self.targetoptions.items()
+                       if k not in ("nopython", "no_cpython_wrapper")}
+            twin = self._twin = numba.njit(**options)(self.py_func)
+        return twin(*args, **kwargs)
+
+
+def kernel(**options):
+    """Decorator: a compiled function that Python calls (numba's njit, no C-ABI wrapper)."""
+    return numba.njit(**options, **_NO_C_ABI)
+
+
+def helper(**options):
+    """Decorator: a compiled function that only kernels call (no CPython entry point)."""
+    cache = options.pop("cache", False)
+    targetoptions = dict(options, nopython=True, no_cpython_wrapper=True, **_NO_C_ABI)
+
+    def make(func):
+        dispatcher = HelperDispatcher(py_func=func, locals={}, targetoptions=targetoptions)
+        if cache:
+            dispatcher.enable_caching()
+        return dispatcher
+    return make
