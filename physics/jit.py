@@ -4,8 +4,7 @@ kernels call.
 numba compiles two entry points beside the machine code of every function it compiles: a
 CPython wrapper (unboxes Python arguments, boxes the result) and a C-ABI wrapper (for
 first-class function values). Both are lowered, optimized and code-generated with the
-function, whether or not anything uses them, and a helper compiles once per kernel family
-that reaches it first. So:
+function, whether or not anything uses them. So:
 
 - `kernel(**options)`: numba's `njit(**options)` without the C-ABI wrapper (nothing in
   Sharnir passes compiled functions as values).
@@ -14,15 +13,33 @@ that reaches it first. So:
   helper compiles a twin with the entry point, uncached — a compile, no crash: the disk
   cache holds one build per function, and the helper's has no entry point to jump to.
 
-The options are numba's (`cache`, `fastmath`, `error_model`, `_nrt`, `inline`, …).
+Both compile one specialization per argument type (KernelDispatcher: an integer constant
+at a call site types as an integer). The options are numba's (`cache`, `fastmath`, `error_model`, `_nrt`, `inline`, …).
 """
 import numba
+from numba.core import types
 from numba.core.registry import CPUDispatcher
 
 _NO_C_ABI = {"no_cfunc_wrapper": True}
 
 
-class HelperDispatcher(CPUDispatcher):
+def _plain(t):
+    """An integer constant's type as its plain integer type (int64 for a Python int)."""
+    return types.unliteral(t) if isinstance(t, types.IntegerLiteral) else t
+
+
+class KernelDispatcher(CPUDispatcher):
+    """numba's dispatcher, one specialization per argument type: a kernel calling this
+    function with an integer constant types it as an integer, not as the constant's value
+    (numba would compile a copy per constant: `emit(…, 0)` beside `emit(…, k)`). Boolean
+    constants stay literal: they are the compile-time flags that prune branches."""
+
+    def get_call_template(self, args, kws):
+        return super().get_call_template(tuple(_plain(a) for a in args),
+                                         {k: _plain(v) for k, v in kws.items()})
+
+
+class HelperDispatcher(KernelDispatcher):
     """A dispatcher compiled without a CPython entry point: kernels call it; a call from
     Python goes to its twin (the same function and options with the entry point,
     compiled on first use, not cached)."""
@@ -36,19 +53,23 @@ class HelperDispatcher(CPUDispatcher):
         return twin(*args, **kwargs)
 
 
-def kernel(**options):
-    """Decorator: a compiled function that Python calls (numba's njit, no C-ABI wrapper)."""
-    return numba.njit(**options, **_NO_C_ABI)
-
-
-def helper(**options):
-    """Decorator: a compiled function that only kernels call (no CPython entry point)."""
+def _compiled(cls, options):
     cache = options.pop("cache", False)
-    targetoptions = dict(options, nopython=True, no_cpython_wrapper=True, **_NO_C_ABI)
+    targetoptions = dict(options, nopython=True, **_NO_C_ABI)
 
     def make(func):
-        dispatcher = HelperDispatcher(py_func=func, locals={}, targetoptions=targetoptions)
+        dispatcher = cls(py_func=func, locals={}, targetoptions=targetoptions)
         if cache:
             dispatcher.enable_caching()
         return dispatcher
     return make
+
+
+def kernel(**options):
+    """Decorator: a compiled function that Python calls (numba's njit, no C-ABI wrapper)."""
+    return _compiled(KernelDispatcher, options)
+
+
+def helper(**options):
+    """Decorator: a compiled function that only kernels call (no CPython entry point)."""
+    return _compiled(HelperDispatcher, dict(options, no_cpython_wrapper=True))
