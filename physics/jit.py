@@ -73,3 +73,42 @@ def kernel(**options):
 def helper(**options):
     """Decorator: a compiled function that only kernels call (no CPython entry point)."""
     return _compiled(HelperDispatcher, dict(options, no_cpython_wrapper=True))
+
+
+def _quicker_flag_comparisons():
+    """numba keys its cache of @overload implementations (array indexing, min, np.empty, …)
+    by the compiling function's flags, and compares two flag sets through a property per
+    option at every lookup, a good part of a cold compile. Here the same comparison reads
+    a table of the options' defaults, and a flag set equals itself at once. Skipped
+    (numba's own stays) unless it answers as numba's on flag sets with options set."""
+    from numba.core.compiler import Flags
+    from numba.core.targetconfig import TargetConfig
+    numba_values, numba_eq = TargetConfig.values, TargetConfig.__eq__
+    if getattr(numba_values, "quick", False):
+        return
+    defaults = {}
+
+    def values(self):
+        table = defaults.get(type(self))
+        if table is None:
+            table = defaults[type(self)] = {name: option.default for name, option in self.options.items()}
+        own = self._values
+        return {name: own.get(name, default) for name, default in table.items()}
+
+    def eq(self, other):
+        return self is other or numba_eq(self, other)
+
+    values.quick = True
+    try:
+        probe = Flags()
+        probe.fastmath = {"contract"}
+        probe.error_model = "numpy"
+        probe.no_cpython_wrapper = True
+        same = values(probe) == numba_values(probe) and values(Flags()) == numba_values(Flags())
+    except (AttributeError, TypeError, ValueError):
+        same = False
+    if same:
+        TargetConfig.values, TargetConfig.__eq__ = values, eq
+
+
+_quicker_flag_comparisons()
