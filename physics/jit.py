@@ -14,7 +14,8 @@ function, whether or not anything uses them. So:
   cache holds one build per function, and the helper's has no entry point to jump to.
 
 Both compile one specialization per argument type (KernelDispatcher: an integer constant
-at a call site types as an integer). The options are numba's (`cache`, `fastmath`, `error_model`, `_nrt`, `inline`, …).
+at a call site types as an integer). The options are numba's (`cache`, `fastmath`,
+`error_model`, `_nrt`, `inline`, …).
 """
 import numba
 from numba.core import types

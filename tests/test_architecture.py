@@ -190,6 +190,7 @@ def _compiled_functions_python_names():
     (or dotted chain) read outside a compiled function's body, resolved through the file's
     imports to the object it is."""
     import importlib
+    import importlib.util
     jitted = ("kernel", "helper", "njit")
     found = set()
     for path in [ROOT / "app.py"] + [p for package in LAYERS for p in _modules(package)]:
@@ -199,13 +200,13 @@ def _compiled_functions_python_names():
         local = {}
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
-                base = package.split(".")[:len(package.split(".")) - node.level + 1] if node.level else []
-                base = ".".join(base + ([node.module] if node.module else []))
+                base = importlib.util.resolve_name("." * node.level + (node.module or ""), package)
                 for alias in node.names:
                     local[alias.asname or alias.name] = f"{base}.{alias.name}"
             elif isinstance(node, ast.Import):
-                for alias in node.names:
-                    local[alias.asname or alias.name.split(".")[0]] = alias.asname and alias.name or alias.name.split(".")[0]
+                for alias in node.names:        # `import a.b` binds a; `import a.b as c` binds c to a.b
+                    bound = alias.name if alias.asname else alias.name.split(".")[0]
+                    local[alias.asname or bound] = bound
         read = []
 
         def visit(node):
