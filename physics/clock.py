@@ -22,13 +22,13 @@ def _cycle_counter(typingctx):
     return types.int64(), codegen
 
 
-@kernel(cache=True)
+@kernel(cache=True, _nrt=False)
 def ticks():
     """Cycle counter now (ticks)."""
     return _cycle_counter()
 
 
-@helper(cache=True, fastmath=False)
+@helper(cache=True, fastmath=False, _nrt=False)
 def past_cap(t0, cap):
     """Whether a budget of cap ticks (0: none) started at tick t0 is spent: an iterative
     solve's time cap, checked after each sweep."""

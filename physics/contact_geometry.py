@@ -28,7 +28,7 @@ def plane_distance(z, z0, radius):
     return z - z0 - radius, 0.0, 0.0, 1.0
 
 
-@helper(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy", _nrt=False)
 def box_distance(x, y, z, radius, cx, cy, cz, qx, qy, qz, qw, hx, hy, hz):
     """(d, nx, ny, nz) of a sphere of `radius` centred at (x, y, z) against the box of
     centre (cx, cy, cz), unit quaternion (qx, qy, qz, qw) and half extents (hx, hy, hz):

@@ -11,7 +11,7 @@ from .jit import kernel, helper
 from .quat import cross, integrate_quat, rotate, rotate_inv, world_inv_inertia_times
 
 
-@helper(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy", _nrt=False)
 def is_static(body_inv_mass, body_inv_inertia, i):
     """Body i never moves: zero inverse mass and inverse inertia (the world, a static body)."""
     return (body_inv_mass[i] == 0.0 and body_inv_inertia[i, 0] == 0.0

@@ -258,7 +258,7 @@ def compute_joint_rows(bodies, joints, rows, readout):
         joint_err[j] = err
 
 
-@helper(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST, _nrt=False)
 def row_velocity(row_J, r, a, b, body_vel, body_omega):
     """Ċ = J·V for row r between bodies a and b."""
     return (row_J[r, 0] * body_vel[a, 0] + row_J[r, 1] * body_vel[a, 1] + row_J[r, 2] * body_vel[a, 2]
@@ -267,7 +267,7 @@ def row_velocity(row_J, r, a, b, body_vel, body_omega):
             + row_J[r, 9] * body_omega[b, 0] + row_J[r, 10] * body_omega[b, 1] + row_J[r, 11] * body_omega[b, 2])
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def free_rows(row_kind, start, end):
     """(first, count) of the free rows of the block of rows [start, end) (they close a
     joint's or a contact's block). Helpers called per row or block take the row arrays

@@ -17,13 +17,13 @@ from .jit import kernel, helper
 FAST = {"contract", "reassoc", "nsz", "arcp"}   # fastmath without nnan/ninf: NaNs must still show up
 
 
-@helper(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST, _nrt=False)
 def cross(ax, ay, az, bx, by, bz):
     """a × b as three scalars."""
     return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
 
 
-@kernel(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy", _nrt=False)
 def rotate(qx, qy, qz, qw, vx, vy, vz):
     """Rotate v by unit quaternion q: q v q*. Returns three scalars."""
     # t = 2 q.xyz × v ; v' = v + w t + q.xyz × t
@@ -35,13 +35,13 @@ def rotate(qx, qy, qz, qw, vx, vy, vz):
             vz + qw * tz + (qx * ty - qy * tx))
 
 
-@helper(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy", _nrt=False)
 def rotate_inv(qx, qy, qz, qw, vx, vy, vz):
     """Rotate v by the inverse of unit quaternion q."""
     return rotate(-qx, -qy, -qz, qw, vx, vy, vz)
 
 
-@kernel(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy", _nrt=False)
 def qmul(ax, ay, az, aw, bx, by, bz, bw):
     """Hamilton product a ⊗ b."""
     return (aw * bx + ax * bw + ay * bz - az * by,
@@ -50,14 +50,14 @@ def qmul(ax, ay, az, aw, bx, by, bz, bw):
             aw * bw - ax * bx - ay * by - az * bz)
 
 
-@helper(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy", _nrt=False)
 def world_inv_inertia_times(qx, qy, qz, qw, inv_ix, inv_iy, inv_iz, tx, ty, tz):
     """I_world⁻¹ τ = R diag(inv_I) Rᵀ τ for a body with principal inverse inertia."""
     lx, ly, lz = rotate_inv(qx, qy, qz, qw, tx, ty, tz)
     return rotate(qx, qy, qz, qw, inv_ix * lx, inv_iy * ly, inv_iz * lz)
 
 
-@helper(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST, _nrt=False)
 def frame_axes(qx, qy, qz, qw):
     """Columns n0, n1, n2 of the rotation matrix R(q) of a unit quaternion, as 9 scalars
     (the body's axes in world coordinates; a rope element's d1, d2, d3, eq. 2 seed 002)."""
@@ -66,7 +66,7 @@ def frame_axes(qx, qy, qz, qw):
             2.0 * (qx * qz + qy * qw), 2.0 * (qy * qz - qx * qw), 1.0 - 2.0 * (qx * qx + qy * qy))
 
 
-@helper(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy", _nrt=False)
 def integrate_quat(qx, qy, qz, qw, wx, wy, wz, h):
     """One step of the orientation: q + h/2 (ω, 0) ⊗ q, normalized, for the angular velocity
     ω in the world frame (eq. 27 seed 000, eq. 11 seed 001, eq. 6 seed 002)."""
@@ -79,7 +79,7 @@ def integrate_quat(qx, qy, qz, qw, wx, wy, wz, h):
     return nx * inv, ny * inv, nz * inv, nw * inv
 
 
-@helper(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST, _nrt=False)
 def rotated_diagonal(qx, qy, qz, qw, dx, dy, dz):
     """R diag(dx, dy, dz) Rᵀ for the rotation of quaternion q, as 6 numbers (00 01 02 11 12 22):
     a body-frame principal inertia (or its inverse) in world axes."""
@@ -92,14 +92,14 @@ def rotated_diagonal(qx, qy, qz, qw, dx, dy, dz):
             dx * r20 * r20 + dy * r21 * r21 + dz * r22 * r22)
 
 
-@helper(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST, _nrt=False)
 def sym_add_outer(s00, s01, s02, s11, s12, s22, ax, ay, az, bx, by, bz):
     """The upper triangle (00 01 02 11 12 22) of S + a bᵀ: S symmetric as 6 numbers, a bᵀ
     read as symmetric (b = a: a rank-one update; a Gram matrix or T Aᵀ summed over columns)."""
     return s00 + ax * bx, s01 + ax * by, s02 + ax * bz, s11 + ay * by, s12 + ay * bz, s22 + az * bz
 
 
-@helper(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST, _nrt=False)
 def store_symmetric(out, i, m):
     """Write the 6 numbers (00 01 02 11 12 22) of a symmetric 3×3 as 9, row-major, into out[i]."""
     out[i, 0], out[i, 1], out[i, 2] = m[0], m[1], m[2]

@@ -140,12 +140,13 @@ def _names_used(code):
     return names
 
 
-@pytest.mark.parametrize("option, default", [("fastmath", False), ("error_model", "python")])
-def test_no_kernel_helper_takes_its_rounding_options_from_whichever_caller_compiled_it_first(option, default):
-    """numba gives a helper without a fastmath (or error_model) option of its own the option
-    of the kernel that compiles it first, and the disk cache keeps that build: a helper
-    that kernels of different options reach must state its own, or its rounding (and
-    speed) depends on the order the kernels were compiled in."""
+@pytest.mark.parametrize("option, default", [("fastmath", False), ("error_model", "python"), ("_nrt", True)])
+def test_no_helper_takes_its_compile_options_from_whichever_caller_compiled_it_first(option, default):
+    """numba gives a helper without a fastmath, error_model or _nrt option of its own the
+    option of the kernel that compiles it first, and the disk cache keeps that build: a
+    helper that kernels of different options reach must state its own, or its rounding
+    (fastmath, error_model) or its speed (_nrt: reference counting of every array it
+    touches) depends on the order the kernels were compiled in."""
     kernels = _kernels()
     callers = {id(k): [] for k in kernels}
     for k in kernels:

@@ -22,7 +22,7 @@ def joined_keys(skip, n):
     return np.unique(lo * n + hi).astype(np.int64)
 
 
-@helper(**JIT)
+@helper(**JIT, _nrt=False)
 def lower_bound(keys, n, key):
     """The first index of the sorted keys[:n] whose key is ≥ key (binary search)."""
     lo, hi = 0, n

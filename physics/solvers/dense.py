@@ -414,7 +414,7 @@ def symmetrize(A, n):
             A[j, i] = s
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def pivoted_cholesky(G, n, perm, rel_tol):
     """In place: the Cholesky factor of P G Pᵀ with the largest remaining pivot first,
     stopping when the largest remaining pivot is below rel_tol × the largest diagonal
@@ -454,7 +454,7 @@ def pivoted_cholesky(G, n, perm, rel_tol):
     return n
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def pivoted_solve(L, perm, rank, n, y, out, work):
     """out = G⁺ y on the kept rows: (G_KK)⁻¹ y_K on the first `rank` rows of perm, 0 on
     the dependent rows. work: (≥ n,)."""

@@ -148,7 +148,7 @@ def grounded_bodies(joint_body, static):
 
 
 # ---------------------------------------------------------------------------- kernels
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def plain_inertia(body_quat, body_inv_mass, body_inertia, body_I):
     """body_I = R diag(I) Rᵀ (3×3 row-major) of every dynamic body."""
     for i in range(body_quat.shape[0]):
@@ -158,7 +158,7 @@ def plain_inertia(body_quat, body_inv_mass, body_inertia, body_I):
                                                     body_inertia[i, 0], body_inertia[i, 1], body_inertia[i, 2]))
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def loop_response(tree, joint_body, row_J, row_body, body_inv_mass, loop_rows, W, G, perm, lin, ang):
     """W[j] = the tree's velocity response (its rows held) to a unit impulse along loop
     row j, one tree solve each on the current factor of `tree`; G = S = J_L W (symmetric
@@ -196,7 +196,7 @@ def loop_response(tree, joint_body, row_J, row_body, body_inv_mass, loop_rows, W
     return pivoted_cholesky(G, nl, perm, LOOP_RANK_TOL)
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def close_loops(proj, rank, row_J, row_body, row_C, rate, lin, ang):
     """Add the loop rows' impulses to a tree solution (lin, ang): μ solves S μ = −rate·C_L −
     J_L (lin, ang) on the independent loop rows, then (lin, ang) += W μ (rate 1: a
@@ -219,7 +219,7 @@ def close_loops(proj, rank, row_J, row_body, row_C, rate, lin, ang):
                 ang[i, q] += m * W[j, i, 3 + q]
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def projection_factor(proj, bodies, joints, rows, h):
     """Factor the spanning tree's equality rows at the current poses with the bodies' own
     inertia (h = 0) or the impulse step's, M + h²K̃ with the geometric stiffness of the
@@ -236,7 +236,7 @@ def projection_factor(proj, bodies, joints, rows, h):
                          proj.loop_G, proj.loop_perm, proj.dq_lin, proj.dq_ang)
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def chord_factor(proj, bodies, joints, rows, h):
     """projection_factor at the current poses, its rank in proj.rank. The Jacobian it was
     made with is rows.J until the poses move; project_positions keeps it in proj.J0 when a
@@ -244,7 +244,7 @@ def chord_factor(proj, bodies, joints, rows, h):
     proj.rank[0] = projection_factor(proj, bodies, joints, rows, h)
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def largest_step(body_inv_mass, lin, ang):
     """The largest |Δx| or |Δθ| component of a displacement over the dynamic bodies."""
     big = 0.0
@@ -256,7 +256,7 @@ def largest_step(body_inv_mass, lin, ang):
     return big
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def keep_poses(bodies, pose, restore):
     """pose[i] = (x, quaternion, ω) of every body (restore: the bodies get them back)."""
     body_pos, body_quat, body_omega = bodies.pos, bodies.quat, bodies.omega
@@ -275,7 +275,7 @@ def keep_poses(bodies, pose, restore):
                 pose[i, 3 + q] = body_quat[i, q]
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def chord_step(proj, J0, joints, rows, lin, ang):
     """(lin, ang) = Δq of one Newton step J0 Δq = −g_E on proj's factor and the Jacobian J0
     it was made with (Δq = M⁻¹J0ᵀη; loop rows by their Schur complement)."""
@@ -288,7 +288,7 @@ def chord_step(proj, J0, joints, rows, lin, ang):
     close_loops(proj, proj.rank[0], J0, rows.body, rows.C, 1.0, lin, ang)
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def apply_displacement(bodies, lin, ang, kick):
     """q += Δq on every dynamic body: x += Δx, the orientation turned by Δθ (world axes).
     kick = 0: ω turned with the body (its body-frame components kept, so ½ωᵀIω is
@@ -324,7 +324,7 @@ def apply_velocity(bodies, lin, ang, scale):
             body_omega[i, q] += scale * ang[i, q]
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def equality_errors(bodies, joints, rows):
     """(largest |C|, largest |J·V|) over the equality rows of every joint between bodies
     that are not both static (m or rad; m/s or rad/s)."""
@@ -361,7 +361,7 @@ def position_errors(bodies, joints, rows):
     return worst_c
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def project_positions(iterations, tol, bodies, joints, rows, proj, h):
     """Seed 004's position projection (eq. 15-16): up to `iterations` Newton steps J Δq = −g_E
     with Δq = M⁻¹Jᵀη, q += Δq, rows rewritten; stops once every |g_E| ≤ tol. M: the bodies'

@@ -7,7 +7,7 @@ from ..joint_types import PRISMATIC
 from ..quat import FAST, rotate_inv, rotated_diagonal, store_symmetric
 
 
-@helper(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy", _nrt=False)
 def scatter_row(M, r, a, b, s, lin, ang):
     """lin[a] += s·M[r, 0:3], ang[a] += s·M[r, 3:6], lin[b] += s·M[r, 6:9],
     ang[b] += s·M[r, 9:12]: a row's 12 numbers times a scalar onto its two bodies
@@ -19,7 +19,7 @@ def scatter_row(M, r, a, b, s, lin, ang):
         ang[b, k] += M[r, 9 + k] * s
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def pair_run_end(pairs, i, n):
     """The end of the run of entries i, i + 1, … (of the first n) with entry i's two bodies
     (pairs[:, 0:2]; sorted by them: a contact's points, the rows of a body pair)."""
@@ -30,7 +30,7 @@ def pair_run_end(pairs, i, n):
     return end
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def jv12(row_J, r, v):
     """J·V of row r with the two bodies' velocities held in a local 12-tuple."""
     return (row_J[r, 0] * v[0] + row_J[r, 1] * v[1] + row_J[r, 2] * v[2] + row_J[r, 3] * v[3]
@@ -38,7 +38,7 @@ def jv12(row_J, r, v):
             + row_J[r, 8] * v[8] + row_J[r, 9] * v[9] + row_J[r, 10] * v[10] + row_J[r, 11] * v[11])
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def add12(row_minv_jt, r, dl, v):
     """The 12-tuple V + M⁻¹Jᵀ Δλ."""
     m = row_minv_jt
@@ -47,13 +47,13 @@ def add12(row_minv_jt, r, dl, v):
             v[8] + m[r, 8] * dl, v[9] + m[r, 9] * dl, v[10] + m[r, 10] * dl, v[11] + m[r, 11] * dl)
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def load12(a, b, vel, omega):
     return (vel[a, 0], vel[a, 1], vel[a, 2], omega[a, 0], omega[a, 1], omega[a, 2],
             vel[b, 0], vel[b, 1], vel[b, 2], omega[b, 0], omega[b, 1], omega[b, 2])
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def store12(a, b, v, vel, omega):
     vel[a, 0], vel[a, 1], vel[a, 2] = v[0], v[1], v[2]
     omega[a, 0], omega[a, 1], omega[a, 2] = v[3], v[4], v[5]
@@ -103,7 +103,7 @@ def row_dot(row_J, r, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
             + row_J[r, 10] * b4 + row_J[r, 11] * b5)
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def plain_k(row_J, r, a, b, body_inv_mass, body_inv_inertia, body_quat):
     """J M⁻¹ Jᵀ of one row with the bodies' own inertia (a soft row's effective mass⁻¹)."""
     k = 0.0

@@ -130,7 +130,7 @@ def sweep_contacts(baumgarte, erp_rate, tol, rows, work, vel, omega, block):
 
 
 # ---------------------------------------------------------------------------- one sweep of the contacts
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def contact_sweep(baumgarte, erp_rate, eps, crows, cwork, bodies, cdirect, cblock, swept):
     """One sweep of the contact rows: by blocks on their couplings (sweep_contacts) when
     prepare_contact_blocks made them, else row by row (sweep_velocities). Returns the
@@ -154,7 +154,7 @@ def contact_sweep(baumgarte, erp_rate, eps, crows, cwork, bodies, cdirect, cbloc
     return momentum_change(bodies, swept)
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def momentum_change(bodies, swept):
     """max over moving bodies of |m Δv| and |I Δω| (body frame: |diag(I) Rᵀ Δω|), Δ from swept."""
     vel, omega, quat, inv_mass, inertia = bodies.vel, bodies.omega, bodies.quat, bodies.inv_mass, bodies.inertia

@@ -134,7 +134,7 @@ def predict_drift(h, erp, tree, joint_type, joint_body, row_J, row_C, body_inv_m
 
 
 # ---------------------------------------------------------------------------- the rows around the direct solve
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def add_iterative_impulses(rows, work, lam, row_direct, body_z):
     """body_z += Jᵀ λ over every row solved by sequential impulses (all rows but those in
     the direct solve), in use (row_mass > 0)."""

@@ -11,7 +11,7 @@ from .sweeps import sweep_positions, sweep_velocities
 
 
 # ---------------------------------------------------------------------------- a solve's stats
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def record_solve(stats, iterations, residual, solve_ticks, capped):
     """Write one solve's iterations, final residual, time (ticks) and cap into stats."""
     stats[S_ITERATIONS] = iterations

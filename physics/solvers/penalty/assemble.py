@@ -64,7 +64,7 @@ def build_plan(world):
                 z((nb, 4)), z((nb, 3)), z((nb, 3)), z((nb, 3)), z((nb, 3)))
 
 
-@helper(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST, _nrt=False)
 def add_row(row_J, r, na, nb, slot, b_late, w, g, diag, offd, rhs):
     """w J_rᵀJ_r into the blocks of the row's bodies (nodes na, nb; −1 static) and g J_rᵀ
     into their right sides. (Not inlined: it serves the few translational rows that are
@@ -262,7 +262,7 @@ def add_force(row_J, r, na, nb, g, rhs):
             rhs[nb, i] += g * row_J[r, 6 + i]
 
 
-@helper(cache=True, error_model="numpy", fastmath=FAST)
+@helper(cache=True, error_model="numpy", fastmath=FAST, _nrt=False)
 def inv_inertia_quad(inv_inertia_world, i, x, y, z):
     """uᵀ I_i⁻¹ u (world inverse inertia, 9 numbers)."""
     return (x * (inv_inertia_world[i, 0] * x + inv_inertia_world[i, 1] * y + inv_inertia_world[i, 2] * z)

@@ -43,7 +43,7 @@ def _axpy6(A, k, o, a, x0, x1, x2, x3, x4, x5):
             x4 + a * A[k, o + 4], x5 + a * A[k, o + 5])
 
 
-@helper(cache=True, fastmath=_FAST)
+@helper(cache=True, fastmath=_FAST, _nrt=False)
 def _cholesky(A, k, n):
     """In-place Cholesky of the n×n SPD matrix in row k of A (lower part read), with
     1/L_ii stored on the diagonal. A pivot below 1e-13 of the largest diagonal entry

@@ -316,7 +316,7 @@ def _select_rows(tree, joint_type, joint_row_start, row_active, with_limits, row
         joint_nldir[k] = n_lin
 
 
-@helper(cache=True, fastmath=_FAST)
+@helper(cache=True, fastmath=_FAST, _nrt=False)
 def tree_momentum(order, roots, joint_child, body_inv_mass, body_I, vel, omega, body_z):
     """body_z = (m v, I ω) of every dynamic body (I: body_I, 3×3 row-major)."""
     for i in range(body_z.shape[0]):
@@ -332,7 +332,7 @@ def tree_momentum(order, roots, joint_child, body_inv_mass, body_I, vel, omega, 
         body_z[i, 5] = body_I[i, 6] * wx + body_I[i, 7] * wy + body_I[i, 8] * wz
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def zero_tree(order, roots, joint_child, body_z):
     """body_z = 0 on every body of the tree (its joints' children and its roots)."""
     n_order = order.shape[0]
