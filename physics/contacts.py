@@ -149,17 +149,19 @@ def _kept(buf):
     return m
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=True)
 def narrow_contacts(data, n_pairs):
     """find_contacts' second half: the contacts of the first n_pairs > 0 candidate pairs
     (collision/narrow.narrow_phase) into data.buffers (ci, cf); returns their number.
-    Flags an overflow (contacts that did not fit are dropped for this substep)."""
+    Flags an overflow (contacts that did not fit are dropped for this substep). Counts
+    references (`_nrt=True`: the narrow phase allocates its workspaces), though
+    prepare_contacts, which calls it, does not."""
     cs, buf = data.shapes, data.buffers
     narrow_phase(cs.kind, buf.table, cs.hulls, buf.pairs, n_pairs, cs.settings[S_MARGIN], buf.ci, buf.cf, buf.count)
     return _kept(buf)
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=True)
 def narrow_contacts_primitive(data, n_pairs):
     """narrow_contacts for colliding bodies of which none is a hull (Contacts.hulls false):
     collision/narrow.narrow_phase_primitive, the same contacts without compiling the
@@ -354,27 +356,28 @@ def plain_row(row_joint, row_rot, row_body, row_mass_scale, row_impulse_scale, r
     row_impulse_scale[r] = 0.0
 
 
-@helper(cache=True, inline="always")
+@helper(cache=True, _nrt=False)
 def prepare_contacts(data, bodies, h):
     """Detection, then the contact rows: returns the number of contact blocks. A solver's
     kernel compiled with the hulls' narrow phase calls this, one compiled without it
-    prepare_contacts_primitive. Inlined (with _found_rows) into the kernels: a call that
-    passes the contact and body bundles counts references to each of their arrays."""
+    prepare_contacts_primitive. Compiled without reference counting and not inlined: a
+    counted call, or this body inlined into a counted kernel, would count a reference to
+    every array of the contact and body bundles at each substep. Only the narrow phase
+    counts (it allocates its workspaces), and it runs only when some pair is near."""
     n_pairs = broad_contacts(data, bodies)
     return _found_rows(data, bodies, h, narrow_contacts(data, n_pairs) if n_pairs > 0 else 0)
 
 
-@helper(cache=True, inline="always")
+@helper(cache=True, _nrt=False)
 def prepare_contacts_primitive(data, bodies, h):
     """prepare_contacts for colliding bodies of which none is a hull (narrow_contacts_primitive)."""
     n_pairs = broad_contacts(data, bodies)
     return _found_rows(data, bodies, h, narrow_contacts_primitive(data, n_pairs) if n_pairs > 0 else 0)
 
 
-@helper(cache=True, inline="always")
+@helper(cache=True, _nrt=False)
 def _found_rows(data, bodies, h, m):
-    """The rows of the m contacts found; with none, the counts zeroed here and no call of the
-    rows kernel (a call counts references to every array of the bundles it is passed)."""
+    """The rows of the m contacts found (write_contact_rows); with none, the counts zeroed."""
     if m == 0:
         data.buffers.n[N_ROWS] = 0
         data.buffers.n[N_BLOCKS] = 0
