@@ -46,7 +46,11 @@ tangent rows t1, t2 and its twist row (physics/contacts.py writes them) — not 
 impulse solver's Coulomb ball. Before each solve the tangent pair is turned so that t1
 points along the contact's tangential velocity of that solve's free motion, so a
 sliding contact gets exactly μ Σλ_n against its motion (the box only differs from the
-ball for sticking contacts, where it allows up to √2 μ Σλ_n diagonally). Joint friction
+ball for sticking contacts, where it allows up to √2 μ Σλ_n diagonally). When PGS will
+solve the step, only the contacts that will slide are turned (more free tangential speed
+than their warm-start bound can take away): a sticking contact's free tangential velocity
+is round-off, and a box turned along it each step moves the solution away from the warm
+start (rows.align_friction). Joint friction
 is the same box over a joint's free rows (exact for one free row).
 
 Impacts (seed 004 eqs. 8-14): a contact point impacts when it approaches faster than

@@ -157,10 +157,20 @@ def collect_rows(phase, rate, bodies, joints, rows, crows, lw):
 
 # ---------------------------------------------------------------------------- friction directions
 @helper(cache=True)
-def align_friction(crows, fv, fw):
+def align_friction(crows, bodies, fv, fw, keep_sticking):
     """Turn each contact's tangent pair so that t1 points along the contact's tangential
-    velocity in the free motion (fv, fw), with the warm-start impulses turned alike."""
-    c_J, c_active, c_kind, c_body, c_lambda = crows.J, crows.active, crows.kind, crows.body, crows.impulse
+    velocity in the free motion (fv, fw), with the warm-start impulses turned alike.
+    `keep_sticking` (PGS will solve the step): only the contacts that will slide are
+    turned — those whose free tangential speed is more than their warm-start friction
+    bound μ Σλ_n can take away (× J M⁻¹ Jᵀ of the tangent rows, the bodies' own inertia).
+    One that sticks keeps contacts.py's pair: its free tangential velocity is round-off (two
+    touching bodies fall alike), and turning the box along it would move the box's corners,
+    and with them the solution, at every step — PGS would start each step away from its
+    warm start. Lemke starts from nothing, so it loses nothing to the turn (and on a
+    stack's four coplanar corners it meets a degenerate basis more often without it)."""
+    c_J, c_active, c_kind, c_body, c_lambda, c_hi = crows.J, crows.active, crows.kind, crows.body, crows.impulse, \
+        crows.hi
+    body_inv_mass, body_inv_inertia, body_quat = bodies.inv_mass, bodies.inv_inertia, bodies.quat
     block_start, block_count = crows.block_start, crows.block_count
     for blk in range(block_start.shape[0]):
         start = block_start[blk]
@@ -174,6 +184,15 @@ def align_friction(crows, fv, fw):
         s = math.sqrt(s1 * s1 + s2 * s2)
         if not s > 1e-12:
             continue
+        pushed = 0.0
+        for r in range(start, f0):
+            if c_active[r] != 0:
+                pushed += c_lambda[r]
+        if keep_sticking and pushed > 0.0:
+            k = max(plain_k(c_J, f0, a, b, body_inv_mass, body_inv_inertia, body_quat),
+                    plain_k(c_J, f0 + 1, a, b, body_inv_mass, body_inv_inertia, body_quat))
+            if s <= c_hi[f0] * pushed * k:
+                continue                    # sticks
         c, sn = s1 / s, s2 / s
         for q in range(12):
             j1, j2 = c_J[f0, q], c_J[f0 + 1, q]

@@ -73,6 +73,7 @@ def kernel_for(HULLS):    # noqa: N803 (a compile-time constant)
                 return step                     # nothing moved yet: redone with grown buffers
             crows, cwork, cdirect = contact_views(contacts, work, n_blocks)
             n_need = count_rows(joints, rows, crows, body_inv_mass)
+            pgs_likely = sparse_lcp(params, n_need, 0, lw)
             if n_need > lw.u_row.shape[0]:
                 stats[S_NEED_ROWS] = n_need
                 return step
@@ -107,7 +108,7 @@ def kernel_for(HULLS):    # noqa: N803 (a compile-time constant)
             if impact_lcp and n_imp > 0:
                 ke0 = kinetic_energy(bodies)
                 free_velocity(0.0, bodies, joint_body, tree, body_I, lw)
-                align_friction(crows, lw.fv, lw.fw)
+                align_friction(crows, bodies, lw.fv, lw.fw, pgs_likely)
                 nu = collect_rows(IMPACT_PHASE, 0.0, bodies, joints, rows, crows, lw)
                 sparse = sparse_lcp(params, nu, nl, lw)
                 build_system(nu, nl, rank, sparse, tree, joint_body, body_inv_mass, inv_I, lw)
@@ -135,7 +136,7 @@ def kernel_for(HULLS):    # noqa: N803 (a compile-time constant)
             sparse = False
             if n_need > 0 or nl > 0:            # else the tree solve below is the whole step
                 free_velocity(rate_v, bodies, joint_body, tree, body_I, lw)
-                align_friction(crows, lw.fv, lw.fw)
+                align_friction(crows, bodies, lw.fv, lw.fw, pgs_likely)
                 nu = collect_rows(VELOCITY_PHASE, rate_v, bodies, joints, rows, crows, lw)
                 sparse = sparse_lcp(params, nu, nl, lw)
                 build_system(nu, nl, rank, sparse, tree, joint_body, body_inv_mass, inv_I, lw)
