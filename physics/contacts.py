@@ -447,7 +447,7 @@ def keep_contact_impulses(data, n_blocks):
 
 
 # ---------------------------------------------------------------------------- penalty
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def row_inverse_mass(row_J, r, a, b, bodies):
     """J M⁻¹ Jᵀ of row r (world inverse inertia from the bodies' orientations)."""
     body_quat, body_inv_mass, body_inv_inertia = bodies.quat, bodies.inv_mass, bodies.inv_inertia
@@ -464,7 +464,7 @@ def row_inverse_mass(row_J, r, a, b, bodies):
     return k
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def row_speed_after(row_J, r, a, b, bodies, force, torque, gravity, h):
     """J·V the row would have after a step of h under the forces so far and gravity."""
     body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega

@@ -368,7 +368,7 @@ def speculative_limits(bodies, joints, rows, h, reach):
     return n
 
 
-@helper(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy", _nrt=False)
 def swing_rise(body_quat, body_omega, frame_a, frame_b, a, b, j, h):
     """Second-order rise of a spherical joint's swing θ = ∠(n_a0, n_b0) in a step h: n_b0
     moves at u = (ω_b − ω_a)×n_b0; its part u_t across the swing direction carries it on a

@@ -151,7 +151,7 @@ def lemke(M, q, n, T, basis, z, max_pivots):
     return LEMKE_OK, pivots
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def _lex_less(T, i, r, entering, n):
     """Row i's B⁻¹ row divided by its pivot entry precedes row r's, lexicographically."""
     ai = T[i, entering]
@@ -301,7 +301,7 @@ def _row_residual(l, h, xi, w):
     return max(worst, abs(w))
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def _bounds(lo, hi, mu, g0, g1, x, i):
     """Row i's bounds with the current λ (a friction row: ±mu Σ λ_n of its group)."""
     if mu[i] > 0.0:

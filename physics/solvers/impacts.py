@@ -53,7 +53,7 @@ BLOCK_PASSES = 30       # Gauss–Seidel passes over a manifold's points in one 
 I_GAP, I_E, I_COLLIDED, I_TARGET, I_LAMBDA = range(5)   # ContactWork.impact's columns per contact row
 
 
-@helper(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy", _nrt=False)
 def _find(parent, i):
     """Root of body i in the union–find forest (path halving)."""
     while parent[i] != i:
@@ -62,7 +62,7 @@ def _find(parent, i):
     return i
 
 
-@helper(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy", _nrt=False)
 def _minv_jt(row_J, r, a, b, bodies, out):
     """out[r] = M⁻¹Jᵀ of row r (free bodies, world inverse inertia); returns J M⁻¹ Jᵀ."""
     quat, inv_mass, inv_inertia = bodies.quat, bodies.inv_mass, bodies.inv_inertia
@@ -82,13 +82,13 @@ def _minv_jt(row_J, r, a, b, bodies, out):
     return k
 
 
-@helper(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy", _nrt=False)
 def _in_contact(gap, vn, reach, h):
     """Whether a point with this gap (m) and normal speed ġ (m/s) takes part in a collision."""
     return gap <= TOUCH or gap <= -reach * vn * h
 
 
-@helper(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy", _nrt=False)
 def _normal_end(row_kind, start, end):
     """The first friction row of a block (its normal rows precede it)."""
     f0 = start
@@ -97,7 +97,7 @@ def _normal_end(row_kind, start, end):
     return f0
 
 
-@helper(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy", _nrt=False)
 def _collide(row_J, start, f0, a, b, e, reach, h, impact, mass, minv_jt, bodies):
     """One two-body collision of a manifold's normal rows start…f0−1, those in contact at
     its start: ġ⁺_i ≥ −e·min(ġ⁻_i, 0) with impulses λ_i ≥ 0 complementary to it
@@ -132,7 +132,7 @@ def _collide(row_J, start, f0, a, b, e, reach, h, impact, mass, minv_jt, bodies)
     return acted
 
 
-@helper(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy", _nrt=False)
 def _group(graph, inv_mass, a, b):
     """2 if the group of the pair (a, b) propagates impacts (two pairs or more, one of
     them with e > 0), else 0."""

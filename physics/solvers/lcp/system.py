@@ -12,7 +12,7 @@ from .velocity_pgs import off_tree, prepare_rows
 
 # ---------------------------------------------------------------------------- row products
 # a row's J·V: joint_rows.row_velocity
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def column_dot(J, r, a, b, yv, yw, in_tree, live):
     """J_r · y for the column y in (yv, yw): tree bodies count only if the column's tree
     part is live (solved for this column), other bodies hold zeros unless the column's own."""
@@ -26,7 +26,7 @@ def column_dot(J, r, a, b, yv, yw, in_tree, live):
     return s
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def add_impulse(J, r, a, b, s, P):
     """P += Jᵀ s for row r on its two bodies (6 numbers per body: force, torque)."""
     for q in range(6):
@@ -34,7 +34,7 @@ def add_impulse(J, r, a, b, s, P):
         P[b, q] += J[r, 6 + q] * s
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def inverse_mass_times(i, px, py, pz, tx, ty, tz, body_inv_mass, inv_I):
     """M_i⁻¹ (p, τ) = (p/m, I⁻¹τ) of body i (inv_I: world inverse inertia, row-major)."""
     im = body_inv_mass[i]
@@ -44,7 +44,7 @@ def inverse_mass_times(i, px, py, pz, tx, ty, tz, body_inv_mass, inv_I):
             inv_I[i, 6] * tx + inv_I[i, 7] * ty + inv_I[i, 8] * tz)
 
 
-@helper(cache=True)
+@helper(cache=True, _nrt=False)
 def coupled_span(c, body_inv_mass, body_ptr):
     """The span of body_idx that holds the U rows on body c (body_ptr: build_system), empty
     for a static body: A's nonzeros in a column of no tree body are the rows on its two
@@ -92,7 +92,7 @@ def mhat_column(J, r, a, b, tree, joint_body, in_tree, body_inv_mass, inv_I, zc,
     return live
 
 
-@kernel(cache=True)
+@kernel(cache=True, _nrt=False)
 def clear_column(a, b, in_tree, yv, yw):
     """Zero the column's entries on bodies of no tree (a and b)."""
     for side in range(2):
