@@ -581,6 +581,25 @@ def test_four_bar_loop_stays_closed_with_projection():
     assert worst <= 1e-6
 
 
+def test_a_settled_heap_is_solved_in_one_sweep_from_its_warm_start():
+    """The contact bench's heap of 100 boxes dropped on the ground under lcp, settled for
+    1.5 s: last step's impulses solve this step's LCP, so PGS stops after one sweep (no
+    body's momentum changes by more than pgs_tolerance). A sticking contact keeps its
+    tangent pair from step to step; turned along its free tangential velocity — round-off
+    when two touching boxes fall alike — the box of friction, and the solution with it,
+    would turn every step and PGS would run tens of sweeps."""
+    from physics.bench.contacts import heap_world
+    w = heap_world("lcp", n=100)
+    w.advance(1.5)
+    sweeps = []
+    for _ in range(10):
+        w.advance_steps(1)
+        assert w.stats.method == "pgs" and w.stats.rows > 64 and w.solvers["lcp"]._work.fast[0] == 1
+        sweeps.append(w.stats.sweeps)
+    assert max(sweeps) <= 2, sweeps
+    assert np.linalg.norm(w.state.bodies.vel[1:], axis=1).max() < 1e-4
+
+
 @pytest.mark.parametrize("dt", [0.01, 1 / 60])
 def test_pyramid_of_55_boxes_stands_on_the_velocity_form_path(dt):
     """A pyramid of 55 boxes (10 rows, faces touching; physics.bench.contacts) under lcp
