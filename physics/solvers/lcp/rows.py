@@ -184,11 +184,11 @@ def align_friction(crows, bodies, fv, fw, keep_sticking):
         s = math.sqrt(s1 * s1 + s2 * s2)
         if not s > 1e-12:
             continue
-        pushed = 0.0
-        for r in range(start, f0):
-            if c_active[r] != 0:
-                pushed += c_lambda[r]
-        if keep_sticking and pushed > 0.0:
+        if keep_sticking:
+            pushed = 0.0
+            for r in range(start, f0):
+                if c_active[r] != 0:
+                    pushed += c_lambda[r]
             k = max(plain_k(c_J, f0, a, b, body_inv_mass, body_inv_inertia, body_quat),
                     plain_k(c_J, f0 + 1, a, b, body_inv_mass, body_inv_inertia, body_quat))
             if s <= c_hi[f0] * pushed * k:
