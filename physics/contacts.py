@@ -35,7 +35,11 @@ Mixing of the two bodies' values: μ = √(μ_a μ_b), e = max(e_a, e_b).
 
 Warm start: a contact is keyed by its two bodies and the feature id of the narrow phase
 (physics/collision); last substep's normal impulse and friction impulse (kept as a world
-vector, projected on the new tangents) seed the matching contact.
+vector, projected on the new tangents) seed the matching contact. A point whose key is new
+takes the impulse of the pair's last point within SAME_POINT of it: the same point named
+by other features (an edge lying along a side of the face it is clipped by is cut there or
+not by round-off), which would otherwise start from nothing and send a settled stack's
+load through it again.
 
 Bodies that never collide: the static world (body 0), bodies with collide = false,
 bodies joined by a joint (with each other), static bodies with each other.
@@ -86,8 +90,8 @@ phase's scratch (collision/broad.sweep_pairs): first (k+1,) the joined pairs' st
 (P,2) candidate pairs; ci (M,3) a, b (compact), feature; cf (M,7) point, normal, depth; count
 (2,) contacts written, dropped; key (2M,) this substep's keys (points, then pairs; −1: a point
 that made no row); row_of, block_of (M,) each point's normal row and block (−1: none); block_key (M,) each pair's key; prev_key (2M,) and prev_impulse (2M,4)
-last substep's, sorted by key (a point: λ_n; a pair: twist, then the friction impulse as a
-world vector, N·s); n (6,) int64: contacts now, entries in prev, overflow flag, rows and
+last substep's, sorted by key (a point: λ_n, then where it was; a pair: twist, then the
+friction impulse as a world vector, N·s); n (6,) int64: contacts now, entries in prev, overflow flag, rows and
 blocks written, spare."""
 ContactWork = namedtuple("ContactWork", "minv_jt mass bound impulse_pos direct block swept impact graph")
 """Per contact row: M⁻¹Jᵀ (R,12), effective mass (R,), penalty bound (R,), split impulse (R,),
@@ -101,6 +105,7 @@ ContactData = namedtuple("ContactData", "shapes buffers rows work")
 capacity R = 3M, trimmed per substep by contact_views) and ContactWork."""
 N_NOW, N_PREV, N_OVERFLOW, N_ROWS, N_BLOCKS = range(5)
 PATCH_FEATURE = (1 << FEATURE_BITS) - 1     # the key of a pair's friction patch
+SAME_POINT = 1e-4   # m: a new key's point this close to a last one of its pair is that point (warm start)
 BLOCK_NUMBERS = 33                          # ContactWork.block's numbers per block
 
 
@@ -214,6 +219,22 @@ def find_in_pair(prev_key, n_prev, base, key):
     return j if j < n_prev and prev_key[j] == key else -1
 
 
+@helper(cache=True, _nrt=False)
+def nearest_in_pair(prev_key, prev_impulse, n_prev, base, patch, x, y, z):
+    """Index of the pair's last point (keys from base up to its patch key) within
+    SAME_POINT of (x, y, z) — the nearest — or −1. A point's entry keeps its position in
+    prev_impulse[:, 1:4] (keep_contact_impulses)."""
+    best, found = SAME_POINT * SAME_POINT, -1
+    j = base
+    while j < n_prev and prev_key[j] < patch:
+        dx, dy, dz = prev_impulse[j, 1] - x, prev_impulse[j, 2] - y, prev_impulse[j, 3] - z
+        d2 = dx * dx + dy * dy + dz * dz
+        if d2 <= best:
+            best, found = d2, j
+        j += 1
+    return found
+
+
 @kernel(cache=True, _nrt=False)
 def write_contact_rows(data, bodies, h, m):
     """The rows of the m contacts just found, one block per touching pair (its manifold):
@@ -285,6 +306,9 @@ def write_contact_rows(data, bodies, h, m):
             row_C[r] = min(0.0, slop - depth)
             key[q] = pair_key + ci[q, 2]
             prev = find_in_pair(prev_key, n_prev, base, key[q]) if active != 0 else -1
+            if prev < 0 and active != 0:
+                prev = nearest_in_pair(prev_key, prev_impulse, n_prev, base, pair_key + PATCH_FEATURE,
+                                       cf[q, 0], cf[q, 1], cf[q, 2])
             row_lambda[r] = prev_impulse[prev, 0] if prev >= 0 else 0.0
             row_of[q] = r
             block_of[q] = nb
@@ -415,7 +439,7 @@ def keep_contact_impulses(data, n_blocks):
     """Store this substep's impulses — per point its normal impulse, per pair its friction
     impulse (a world vector) and twist — sorted by key, for the next substep's warm start."""
     buf, rows = data.buffers, data.rows
-    key, prev_key, prev_impulse, row_of = buf.key, buf.prev_key, buf.prev_impulse, buf.row_of
+    key, prev_key, prev_impulse, row_of, cf = buf.key, buf.prev_key, buf.prev_impulse, buf.row_of, buf.cf
     row_J, row_lambda, block_start, block_count, row_kind = rows.J, rows.impulse, rows.block_start, rows.block_count, rows.kind
     m = buf.n[N_NOW] if n_blocks > 0 else 0
     if m + n_blocks == 0:
@@ -433,6 +457,8 @@ def keep_contact_impulses(data, n_blocks):
         i += 1
         if c < m:
             prev_impulse[i - 1, 0] = row_lambda[row_of[c]]
+            for q in range(3):
+                prev_impulse[i - 1, 1 + q] = cf[c, q]       # where it was (nearest_in_pair)
             continue
         start = block_start[c - m]
         end = start + block_count[c - m]

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from physics import Convex
 from physics.collision import candidate_pairs, detect, joined_keys, make_shapes
 from physics.quat import q_from_axis_angle, q_to_matrix
 
@@ -122,6 +123,28 @@ def test_feature_ids_stay_the_same_while_a_box_slides_a_little():
         ids.append(sorted(zip(c["pair"][:, 0], c["pair"][:, 1], c["feature"])))
     assert len(ids[0]) == 8
     assert all(x == ids[0] for x in ids)
+
+
+@pytest.mark.parametrize("kind", ["box", "convex"])
+def test_a_box_half_on_another_of_its_depth_keeps_its_feature_ids_whichever_side_round_off_puts_it(kind):
+    """A pyramid's contact: a box resting half on another of the same depth (y), their
+    side faces flush. Moved by ±1e-12 m in y — round-off in a settled stack — the upper
+    box's bottom corners lie just inside or just outside the lower box's side planes; they
+    stay the same corners with the same ids (a corner on a side plane counts as inside),
+    not crossings of those planes, which would start the warm start from nothing."""
+    h = np.array([0.1, 0.1, 0.1])
+    shape = h if kind == "box" else Convex(np.array(list(itertools.product(*[(-x, x) for x in h]))))
+    ids = set()
+    for dy in (-1e-12, 0.0, 1e-12):
+        poses = [((0.0, 0.0, 0.0), I), ((0.1, dy, 0.199), I)]
+        if kind == "convex":
+            poses = [shape.body_pose(p, q) for p, q in poses]
+        c = _one([kind, kind], [shape, shape], [p for p, _ in poses], [q for _, q in poses])
+        assert len(c["depth"]) == 4
+        np.testing.assert_allclose(c["depth"], 0.001, atol=1e-12)
+        np.testing.assert_allclose(sorted(c["point"][:, 0]), [0.0, 0.0, 0.1, 0.1], atol=1e-9)
+        ids.add(tuple(sorted(c["feature"])))
+    assert len(ids) == 1, ids
 
 
 # ---- box against box ----

@@ -103,11 +103,12 @@ def test_stack_of_five_boxes_stands_ten_seconds():
 
 def test_a_settled_heap_stops_iterating_and_moves_as_the_converged_solve_does():
     """100 boxes piled in a heap (physics.bench.contacts), 1.5 s after the drop: the
-    solves end by ε, not the iteration limit — their normal impulses are not unique and
-    Gauss–Seidel shifts them among the supports for ever (~1e-7 N·s a sweep), so ε bounds
-    the bodies' momentum change over a sweep — and over the next 30 steps every body's
-    velocity stays within 1e-5 m/s of a solve iterated 500 times with ε = 0 (the last
-    default, 50 iterations on the impulses themselves: 2.7e-5)."""
+    solves end by contact ε, not the iteration limit — their normal impulses are not unique
+    and Gauss–Seidel shifts them among the supports for ever (~1e-7 N·s a sweep), so contact
+    ε bounds the bodies' momentum change over a sweep — and over the next 30 steps every
+    body moves as with a solve iterated 500 times with both ε = 0: positions within 1 µm,
+    speeds within 1e-4 m/s and rad/s (contact ε 2e-7 N·s on 1 kg boxes, a change per sweep
+    that Gauss–Seidel's slow rate on a pile multiplies)."""
     from physics.bench.contacts import heap_world
     w = heap_world("impulse", 100)
     w.advance_steps(500)
@@ -116,13 +117,33 @@ def test_a_settled_heap_stops_iterating_and_moves_as_the_converged_solve_does():
     for _ in range(30):
         w.step()
         iterations.append(w.stats.iterations)
-    v = np.hstack([w.state.bodies.vel, w.state.bodies.omega])
+    v, p = np.hstack([w.state.bodies.vel, w.state.bodies.omega]), w.state.bodies.pos.copy()
     w.restore_state(saved)
-    w.configure("impulse", epsilon=0.0, iterations=500)
+    w.configure("impulse", epsilon=0.0, contact_epsilon=0.0, iterations=500)
     w.advance_steps(30)
     v_converged = np.hstack([w.state.bodies.vel, w.state.bodies.omega])
     assert np.mean(iterations) < 10
-    assert np.abs(v - v_converged).max() <= 1e-5
+    assert np.abs(w.state.bodies.pos - p).max() <= 1e-6
+    assert np.abs(v - v_converged).max() <= 1e-4
+
+
+def test_a_standing_pyramid_is_solved_in_a_few_sweeps_from_its_warm_start():
+    """A pyramid of 55 boxes (10 rows, faces flush; physics.bench.contacts) at Δt = 10 ms,
+    from 0.5 s on: each step starts from last step's impulses, found by the points' keys or,
+    where a key is new, by place (a point named by other features: contacts.nearest_in_pair),
+    so nine steps in ten take at most 3 sweeps (a contact that truly changes costs a step
+    more). A point that started from nothing would send the weight above it down through
+    the pyramid again: the iteration limit, every step."""
+    from physics.bench.contacts import pyramid_world
+    w = pyramid_world("impulse", rows=10, dt=0.01)
+    p0 = w.state.bodies.pos.copy()
+    w.advance(0.5)
+    sweeps = []
+    for _ in range(100):
+        w.advance_steps(1)
+        sweeps.append(w.stats.iterations)
+    assert np.percentile(sweeps, 90) <= 3 and np.mean(sweeps) <= 5, sweeps
+    assert np.abs(w.state.bodies.pos - p0).max() < 1e-3
 
 
 def test_friction_coefficients_mix_as_geometric_mean():

@@ -35,7 +35,7 @@ def test_params_have_one_type_whatever_the_settings_so_the_kernel_compiles_once(
         types.add(tuple(type(v) for v in solver.params(w, True)))
         w.advance_steps(3)
     # numbers as they may come (ints for floats, numpy scalars) convert to the same types
-    raw = {**{s.name: s.default for s in SETTINGS}, "erp": 1, "epsilon": 0, "time_cap_ms": np.int64(2),
+    raw = {**{s.name: s.default for s in SETTINGS}, "erp": 1, "epsilon": 0, "contact_epsilon": 0, "time_cap_ms": np.int64(2),
            "iterations": np.int64(9), "substeps": 2.0, "position_iterations": np.float64(3), "warm_start": np.bool_(1)}
     types.add(tuple(type(v) for v in make_params(raw, 3, np.bool_(True), 1, np.int64(2), 0, np.bool_(False))))
     assert len(types) == 1

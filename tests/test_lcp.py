@@ -465,7 +465,7 @@ def test_impulse_and_lcp_agree_on_velocities_and_contact_impulse_per_body():
     worlds = {}
     for solver in ("impulse", "lcp"):
         w = _contact_scene(solver)
-        w.configure("impulse", iterations=100000, epsilon=1e-14)
+        w.configure("impulse", iterations=100000, epsilon=1e-14, contact_epsilon=1e-14)
         w.step()
         worlds[solver] = w
     a, b = worlds["impulse"], worlds["lcp"]
@@ -582,15 +582,15 @@ def test_four_bar_loop_stays_closed_with_projection():
 
 
 def test_a_settled_heap_is_solved_in_one_sweep_from_its_warm_start():
-    """The contact bench's heap of 100 boxes dropped on the ground under lcp, settled for
-    1.5 s: last step's impulses solve this step's LCP, so PGS stops after one sweep (no
+    """The contact bench's heap of 100 boxes dropped on the ground under lcp, settled
+    (2.5 s): last step's impulses solve this step's LCP, so PGS stops after one sweep (no
     body's momentum changes by more than pgs_tolerance). A sticking contact keeps its
     tangent pair from step to step; turned along its free tangential velocity — round-off
     when two touching boxes fall alike — the box of friction, and the solution with it,
     would turn every step and PGS would run tens of sweeps."""
     from physics.bench.contacts import heap_world
     w = heap_world("lcp", n=100)
-    w.advance(1.5)
+    w.advance(2.5)
     sweeps = []
     for _ in range(10):
         w.advance_steps(1)

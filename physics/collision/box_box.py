@@ -1,6 +1,7 @@
 """Box–box contact: the separating axis test over the 15 axes (3 face normals of each box,
 9 edge–edge cross products), then, for a face axis, the incident face clipped against the
-reference face (Sutherland–Hodgman, as in Box2D / Bullet / ODE's dBoxBox), up to 8 points
+reference face (Sutherland–Hodgman, as in Box2D / Bullet / ODE's dBoxBox; a corner within
+SIDE_SLACK outside a side plane counts as inside), up to 8 points
 reduced to 4; for an edge axis, the closest points of the two edges (1 point).
 
 Feature ids. Face contact: ((ref·6 + ref_face)·6 + incident_face)·36 + vertex, with ref 0
@@ -15,7 +16,7 @@ import numpy as np
 from ..jit import helper
 
 from ..quat import frame_axes
-from .common import JIT, JIT_NO_REFS, PAR, QUAT, add_candidate, clip_crossing, clip_keep, flush_manifold
+from .common import JIT, JIT_NO_REFS, PAR, QUAT, SIDE_SLACK, add_candidate, clip_crossing, clip_keep, flush_manifold
 
 REL_TOL = 0.05   # an axis replaces a face of a only if its separation is larger by 5 % of |s|
 ABS_TOL = 1e-5   # plus this (m): faces are preferred, and the choice does not flicker (Box2D's rule)
@@ -205,12 +206,13 @@ def _face_contact(body, a, b, margin, sp, sf, poly, tags, F, ci, cf, count, ref,
             qn = q + 1 if q + 1 < cnt else 0
             dp = sg * poly[src, q, ax] - lim
             dq = sg * poly[src, qn, ax] - lim
-            if (dp <= 0.0) != (dq <= 0.0):
+            p_in, q_in = dp <= SIDE_SLACK, dq <= SIDE_SLACK
+            if p_in != q_in and min(dp, dq) <= 0.0:        # (a corner within the slack stands for the crossing)
                 clip_crossing(poly, src, dst, q, qn, m, dp / (dp - dq))
                 tags[dst, m, 1] = _clip_id(tags[src, q, 0], plane)
-                tags[dst, m, 0] = 4 + plane if dp <= 0.0 else tags[src, q, 0]
+                tags[dst, m, 0] = 4 + plane if p_in else tags[src, q, 0]
                 m += 1
-            if dq <= 0.0:
+            if q_in:
                 clip_keep(poly, tags, src, dst, qn, m)
                 m += 1
         cnt, src = m, dst

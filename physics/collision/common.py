@@ -39,6 +39,11 @@ JIT = dict(cache=True, error_model="numpy")
 JIT_NO_REFS = dict(JIT, _nrt=False)
 
 MAX_CANDIDATES = 16
+# an incident corner this close (m) outside a reference face's side plane counts as inside
+# when the incident face is clipped (box_box, convex): a corner on a flush side (boxes of one
+# size side by side, a pyramid's rows) stays that corner instead of turning into a crossing
+# by round-off, so its feature id, the warm start's key, is stable
+SIDE_SLACK = 1e-6
 
 
 @helper(**JIT)

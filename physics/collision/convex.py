@@ -16,7 +16,7 @@ still win; as in box_box.py, a face axis is kept unless the edge axis separates 
 (5 % of |s| + 10 µm), and a's face unless b's does. Face
 contact: the incident face (of the other hull's faces around its vertex deepest below the
 reference face, the one most against the reference normal) clipped by the reference face's
-side planes (Sutherland–Hodgman), the points below the
+side planes (Sutherland–Hodgman; a vertex within SIDE_SLACK outside one counts as inside), the points below the
 reference face plus the margin kept, depth their distance below it, reduced to 4. Edge
 contact: the closest points of the two edges, one point, depth −s*.
 
@@ -33,7 +33,7 @@ import numpy as np
 from ..jit import helper
 
 from ..quat import frame_axes
-from .common import JIT, JIT_NO_REFS, MAX_CANDIDATES, PAR, QUAT, add_candidate, clip_crossing, clip_keep, emit, \
+from .common import JIT, JIT_NO_REFS, MAX_CANDIDATES, PAR, QUAT, SIDE_SLACK, add_candidate, clip_crossing, clip_keep, emit, \
     flush_manifold, fold_feature, keep_bearing, segment_closest
 from .gjk import epa, epa_witness, gjk, gjk_work, support, witness
 
@@ -510,18 +510,20 @@ def _face_contact(a, b, ref, hr, fr, hi, work, margin, hulls, ci, cf, count):
         ex, ey, ez = vert[w, 0] - vert[u, 0], vert[w, 1] - vert[u, 1], vert[w, 2] - vert[u, 2]
         sx, sy, sz = ey * Nz - ez * Ny, ez * Nx - ex * Nz, ex * Ny - ey * Nx      # outward side normal
         so = sx * vert[u, 0] + sy * vert[u, 1] + sz * vert[u, 2]
+        slack = SIDE_SLACK * math.sqrt(sx * sx + sy * sy + sz * sz)
         dst = 1 - src
         m = 0
         for q in range(cnt):
             qn = q + 1 if q + 1 < cnt else 0
             dp = sx * poly[src, q, 0] + sy * poly[src, q, 1] + sz * poly[src, q, 2] - so
             dq = sx * poly[src, qn, 0] + sy * poly[src, qn, 1] + sz * poly[src, qn, 2] - so
-            if (dp <= 0.0) != (dq <= 0.0) and m < poly.shape[1]:
+            p_in, q_in = dp <= slack, dq <= slack
+            if p_in != q_in and min(dp, dq) <= 0.0 and m < poly.shape[1]:
                 clip_crossing(poly, src, dst, q, qn, m, dp / (dp - dq))
                 tags[dst, m, 1] = (1 << 20) + 2048 * tags[src, q, 0] + e
-                tags[dst, m, 0] = 1024 + e if dp <= 0.0 else tags[src, q, 0]
+                tags[dst, m, 0] = 1024 + e if p_in else tags[src, q, 0]
                 m += 1
-            if dq <= 0.0 and m < poly.shape[1]:
+            if q_in and m < poly.shape[1]:
                 clip_keep(poly, tags, src, dst, qn, m)
                 m += 1
         cnt, src = m, dst

@@ -219,7 +219,7 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
     body_w0, body_I = tree.body_w0, tree.body_I
     body_z, body_z2 = tree.body_z, tree.body_z2
     max_it = params.iterations
-    eps = params.epsilon
+    eps, contact_eps = params.epsilon, params.contact_epsilon
     stabilization = params.stabilization
     use_k = stabilization != NO_STABILIZATION
     rate = params.erp / h if stabilization == BAUMGARTE else 0.0
@@ -258,6 +258,7 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
     last = False            # the closing direct solve after the sweeps
     it = 0
     residual = 0.0
+    contacts = 0.0          # the contacts' last sweep: the largest momentum change of a body
     capped = False
     locked = False          # some joint is locked by its static friction (the closing solve)
     cblock = cblocks[:0]
@@ -304,8 +305,8 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
         if n_iter > 0:
             # limits, motors, friction (eq. 15-16), loop joints: sequential impulses, one sweep
             residual = max(residual, sweep_velocities(stabilization == BAUMGARTE, params.erp / h, rows, work, body_vel, body_omega, row_direct))
-            residual = max(residual, contact_sweep(stabilization == BAUMGARTE, params.erp / h, eps, crows, cwork,
-                                                   bodies, cdirect, cblock, swept))
+            contacts = contact_sweep(stabilization == BAUMGARTE, params.erp / h, contact_eps, crows, cwork,
+                                     bodies, cdirect, cblock, swept)
         it += 1
         done = False
         if n_iter == 0 and (not use_k or params.warm_start):
@@ -313,7 +314,7 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
             # the last substep's impulses (the warm start), as with any iteration budget
             residual = 0.0
             done = True
-        elif residual < eps or it >= max_it:
+        elif (residual < eps and contacts <= contact_eps) or it >= max_it:
             done = True
         elif past_cap(t_start, cap):
             capped = True
@@ -333,7 +334,7 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
         # next fixed-point iterate of the geometric stiffness, from the newest impulses
         factor = use_k and it < K_ITERATIONS
         rows_done = True
-    record_solve(stats, it, residual, ticks() - t_start, capped)
+    record_solve(stats, it, max(residual, contacts), ticks() - t_start, capped)
     return n_iter
 
 

@@ -24,12 +24,13 @@ def record_solve(stats, iterations, residual, solve_ticks, capped):
 # ---------------------------------------------------------------------------- velocities
 @helper(cache=True)
 def solve_velocities(params, h, rows, work, bodies, stats, row_direct, crows, cwork, cdirect, cblock, swept):
-    """Sequential impulses until every |Δp| < ε, the iteration limit or the time cap; each
-    sweep the joints' rows, then the contacts' (crows, cwork, cdirect: contact_views; cblock:
+    """Sequential impulses until every joint row's |Δp| < ε and no body's momentum changes
+    by contact ε over the contacts' sweep, the iteration limit or the time cap; each sweep
+    the joints' rows, then the contacts' (crows, cwork, cdirect: contact_views; cblock:
     prepare_contact_blocks)."""
     vel, omega = bodies.vel, bodies.omega
     max_it = params.iterations
-    eps = params.epsilon
+    eps, contact_eps = params.epsilon, params.contact_epsilon
     baumgarte = params.stabilization == BAUMGARTE
     erp_rate = params.erp / h
     cap = params.time_cap_ms / params.substeps * params.ticks_per_ms
@@ -38,11 +39,11 @@ def solve_velocities(params, h, rows, work, bodies, stats, row_direct, crows, cw
     residual = 0.0
     capped = False
     while it < max_it and not capped:
-        residual = sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct)
-        residual = max(residual, contact_sweep(baumgarte, erp_rate, eps, crows, cwork, bodies, cdirect, cblock,
-                                                              swept))
+        joints = sweep_velocities(baumgarte, erp_rate, rows, work, vel, omega, row_direct)
+        contacts = contact_sweep(baumgarte, erp_rate, contact_eps, crows, cwork, bodies, cdirect, cblock, swept)
+        residual = max(joints, contacts)
         it += 1
-        if residual < eps:
+        if joints < eps and contacts <= contact_eps:
             break
         capped = past_cap(t_start, cap)
     record_solve(stats, it, residual, ticks() - t_start, capped)

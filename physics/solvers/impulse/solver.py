@@ -31,7 +31,7 @@ class ImpulseSolver(SolverBase):
     description = "Sequential impulses with joint friction, seed 001."
     HONOURS = frozenset({"limits", "friction", "motors", "contacts", "restitution"})
     SETTINGS = SETTINGS
-    PANEL = (("warm_start",), ("iterations", "epsilon"), ("time_cap_ms", "erp"),
+    PANEL = (("warm_start",), ("iterations", "epsilon"), ("contact_epsilon", "time_cap_ms"), ("erp",),
              ("stabilization", "position_iterations"), ("method", "keep_energy"))
     WHEN = {"position_iterations": ("stabilization", ("split",))}
     SIMULATION = ("substeps",)
@@ -129,10 +129,11 @@ class ImpulseSolver(SolverBase):
     # ------------------------------------------------------------------ benchmarks
     def shorthand(self, text):
         """ITERATIONSxSUBSTEPS (benchmarks: impulse:8x2, impulse:50): exactly that many
-        iterations per substep (ε = 0)."""
+        iterations per substep (ε = contact ε = 0)."""
         iterations, x, substeps = text.partition("x")
         if iterations.isdigit() and (substeps.isdigit() or not x):
-            return {"iterations": int(iterations), "substeps": int(substeps or 1), "epsilon": 0.0}
+            return {"iterations": int(iterations), "substeps": int(substeps or 1), "epsilon": 0.0,
+                    "contact_epsilon": 0.0}
         return super().shorthand(text)
 
     def describe(self, world):
