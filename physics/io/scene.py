@@ -190,6 +190,7 @@ fails it is taken as a plain string (`solver.penalty_preset=critical`). A non-st
 value in the dict is used as it is. An error about an overridden key names the
 override (`--set joint.hinge.limits_deg: …`).
 """
+import difflib
 import json
 import math
 import os
@@ -305,6 +306,18 @@ class SceneError(Exception):
         return SceneError(self.path, key, self.expected, self.got)
 
 
+def _known_keys(known, got):
+    """What an unknown key should have been, for its error: every key the table knows, or,
+    when they are many (a [solver] table holds every family's settings), how many there
+    are, the ones spelled most like it and where they are all listed (one readable line)."""
+    known = list(known)
+    if len(known) <= 16:
+        return "a known key (" + ", ".join(known) + ")"
+    close = difflib.get_close_matches(str(got), known, n=4, cutoff=0.5)
+    return (f"a known key (one of {len(known)}, listed in the docstring of physics/io/scene.py"
+            + (f"; spelled like it: {', '.join(close)}" if close else "") + ")")
+
+
 class _Table:
     """A TOML table read with type checks; the keys read are `used`, the rest are errors."""
 
@@ -317,7 +330,7 @@ class _Table:
             if k not in known:
                 if not_yet and k in not_yet:
                     raise self.error(k, not_yet[k])
-                raise self.error(k, "a known key (" + ", ".join(known) + ")", k)
+                raise self.error(k, _known_keys(known, k), k)
 
     def key(self, k):
         return f"{self.where}.{k}" if self.where else k
@@ -390,7 +403,7 @@ class _Table:
                 continue
             if inapplicable and k in inapplicable:
                 raise self.error(k, inapplicable[k])
-            raise self.error(k, "a known key (" + ", ".join(self.known) + ")", k)
+            raise self.error(k, _known_keys(self.known, k), k)
 
 
 _KIND_WORDS = {"number": "a number", "int": "an integer", "bool": "true or false", "str": "a string"}

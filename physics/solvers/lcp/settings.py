@@ -30,7 +30,12 @@ SETTINGS = (
             help="Projected Gauss-Seidel: most sweeps per solve."),
     Setting("pgs_tolerance", "float", 1e-9, 0.0, 1e3, unit="N·s", label="PGS tol.",
             help="Projected Gauss-Seidel stops when every impulse change is below this (N·s) - or, on contacts "
-                 "between bodies in no joint tree, when no body's momentum changes by more over a sweep."),
+                 "between bodies in no joint tree, when no body's momentum changes by more than the contact "
+                 "tolerance over a sweep."),
+    Setting("pgs_contact_tolerance", "float", 2e-7, 0.0, 1e3, unit="N·s", label="contact tol.",
+            help="Projected Gauss-Seidel on contacts between bodies in no joint tree stops when no body's momentum "
+                 "changes by more than this over a sweep (N·s; a 1 kg body's speed to 2e-7 m/s). Tighter, a tall "
+                 "stack sweeps to its limit every step."),
     time_cap_setting("lcp_time_cap_ms", "LCP solver",
                      "Lemke runs only when its predicted time fits; PGS stops there with what it has."),
     Setting("lcp_stabilization", "choice", "split", choices=tuple(STABILIZATIONS), label="drift",
@@ -49,10 +54,10 @@ SETTINGS = (
     PROJECTION_ITERATIONS,
 )
 
-Params = namedtuple("Params", "method lemke_max pgs_iterations pgs_tolerance time_cap_ms stabilization erp impact "
+Params = namedtuple("Params", "method lemke_max pgs_iterations pgs_tolerance pgs_contact_tolerance time_cap_ms stabilization erp impact "
                               "geometric projection ticks_per_ms may_iterate")
 """What the kernel reads: method (AUTO, LEMKE, PGS), lemke_max (most U rows Lemke takes),
-pgs_iterations, pgs_tolerance (N·s), time_cap_ms (0: none), stabilization (SPLIT,
+pgs_iterations, pgs_tolerance and pgs_contact_tolerance (N·s), time_cap_ms (0: none), stabilization (SPLIT,
 BAUMGARTE, NO_STABILIZATION), erp, impact (the impact LCP on), geometric (the geometric
 stiffness on), projection (Newton iterations of seed 004's projection after each step; 0:
 off); of the call: ticks_per_ms (the clock's; 0: no counter, the cap is not enforced) and
@@ -64,6 +69,6 @@ def make_params(s, ticks_per_ms, may_iterate):
     """Params of a settings dict and the call's values (every field of one type, so the
     kernel compiles once)."""
     return Params(METHODS[s["lcp_method"]], int(s["lemke_max_rows"]), int(s["pgs_iterations"]),
-                  float(s["pgs_tolerance"]), float(s["lcp_time_cap_ms"]), STABILIZATIONS[s["lcp_stabilization"]],
+                  float(s["pgs_tolerance"]), float(s["pgs_contact_tolerance"]), float(s["lcp_time_cap_ms"]), STABILIZATIONS[s["lcp_stabilization"]],
                   float(s["lcp_erp"]), bool(s["impact_lcp"]), bool(s["geometric_stiffness"]),
                   int(s["projection_iterations"]) if s["projection"] else 0, float(ticks_per_ms), bool(may_iterate))

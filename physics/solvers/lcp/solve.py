@@ -67,7 +67,7 @@ def solve_lcp(params, stats, nu, sparse, lw):
         left = max(cap - spent, 1.0) if cap > 0.0 else 0.0
         if fast:
             sweeps, change, capped = velocity_pgs(nu, b, lo, hi, mu, g0, g1, x, params.pgs_iterations,
-                                                  params.pgs_tolerance, left, lw)
+                                                  params.pgs_tolerance, params.pgs_contact_tolerance, left, lw)
         else:
             sweeps, change, capped = pgs(lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag, b, lo, hi, mu, g0, g1, nu, x,
                                          params.pgs_iterations, params.pgs_tolerance, left)
@@ -132,7 +132,7 @@ def position_pass(params, nu, nl, rank, rate, sparse, bodies, joint_body, tree, 
         bp[u] = s
     if nu > 0 and sparse and lw.fast[0] == 1:
         velocity_pgs(nu, bp, plo, phi, np.zeros(nu), u_g0, u_g1, xp, PGS_POSITION_SWEEPS, params.pgs_tolerance,
-                     0.0, lw)
+                     params.pgs_contact_tolerance, 0.0, lw)
     elif nu > 0:
         if not sparse:
             sparsity(A, nu, lw.a_ptr, lw.a_idx, lw.a_val, lw.a_diag)

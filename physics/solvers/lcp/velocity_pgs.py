@@ -3,19 +3,24 @@ touches a body of the joint tree and no loop rows are eliminated (M̂ = M⁻¹ o
 bodies). A = J M⁻¹ Jᵀ is never formed: each row keeps M⁻¹J_uᵀ (12 numbers, from the
 bodies' inverse masses and world inverse inertias) and its diagonal J_u M⁻¹ J_uᵀ, and a
 sweep reads and writes the impulses' velocity change D = M⁻¹ J_Uᵀ λ on the row's two
-bodies — (A λ + b)_u = b_u + J_u D + ε_u λ_u. The same iterates as PGS on the assembled A
-(dense.pgs), in O(rows) per sweep instead of O(nonzeros of A), and nothing to build (the
+bodies — (A λ + b)_u = b_u + J_u D + ε_u λ_u. The same rows and clamps as PGS on the
+assembled A (dense.pgs; with the patch passes below, in another order), in O(rows) per
+sweep instead of O(nonzeros of A), and nothing to build (the
 sequential impulses of Catto, "Iterative dynamics with temporal coherence", 2005 — the
 impulse family's sweeps — on the LCP's rows and box friction). The rows of one
 body pair are consecutive (a contact's normals, then its friction rows): their two bodies'
 velocities are loaded once per pair and sweep (row_ops' 12-tuples, as the impulse
 family's contact sweeps).
 
+A patch's rows (more than 3: its normal rows, then friction) are swept up to PATCH_PASSES
+times in a row while one of them changes by more than tol, as the impulse family's patch
+passes: four normal rows have a system of rank 3, the slow part of Gauss–Seidel on a stack.
+
 Stop rule: the largest |Δλ| of a sweep below tol, or the largest momentum change of a body
-over the sweep below tol — |Σ J_uᵀ Δλ_u| over the body's rows, its linear and its angular
-part: |m Δv| and |I Δω|, the impulse family's measure (the normal impulses of a statically
-indeterminate pile are not unique and keep shifting among the supports sweep after sweep
-without moving anything) — or the sweep budget, or the time cap."""
+over the sweep below momentum_tol — |Σ J_uᵀ Δλ_u| over the body's rows, its linear and its
+angular part: |m Δv| and |I Δω|, the impulse family's measure (the normal impulses of a
+statically indeterminate pile are not unique and keep shifting among the supports sweep
+after sweep without moving anything) — or the sweep budget, or the time cap."""
 import math
 
 from ...jit import helper
@@ -24,6 +29,8 @@ from ...clock import past_cap, ticks
 from ...joint_rows import row_velocity
 from ..dense import DIAG_FLOOR, _bounds, _row_residual
 from ..row_ops import add12, fill2d, jv12, load12, pair_run_end, scatter_row, store12
+
+PATCH_PASSES = 4
 
 
 @helper(cache=True)
@@ -62,10 +69,11 @@ def prepare_rows(nu, body_inv_mass, inv_I, lw):
 
 
 @helper(cache=True)
-def velocity_pgs(nu, b, lo, hi, mu, g0, g1, x, max_sweeps, tol, cap_ticks, lw):
+def velocity_pgs(nu, b, lo, hi, mu, g0, g1, x, max_sweeps, tol, momentum_tol, cap_ticks, lw):
     """PGS on the BLCP (A λ + b, bounds lo/hi or ±mu Σλ of the group g0:g1) from the λ in x
-    (clamped first), A in velocity form (prepare_rows). Leaves D = M⁻¹J_Uᵀλ in (dvv, dvw).
-    Returns (sweeps, largest |Δλ| of the last sweep, capped)."""
+    (clamped first), A in velocity form (prepare_rows), until the stop rule (module
+    docstring). Leaves D = M⁻¹J_Uᵀλ in (dvv, dvw). Returns (sweeps, largest |Δλ| of the
+    last sweep, capped)."""
     u_J, u_body, u_eps, u_mj, diag = lw.u_J, lw.u_body, lw.u_eps, lw.u_mj, lw.a_diag
     dvv, dvw, moved, moving = lw.dvv, lw.dvw, lw.moved, lw.moving
     t0 = ticks()
@@ -91,25 +99,30 @@ def velocity_pgs(nu, b, lo, hi, mu, g0, g1, x, max_sweeps, tol, cap_ticks, lw):
             a, c = u_body[u, 0], u_body[u, 1]
             e = pair_run_end(u_body, u, nu)
             v = load12(a, c, dvv, dvw)
-            for i in range(u, e):
-                d = diag[i]
-                if not d > floor:
-                    continue
-                w = b[i] + jv12(u_J, i, v) + u_eps[i] * x[i]
-                l, h = _bounds(lo, hi, mu, g0, g1, x, i)
-                new = min(max(x[i] - w / d, l), h)
-                dl = new - x[i]
-                if dl != 0.0:
-                    x[i] = new
-                    v = add12(u_mj, i, dl, v)
-                    change = max(change, abs(dl))
-                    for q in range(6):
-                        moved[a, q] += u_J[i, q] * dl
-                        moved[c, q] += u_J[i, 6 + q] * dl
+            for _ in range(PATCH_PASSES if e - u > 3 else 1):
+                largest = 0.0
+                for i in range(u, e):
+                    d = diag[i]
+                    if not d > floor:
+                        continue
+                    w = b[i] + jv12(u_J, i, v) + u_eps[i] * x[i]
+                    l, h = _bounds(lo, hi, mu, g0, g1, x, i)
+                    new = min(max(x[i] - w / d, l), h)
+                    dl = new - x[i]
+                    if dl != 0.0:
+                        x[i] = new
+                        v = add12(u_mj, i, dl, v)
+                        largest = max(largest, abs(dl))
+                        for q in range(6):
+                            moved[a, q] += u_J[i, q] * dl
+                            moved[c, q] += u_J[i, 6 + q] * dl
+                change = max(change, largest)
+                if largest <= tol:
+                    break
             store12(a, c, v, dvv, dvw)
             u = e
         sweeps += 1
-        if change < tol or momentum_change(moved, moving) < tol:
+        if change < tol or momentum_change(moved, moving) < momentum_tol:
             break
         capped = past_cap(t0, cap_ticks)
     return sweeps, change, capped
