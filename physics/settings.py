@@ -93,6 +93,17 @@ def erp_setting(name):
                         "by the split pass or Baumgarte.")
 
 
+def contact_tolerance_setting(name, solver, label, where="the contacts' sweeps"):
+    """A family's stop for its contact sweeps: the largest change of a body's momentum over a
+    sweep, looser than its rows' own tolerance (a pile's normal impulses are not unique and
+    Gauss–Seidel keeps shifting them without moving anything), the same setting in every
+    family that sweeps contacts."""
+    return Setting(name, "float", 2e-7, 0.0, 1e3, unit="N·s", label=label,
+                   help=f"{solver}: {where} stop when no body's momentum changes by more than this over a sweep "
+                        "(N·s; a 1 kg body's speed to 2e-7 m/s). Tighter, a tall stack sweeps to its limit every "
+                        "step; looser, a settled heap keeps creeping by micrometres.")
+
+
 DT = Setting("dt", "float", 0.003, 1e-6, 0.1, unit="s", label="Δt",
              help="Fixed physics step (s).")
 GYROSCOPIC = Setting("gyroscopic", "bool", False, help="Add the ω×Iω term (implicit), for fast-spinning bodies.")

@@ -3,7 +3,7 @@ against, the named tuple its kernels read them from (Params) and the stats vecto
 write (S_*)."""
 from collections import namedtuple
 
-from ...settings import Setting, erp_setting, time_cap_setting
+from ...settings import Setting, contact_tolerance_setting, erp_setting, time_cap_setting
 from ..projection import PROJECTION_ITERATIONS
 
 SPLIT, BAUMGARTE, NO_STABILIZATION, SHAKE = 0, 1, 2, 3    # as the kernels see them (Params.stabilization)
@@ -28,10 +28,7 @@ SETTINGS = (
     Setting("epsilon", "float", 1e-8, 0.0, 1e3, unit="N·s", label="ε",
             help="Impulse solver: stop iterating when every joint row's impulse change |Δp| in a sweep is below ε "
                  "(N·s) and the contacts have converged (contact ε)."),
-    Setting("contact_epsilon", "float", 2e-7, 0.0, 1e3, unit="N·s", label="contact ε",
-            help="Impulse solver: the contacts have converged when no body's momentum changes by more than this "
-                 "over a sweep of them (N·s; a 1 kg body's speed to 2e-7 m/s). Tighter, a tall stack sweeps to "
-                 "its iteration limit every step; looser, a settled heap keeps creeping by micrometres."),
+    contact_tolerance_setting("contact_epsilon", "Impulse solver", "contact ε"),
     time_cap_setting("time_cap_ms", "Impulse solver"),
     Setting("warm_start", "bool", True, label="warm start", help="Start each solve from the last step's impulses."),
     Setting("stabilization", "choice", "split", choices=tuple(STABILIZATIONS), label="drift",

@@ -2,7 +2,7 @@
 the named tuple its kernel reads them from (Params) and the constants of its methods."""
 from collections import namedtuple
 
-from ...settings import Setting, erp_setting, time_cap_setting
+from ...settings import Setting, contact_tolerance_setting, erp_setting, time_cap_setting
 from ..projection import PROJECTION_ITERATIONS
 
 # a limit binds speculatively when its joint could reach it within this many steps at its rate
@@ -32,10 +32,8 @@ SETTINGS = (
             help="Projected Gauss-Seidel stops when every impulse change is below this (N·s) - or, on contacts "
                  "between bodies in no joint tree, when no body's momentum changes by more than the contact "
                  "tolerance over a sweep."),
-    Setting("pgs_contact_tolerance", "float", 2e-7, 0.0, 1e3, unit="N·s", label="contact tol.",
-            help="Projected Gauss-Seidel on contacts between bodies in no joint tree stops when no body's momentum "
-                 "changes by more than this over a sweep (N·s; a 1 kg body's speed to 2e-7 m/s). Tighter, a tall "
-                 "stack sweeps to its limit every step."),
+    contact_tolerance_setting("pgs_contact_tolerance", "LCP solver", "contact tol.",
+                              "projected Gauss-Seidel's sweeps of contacts between bodies in no joint tree"),
     time_cap_setting("lcp_time_cap_ms", "LCP solver",
                      "Lemke runs only when its predicted time fits; PGS stops there with what it has."),
     Setting("lcp_stabilization", "choice", "split", choices=tuple(STABILIZATIONS), label="drift",

@@ -52,7 +52,8 @@ class LcpSolver(SolverBase):
     HONOURS = frozenset({"limits", "friction", "motors", "contacts", "restitution"})
     SETTINGS = SETTINGS
     PANEL = (("lcp_method", "lemke_max_rows"), ("pgs_iterations", "pgs_tolerance"),
-             ("pgs_contact_tolerance", "lcp_time_cap_ms"), ("lcp_erp", "lcp_stabilization"), ("impact_lcp", "projection"), ("geometric_stiffness", "projection_iterations"))
+             ("pgs_contact_tolerance", "lcp_time_cap_ms"), ("lcp_erp", "lcp_stabilization"),
+             ("impact_lcp", "projection"), ("geometric_stiffness", "projection_iterations"))
     WHEN = {"projection_iterations": ("projection", (True,))}
     COMPILE_WEIGHT = 211.2
     WARM_UP_WEIGHT = 18.6
