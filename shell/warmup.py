@@ -58,13 +58,17 @@ TITLE = "Compiling physics kernels (first run only)…"
 NOTICE = ("Compiling physics kernels (first run only; a few minutes on 2 cores, "
           "later runs start in seconds)…")
 SHOW_AFTER = 0.5          # s: a warm-up quicker than this shows no message
-# CPU s (shell/compile_times.py --part FAMILY, per kernel) of the kernels that are no
-# family's: the ones every world uses (collision without the hulls' narrow phase, contacts,
-# joint rows), and the ropes'
-COMMON_WEIGHT = 43.0
-ROPES_WEIGHT = 44.0
+# CPU s (the warm-up's own per-step CPU times, DONE lines; shell/compile_times.py per
+# kernel) of the kernels that are no family's: the ones every world uses (collision
+# without the hulls' narrow phase, contacts, joint rows), the ropes', and the hulls'
+# narrow phase (physics/contacts_warm_up.py), which only scenes with convex or compound
+# bodies (or robots) compile
+COMMON_WEIGHT = 16.0
+ROPES_WEIGHT = 22.0
+HULLS_WEIGHT = 36.0
 SMALL = 0.3               # a step that compiles nothing new (loads from the cache)
 KERNELS = Path("shared kernels")   # the step running a family's warm_up_kernels (not a scene)
+HULL_KERNELS = Path("hull narrow phase")   # the step compiling the hulls' narrow phase alone (not a scene)
 PROCESSES = 2 if (os.cpu_count() or 1) > 1 else 1
 
 Planned = namedtuple("Planned", "label weight provides")
@@ -140,19 +144,36 @@ def shared_kernels(family):
     return None if fn is SolverBase.warm_up_kernels else fn
 
 
+def is_scene(path):
+    """Whether a step's path is a scene file (not KERNELS or HULL_KERNELS)."""
+    return path not in (KERNELS, HULL_KERNELS)
+
+
+def has_hulls(path):
+    """Whether a scene file has convex or compound bodies or robots (whose collision meshes
+    are hulls), read with tomllib only (once per path)."""
+    return _read(str(path))[1]
+
+
 def has_ropes(path):
     """Whether a scene file has ropes ([[ropes]]), read with tomllib only (once per path)."""
-    return _has_ropes(str(path))
+    return _read(str(path))[0]
 
 
 @functools.lru_cache(maxsize=None)
-def _has_ropes(path):
+def _read(path):
+    """(has ropes, has hulls) of a scene file (a URDF: a robot, hulls); (False, False) if
+    it cannot be read."""
     import tomllib
+    if path.lower().endswith(".urdf"):
+        return False, True
     try:
         with open(path, "rb") as f:
-            return bool(tomllib.load(f).get("ropes"))
-    except (OSError, ValueError):
-        return False
+            data = tomllib.load(f)
+        shapes = {str(b.get("shape")) for b in data.get("bodies") or () if isinstance(b, dict)}
+        return bool(data.get("ropes")), bool(data.get("robots")) or bool(shapes & {"convex", "compound"})
+    except (OSError, ValueError, AttributeError, TypeError):
+        return False, False
 
 
 def _scenes(scenes, family, scene=None):
@@ -188,19 +209,23 @@ def steps(scenes=SCENES, family=None, needs=None, scene=None):
 def _groups(path, family):
     """{kernel group: CPU s} a step needs compiled: the common kernels, the family's own,
     its shared kernels (keyed by their warm_up_kernels function, so families sharing
-    them share the group) and the ropes' for a rope scene; a KERNELS step the shared
-    kernels alone."""
+    them share the group), the ropes' for a rope scene and the hulls' narrow phase for a
+    scene with hulls; a KERNELS step the shared kernels alone, a HULL_KERNELS step the
+    hulls' narrow phase alone."""
     cls = families()[family]
     fn = shared_kernels(family)
     shared = {f"kernels:{fn.__module__}.{fn.__qualname__}": cls.WARM_UP_WEIGHT} if fn else {}
     if path == KERNELS:
         return shared
+    if path == HULL_KERNELS:
+        return {"hulls": HULLS_WEIGHT}
     own = {f"family:{family}": max(cls.COMPILE_WEIGHT - sum(shared.values()), 0.0)}
-    return {"common": COMMON_WEIGHT, **own, **shared, **({"ropes": ROPES_WEIGHT} if has_ropes(path) else {})}
+    return {"common": COMMON_WEIGHT, **own, **shared, **({"ropes": ROPES_WEIGHT} if has_ropes(path) else {}),
+            **({"hulls": HULLS_WEIGHT} if has_hulls(path) else {})}
 
 
 def label(path, family):
-    return f"{Path(path).stem} ({family})"
+    return str(path) if path == HULL_KERNELS else f"{Path(path).stem} ({family})"
 
 
 def weigh(parts):
@@ -222,12 +247,12 @@ def weigh(parts):
         groups = _groups(path, family)
         new = [g for g in groups if cached.get(g, float("inf")) > clock[k]]
         weight = sum(groups[g] for g in new)
-        if path != KERNELS and f"family:{family}" not in new:     # its step kernel for this scene's features
+        if is_scene(path) and f"family:{family}" not in new:     # its step kernel for this scene's features
             weight += families()[family].VARIANT_WEIGHT
         weight = weight or SMALL
         for g in new:
             cached[g] = min(cached.get(g, float("inf")), clock[k] + (0.0 if path == KERNELS else weight))
-        gives = set() if path == KERNELS else {f"family:{family}"} | ({"ropes"} if "ropes" in groups else set())
+        gives = {f"family:{family}"} | ({"ropes"} if "ropes" in groups else set()) if is_scene(path) else set()
         out[k].append(Planned(label(path, family), weight, gives))
         clock[k] += weight
         nxt[k] += 1
@@ -243,9 +268,12 @@ def layout(needs=None, processes=PROCESSES, scenes=SCENES, scene=None):
     ropes), default default_needs()), with the window's `scene` itself when given (a
     path), and the second with that family's shared kernels (KERNELS) — or, when no
     scene is given and it has ropes, with the rope scenes under the family quickest to
-    compile. Then the other shared kernels (one step per warm_up_kernels function), then
+    compile. Then the other shared kernels (one step per warm_up_kernels function),
     the families' scenes without, then with ropes, heaviest first, each appended to the
-    process where the whole plan (weigh) ends soonest."""
+    process where the whole plan (weigh) ends soonest. Last the hulls' narrow phase
+    (HULL_KERNELS: one step, so that the scenes with hulls in every process load it; none
+    when the window's scene, which has hulls, compiles it first) where the plan ends
+    soonest (_with_hull_step)."""
     if processes <= 1:
         return [steps(scenes, needs=needs, scene=scene)]
     first, ropes = needs or default_needs()
@@ -269,6 +297,8 @@ def layout(needs=None, processes=PROCESSES, scenes=SCENES, scene=None):
     kernels.pop(None, None)
     if not ropes and shared_kernels(first):
         parts[1] += kernels.pop(shared_kernels(first))
+    hulls = any(has_hulls(p) for u in units.values() for p, _ in u) and not (scene is not None and has_hulls(scene))
+    opening = [len(part) for part in parts]        # the window's scene, the ropes or shared kernels beside it
     heavy = lambda unit: -sum(sum(_groups(*step).values()) for step in unit)   # noqa: E731
     rest = sorted((u for (kind, _), u in units.items() if u and kind == "joints"), key=heavy)
     rest += sorted((u for (kind, _), u in units.items() if u and kind == "ropes"), key=heavy)
@@ -276,7 +306,23 @@ def layout(needs=None, processes=PROCESSES, scenes=SCENES, scene=None):
         best = min(range(processes), key=lambda k: (_span([p + unit if i == k else p for i, p in enumerate(parts)]),
                                                     sum(p.weight for p in weigh(parts)[k])))
         parts[best] += unit
+    if hulls:
+        parts = _with_hull_step(parts, first, opening)
     return parts
+
+
+def _with_hull_step(parts, family, opening):
+    """parts with the HULL_KERNELS step where the plan ends soonest: in any process k,
+    after its `opening[k]` first steps (those a window may wait for) and before its first
+    scene with hulls (weigh counts the narrow phase again for a scene with hulls that
+    starts before it ends)."""
+    def first_with_hulls(part):
+        return next((i for i, (p, _) in enumerate(part) if is_scene(p) and has_hulls(p)), len(part))
+    options = [(k, i) for k, part in enumerate(parts) for i in range(opening[k], max(first_with_hulls(part), opening[k]) + 1)]
+    def placed(option):
+        k, i = option
+        return [part[:i] + [(HULL_KERNELS, family)] + part[i:] if j == k else part for j, part in enumerate(parts)]
+    return placed(min(options, key=lambda option: (_span(placed(option)), option)))
 
 
 def scene_needs(path, overrides=None):
@@ -305,10 +351,13 @@ def exercise(path, family, n=3):
     """Load a scene, switch to `family`, step it, pull a body and a rope with the mouse
     spring, reset: through physics' public API only. A blow-up (a scene that needs its
     own solver) is fine: the kernels it ran are compiled all the same. (KERNELS: the
-    family's warm_up_kernels.)"""
+    family's warm_up_kernels; HULL_KERNELS: physics.contacts_warm_up's.)"""
     import physics
     if path == KERNELS:
         return families()[family].warm_up_kernels()
+    if path == HULL_KERNELS:
+        from physics.contacts_warm_up import compile_hull_contacts
+        return compile_hull_contacts()
     world = physics.load_scene(path)
     world.solver = family
     grabs = [(b.name, b.position) for b in world.bodies if not b.is_static][:1]

@@ -22,7 +22,7 @@ def _all_needs():
 
 
 def _scene_steps(parts):
-    return sorted((Path(p).stem, f) for part in parts for p, f in part if p != warmup.KERNELS)
+    return sorted((Path(p).stem, f) for part in parts for p, f in part if warmup.is_scene(p))
 
 
 def _span(plans):
@@ -40,6 +40,32 @@ def test_every_scene_is_warmed_once_with_every_family_whatever_the_scene_needs(p
         # a family's shared kernels: a step of their own only beside another process, once per function
         assert len(kernels) == (len(shared) if processes > 1 else 0)
         assert {warmup.shared_kernels(f) for f in kernels} == (shared if processes > 1 else set())
+        # the hulls' narrow phase: a step of its own beside another process, where the plan
+        # ends no later than with each process's first scene with hulls compiling it
+        hulls = [p for part in parts for p, _ in part if p == warmup.HULL_KERNELS]
+        assert len(hulls) == (1 if processes > 1 else 0)
+        if hulls:
+            without = [[s for s in part if s[0] != warmup.HULL_KERNELS] for part in parts]
+            assert _span(warmup.weigh(parts)) <= _span(warmup.weigh(without)), needs
+
+
+def test_the_hull_narrow_phase_compiles_once_before_any_scene_with_hulls_beside_the_opening_scene():
+    # the window's default scene (no hulls, no ropes) under two processes: the step that
+    # compiles the hulls' narrow phase ends before either process reaches a scene with hulls
+    scene = SCENES / "gallery.toml"
+    parts = warmup.layout(warmup.scene_needs(scene), 2, scene=scene)
+    plans = warmup.weigh(parts)
+    (k, i), = [(k, i) for k, part in enumerate(parts) for i, (p, _) in enumerate(part) if p == warmup.HULL_KERNELS]
+    end = sum(s.weight for s in plans[k][:i + 1])
+    for part, plan in zip(parts, plans):
+        first = next(n for n, (p, _) in enumerate(part) if warmup.is_scene(p) and warmup.has_hulls(p))
+        assert sum(s.weight for s in plan[:first]) >= end
+    assert warmup.has_hulls(SCENES / "xarm_pick.toml") and warmup.has_hulls(SCENES / "rocks.toml")
+    assert not warmup.has_hulls(scene) and not warmup.has_hulls(SCENES / "rope_swing.toml")
+    assert warmup.layout(warmup.scene_needs(SCENES / "rocks.toml"), 2, scene=SCENES / "rocks.toml")[1][0][0] \
+        != warmup.HULL_KERNELS                      # a window's scene with hulls compiles them itself
+    assert not any(p == warmup.HULL_KERNELS for part in warmup.layout(warmup.scene_needs(SCENES / "rocks.toml"), 2,
+                                                                      scene=SCENES / "rocks.toml") for p, _ in part)
 
 
 def test_the_scenes_family_comes_first_and_the_window_waits_for_it_alone():
@@ -66,7 +92,7 @@ def test_the_scenes_family_comes_first_and_the_window_waits_for_it_alone():
 
 def test_the_plan_weighs_each_kernel_group_once_and_two_processes_share_it():
     """The one-process plan weighs each group once: the common kernels, each family's
-    COMPILE_WEIGHT (shared kernels once per function), the ropes, and each family's later
+    COMPILE_WEIGHT (shared kernels once per function), the ropes, the hulls' narrow phase, and each family's later
     steps its VARIANT_WEIGHT (its kernel again for another scene's features). Two
     processes share it:
     the longer one ends no later than half of it plus its heaviest step (list
@@ -74,7 +100,7 @@ def test_the_plan_weighs_each_kernel_group_once_and_two_processes_share_it():
     one = warmup.weigh(warmup.layout(None, 1))[0]
     fams = FAMILIES.values()
     shared = {warmup.shared_kernels(f.name): f.WARM_UP_WEIGHT for f in fams if warmup.shared_kernels(f.name)}
-    total = (warmup.COMMON_WEIGHT + warmup.ROPES_WEIGHT + sum(f.COMPILE_WEIGHT for f in fams)
+    total = (warmup.COMMON_WEIGHT + warmup.ROPES_WEIGHT + warmup.HULLS_WEIGHT + sum(f.COMPILE_WEIGHT for f in fams)
              - sum(f.WARM_UP_WEIGHT for f in fams if warmup.shared_kernels(f.name)) + sum(shared.values()))
     variants = sum(f.VARIANT_WEIGHT * (len(warmup.steps(family=f.name)) - 1) for f in fams)
     small = sum(s.weight for s in one if s.weight == warmup.SMALL)
@@ -139,7 +165,7 @@ def test_a_family_registered_in_a_test_is_planned_weighed_and_warmed(heavy, tmp_
         plans = warmup.weigh(parts)
         # its weight is the plan's: its scenes without ropes in one process, which carries
         # less than half of the others' weight
-        mine = {k for k, part in enumerate(parts) for p, f in part if f == heavy and p != warmup.KERNELS
+        mine = {k for k, part in enumerate(parts) for p, f in part if f == heavy and warmup.is_scene(p)
                 and not warmup.has_ropes(p)}
         assert len(mine) == 1, needs
         k = mine.pop()
@@ -177,7 +203,7 @@ def test_the_windows_own_scene_is_the_first_step_and_all_the_window_waits_for(tm
         for processes in (1, 2):
             parts = warmup.layout(needs, processes, scene=scene)
             assert parts[0][0] == (scene, needs[0])
-            shipped = [(p.stem, f) for p, f in [s for part in parts for s in part] if p != warmup.KERNELS]
+            shipped = [(p.stem, f) for p, f in [s for part in parts for s in part] if warmup.is_scene(p)]
             extra = [] if scene.parent == SCENES else [(scene.stem, needs[0])]
             assert sorted(shipped) == sorted(EVERY + extra)
             plans = warmup.weigh(parts)

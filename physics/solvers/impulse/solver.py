@@ -35,9 +35,9 @@ class ImpulseSolver(SolverBase):
              ("stabilization", "position_iterations"), ("method", "keep_energy"))
     WHEN = {"position_iterations": ("stabilization", ("split",))}
     SIMULATION = ("substeps",)
-    COMPILE_WEIGHT = 96.0
-    WARM_UP_WEIGHT = 18.6
-    VARIANT_WEIGHT = 20.0
+    COMPILE_WEIGHT = 30.0
+    WARM_UP_WEIGHT = 8.3
+    VARIANT_WEIGHT = 6.0
     warm_up_kernels = staticmethod(compile_tree_kernels)       # its direct path's, shared with lcp
 
     def __init__(self):
@@ -79,10 +79,15 @@ class ImpulseSolver(SolverBase):
 
     def features(self, world, params):
         """The paths this world's step can take (step.Features): the kernel is compiled for
-        them alone (step.kernel_for)."""
+        them (step.kernel_for). The energy projection rides with the position projection: a
+        world that projects compiles it whether it keeps energy or not (the kernel decides
+        per call, keep_energy), since a separate variant would compile the whole kernel
+        again for a few small helpers — and again whenever a limit or friction switches
+        keep_energy on or off."""
         contacts = world.collides()
-        return Features(bool(params.direct), contacts, params.projection > 0,
-                        params.stabilization == SHAKE, bool(params.keep_energy and not params.may_iterate),
+        project = params.projection > 0
+        return Features(bool(params.direct), contacts, project,
+                        params.stabilization == SHAKE, bool(params.keep_energy and not params.may_iterate) or project,
                         contacts and world.has_hulls())
 
     def begin(self, world, coupled):

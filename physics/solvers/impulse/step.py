@@ -39,8 +39,8 @@ from .settings import (LIMIT_REACH, S_CAPPED, S_CAPPED_STEPS, S_SOLVE_TICKS, S_T
 Features = namedtuple("Features", "direct contacts project shake energy hulls")
 """Which paths a world's step can take (ImpulseSolver.features): the direct solve (else the
 iterations), contact detection (World.collides), seed 004's position projection, the SHAKE
-correction, the energy projection, the hulls' narrow phase (World.has_hulls; else
-contacts.narrow_contacts_primitive)."""
+correction, the energy projection (compiled in with the position projection), the hulls'
+narrow phase (World.has_hulls; else contacts.narrow_contacts_primitive)."""
 
 @compiled_variants
 def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS):    # noqa: N803 (compile-time constants)

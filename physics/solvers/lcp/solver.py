@@ -55,9 +55,9 @@ class LcpSolver(SolverBase):
              ("pgs_contact_tolerance", "lcp_time_cap_ms"), ("lcp_erp", "lcp_stabilization"),
              ("impact_lcp", "projection"), ("geometric_stiffness", "projection_iterations"))
     WHEN = {"projection_iterations": ("projection", (True,))}
-    COMPILE_WEIGHT = 211.2
-    WARM_UP_WEIGHT = 18.6
-    VARIANT_WEIGHT = 5.0
+    COMPILE_WEIGHT = 78.0
+    WARM_UP_WEIGHT = 8.3
+    VARIANT_WEIGHT = 1.2
     warm_up_kernels = staticmethod(compile_tree_kernels)       # the tree kernels it shares with impulse
 
     def __init__(self):

@@ -26,8 +26,8 @@ class PenaltySolver(SolverBase):
             "kappa": ("penalty_preset", ("critical",)), "zeta": ("penalty_preset", ("critical",)),
             "stiff_kappa": ("penalty_preset", ("stiff",)), "stiff_zeta": ("penalty_preset", ("stiff",)),
             "projection_iterations": ("post_projection", (True,))}
-    COMPILE_WEIGHT = 175.0
-    VARIANT_WEIGHT = 5.0
+    COMPILE_WEIGHT = 48.0
+    VARIANT_WEIGHT = 1.1
 
     def shorthand(self, text):
         """A preset's name (benchmarks: penalty:critical)."""
