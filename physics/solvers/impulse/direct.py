@@ -12,7 +12,11 @@ direct set, joints closing loops, contacts — stay sequential impulses around i
 Gauss–Seidel):
 one iteration = the direct solve given the others' impulses, then one sweep of the
 others; after the last sweep the direct solve runs once more, so its rows hold
-exactly on exit. A limit in the direct set whose impulse comes out pulling (the joint
+exactly on exit. The sweeps stop when the iterating joint rows change by less than ε
+(eq. 17) and the contacts by at most contact ε; the direct rows' own change counts
+only while their factor changes (the geometric stiffness's fixed point, below): after
+that it follows from the others' changes — a gripper's squeeze passes the contacts'
+last shifts to every joint of the arm — and the closing solve holds them exactly. A limit in the direct set whose impulse comes out pulling (the joint
 leaves its stop) is handed back to the one-sided sweeps for the rest of the substep
 and the direct solve is redone (release_pulling_limits); so is a servo whose impulse
 comes out beyond its bound (release_saturated_servos). A joint whose friction
@@ -263,6 +267,7 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
     locked = False          # some joint is locked by its static friction (the closing solve)
     cblock = cblocks[:0]
     while True:
+        refreshed = factor
         if factor:
             known = n_iter if rows_done else -1
             n_iter = refactor(h, use_k, targets, known, may_iterate, rows_done, bodies, joints, rows, work, tree, crows,
@@ -301,7 +306,9 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
             continue
         if last:
             break
-        residual = change
+        # the direct rows' change counts while their factor still changes (the geometric
+        # stiffness's fixed point); after that it only follows the iterating rows' changes
+        residual = change if refreshed else 0.0
         if n_iter > 0:
             # limits, motors, friction (eq. 15-16), loop joints: sequential impulses, one sweep
             residual = max(residual, sweep_velocities(stabilization == BAUMGARTE, params.erp / h, rows, work, body_vel, body_omega, row_direct))
