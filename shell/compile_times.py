@@ -1,5 +1,6 @@
 """Cold compile time of the physics kernels, per kernel: `python -m shell.compile_times
-[--part FAMILY] [--kernels-first] [--scene FILE] [--json FILE]`.
+[--part FAMILY] [--kernels-first] [--scene FILE] [--json FILE]`; or the first launch's
+warm-up as the window runs it: `python -m shell.compile_times --launch [--scene FILE]`.
 
 Runs the first-launch warm-up (shell/warmup.py: every shipped scene with every solver
 family, or with the one family `--part` names, after its shared kernels with
@@ -13,6 +14,11 @@ kernels compiled more than once (one line per signature: int vs float, readonly 
 writable, C vs A layout arrays each compile again), per warm-up step the CPU seconds, and
 the total (process CPU time). Timings are CPU time of the one process, so the other
 processes on the machine change them little.
+
+`--launch`: the window's warm-up processes (shell/warmup.py WarmupJob for the scene,
+default the app's, with an empty numba cache) without a window: wall-clock seconds until
+the scene's kernels are cached (the window would load it) and until all are, and each
+process's steps with their planned weight and CPU seconds.
 """
 import argparse
 import json
@@ -124,6 +130,42 @@ def report(result, out=sys.stdout):
                 p(f"      ({s})")
 
 
+def launch(scene):
+    """The window's warm-up for `scene` on an empty cache, timed; prints the report."""
+    from shell import warmup
+    scene = Path(scene).resolve()
+    with tempfile.TemporaryDirectory(prefix="sharnir-cold-") as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
+        t0 = time.perf_counter()
+        job = warmup.WarmupJob(env=env, mark=False, needs=warmup.scene_needs(scene), scene=scene)
+        ready = None
+        try:
+            while not job.done:
+                if ready is None and job.ready:
+                    ready = time.perf_counter() - t0
+                time.sleep(0.1)
+        finally:
+            job.kill()
+        total = time.perf_counter() - t0
+    print(f"first launch's warm-up for {scene.name} ({len(job.procs)} processes, no window, empty cache)")
+    print(f"  the scene's kernels cached after {ready if ready is not None else total:.1f} s wall")
+    print(f"  every kernel cached after {total:.1f} s wall ({'ok' if job.ok else 'FAILED'})")
+    for k, p in enumerate(job.procs):
+        steps = {}
+        for line in p.lines:
+            w = line.split(" ", 4)
+            if w[0] == "STEP":
+                steps[w[1]] = [float(w[3]), w[4], None]
+            elif w[0] == "DONE" and w[1] in steps:
+                steps[w[1]][2] = float(w[2])
+        cpu = sum(s[2] or 0.0 for s in steps.values())
+        print(f"  process {k}: {cpu:.1f} s CPU (planned weight, CPU s):")
+        for weight, name, used in steps.values():
+            if used is None or used >= 0.5:
+                print(f"    {weight:6.1f} {used if used is not None else float('nan'):6.1f}  {name}")
+    return 0 if job.ok else 1
+
+
 def main(argv=None):
     from shell.warmup import families
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -132,8 +174,13 @@ def main(argv=None):
                     help="with --part: the family's shared kernels (warm_up_kernels) as a step of their own first")
     ap.add_argument("--scene", help="this scene file alone (under its own family, or --part's)")
     ap.add_argument("--json", help="also write the measurement to this file")
+    ap.add_argument("--launch", action="store_true",
+                    help="the window's warm-up processes for --scene (default the app's) without a window, timed")
     ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)   # the measuring child
     args = ap.parse_args(argv)
+    if args.launch:
+        from shell.cli import DEFAULT_SCENE
+        return launch(args.scene or DEFAULT_SCENE)
     if args.inside:
         result = measure(args.part, args.kernels_first, args.scene)
         print(json.dumps(result))
