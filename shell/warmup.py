@@ -298,7 +298,7 @@ def layout(needs=None, processes=PROCESSES, scenes=SCENES, scene=None):
     if not ropes and shared_kernels(first):
         parts[1] += kernels.pop(shared_kernels(first))
     hulls = any(has_hulls(p) for u in units.values() for p, _ in u) and not (scene is not None and has_hulls(scene))
-    opening = [len(part) for part in parts]        # the window's scene, the ropes or shared kernels beside it
+    opening = [1] + [len(part) for part in parts[1:]]   # the window's scene; the ropes or shared kernels beside it
     heavy = lambda unit: -sum(sum(_groups(*step).values()) for step in unit)   # noqa: E731
     rest = sorted((u for (kind, _), u in units.items() if u and kind == "joints"), key=heavy)
     rest += sorted((u for (kind, _), u in units.items() if u and kind == "ropes"), key=heavy)
