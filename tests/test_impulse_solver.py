@@ -42,6 +42,22 @@ def test_params_have_one_type_whatever_the_settings_so_the_kernel_compiles_once(
     assert step.kernel_for.made and all(len(kernel.signatures) == 1 for kernel in step.kernel_for.made.values())
 
 
+def test_a_projecting_world_keeps_its_kernel_when_friction_switches_the_energy_projection_off():
+    # the energy projection is compiled in with the position projection: a joint given
+    # friction (keep_energy then stops acting) steps on the same compiled kernel
+    w = World(dt=0.01, solver="impulse")
+    make_chain(w, links=3)
+    solver = w.solvers["impulse"]
+    w.configure("impulse", post_projection=True)
+    w.advance_steps(2)
+    before = solver.features(w, solver.params(w, False))
+    assert before.project and before.energy
+    w.joint("chain_j0").friction = 0.1
+    after = solver.features(w, solver.params(w, False))
+    assert after == before and solver.params(w, False).may_iterate
+    w.advance_steps(2)
+
+
 def test_a_time_cap_below_one_sweep_cuts_every_step_and_each_counts_once():
     w = World(dt=0.01, solver="impulse")
     make_chain(w, links=20)
