@@ -151,18 +151,10 @@ def launch(scene):
     print(f"  the scene's kernels cached after {ready if ready is not None else total:.1f} s wall")
     print(f"  every kernel cached after {total:.1f} s wall ({'ok' if job.ok else 'FAILED'})")
     for k, p in enumerate(job.procs):
-        steps = {}
-        for line in p.lines:
-            w = line.split(" ", 4)
-            if w[0] == "STEP":
-                steps[w[1]] = [float(w[3]), w[4], None]
-            elif w[0] == "DONE" and w[1] in steps:
-                steps[w[1]][2] = float(w[2])
-        cpu = sum(s[2] or 0.0 for s in steps.values())
-        print(f"  process {k}: {cpu:.1f} s CPU (planned weight, CPU s):")
-        for weight, name, used in steps.values():
-            if used is None or used >= 0.5:
-                print(f"    {weight:6.1f} {used if used is not None else float('nan'):6.1f}  {name}")
+        print(f"  process {k}: {sum(cpu for _, _, cpu in p.cpu):.1f} s CPU (planned weight, CPU s):")
+        for weight, name, cpu in p.cpu:
+            if cpu >= 0.5:
+                print(f"    {weight:6.1f} {cpu:6.1f}  {name}")
     return 0 if job.ok else 1
 
 

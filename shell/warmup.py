@@ -486,6 +486,7 @@ class _Proc:
         self.done_weight = 0.0
         self.total_weight = None
         self.completed = 0        # steps finished
+        self.cpu = []             # (weight, label, CPU s) of each finished step, from its DONE line
         self.finished = None
         self.lock = threading.Lock()
         threading.Thread(target=self._read, daemon=True).start()
@@ -509,6 +510,8 @@ class _Proc:
                             self.total_weight = float(n)
                         self.step = (i, n, w, words[4] if len(words) > 4 else "")
                         self.step_started = time.perf_counter()
+                    elif words[0] == "DONE" and self.step is not None and int(words[1]) == self.step[0]:
+                        self.cpu.append((self.step[2], self.step[3], float(words[2])))
                 except (IndexError, ValueError):
                     pass
         self.proc.wait()

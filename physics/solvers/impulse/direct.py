@@ -2,29 +2,28 @@
 converges on: uses_direct_solve), per substep: the velocity solve (direct_velocities), then
 split impulses (direct_positions).
 
-The rows of the spanning tree — every tree joint's equality rows, its active limit
-rows and its position servo (a soft row, choose_direct_rows) — are solved exactly in
-O(N) by the tree elimination of Baraff ("Linear-time dynamics using Lagrange
-multipliers", SIGGRAPH 96) in its articulated form (solvers/tree), from the bodies'
-momenta M̃ V⁻ plus the impulses of every other row. Those other rows — velocity motors,
-servos at their torque bound, friction (eq. 15-16, unchanged), limits outside the
-direct set, joints closing loops, contacts — stay sequential impulses around it (block
-Gauss–Seidel):
-one iteration = the direct solve given the others' impulses, then one sweep of the
-others; after the last sweep the direct solve runs once more, so its rows hold
-exactly on exit. The sweeps stop when the iterating joint rows change by less than ε
-(eq. 17) and the contacts by at most contact ε; the direct rows' own change counts
-only while their factor changes (the geometric stiffness's fixed point, below): after
-that it follows from the others' changes — a gripper's squeeze passes the contacts'
-last shifts to every joint of the arm — and the closing solve holds them exactly. A limit in the direct set whose impulse comes out pulling (the joint
-leaves its stop) is handed back to the one-sided sweeps for the rest of the substep
-and the direct solve is redone (release_pulling_limits); so is a servo whose impulse
-comes out beyond its bound (release_saturated_servos). A joint whose friction
-impulse ends the sweeps inside its Coulomb ball (it sticks) is locked in that closing
-solve — its free rows join the direct set — so it is held exactly, not to ε
-(lock_sticking_friction); should the locked impulse come out beyond the ball, the
-joint slides: unlocked, its impulse on the ball, solved once more
-(release_slipping_friction).
+The rows of the spanning tree — every tree joint's equality rows, its active limit rows
+and its position servo (a soft row, choose_direct_rows) — are solved exactly in O(N) by
+the tree elimination of Baraff ("Linear-time dynamics using Lagrange multipliers",
+SIGGRAPH 96) in its articulated form (solvers/tree), from the bodies' momenta M̃ V⁻ plus
+the impulses of every other row. Those other rows — velocity motors, servos at their
+torque bound, friction (eq. 15-16, unchanged), limits outside the direct set, joints
+closing loops, contacts — stay sequential impulses around it (block Gauss–Seidel): one
+iteration = the direct solve given the others' impulses, then one sweep of the others;
+after the last sweep the direct solve runs once more, so its rows hold exactly on exit.
+The sweeps stop when the iterating joint rows change by less than ε (eq. 17) and the
+contacts by at most contact ε; the direct rows' own change counts only while their
+factor changes (the geometric stiffness's fixed point, below): after that it follows
+from the others' changes — a gripper's squeeze passes the contacts' last shifts to every
+joint of the arm — and the closing solve holds them exactly. A limit in the direct set
+whose impulse comes out pulling (the joint leaves its stop) is handed back to the
+one-sided sweeps for the rest of the substep and the direct solve is redone
+(release_pulling_limits); so is a servo whose impulse comes out beyond its bound
+(release_saturated_servos). A joint whose friction impulse ends the sweeps inside its
+Coulomb ball (it sticks) is locked in that closing solve — its free rows join the direct
+set — so it is held exactly, not to ε (lock_sticking_friction); should the locked
+impulse come out beyond the ball, the joint slides: unlocked, its impulse on the ball,
+solved once more (release_slipping_friction).
 
 Geometric stiffness. With exact joint rows a long hanging chain still goes unstable at
 large steps: its tension T turns the rows' directions, a stiffness ~T/L that
