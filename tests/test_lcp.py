@@ -227,7 +227,7 @@ def test_velocity_form_holds_the_dense_matrix_and_sweeps_as_pgs_on_it():
     """The stack's rows are on bodies of no tree, so the sparse build forms no A (velocity
     form: M⁻¹J_uᵀ per row, velocity_pgs.py). Its products A λ = J_U (M⁻¹J_Uᵀ λ) + ε λ equal
     the dense A λ to 1e-12 for random λ, its diagonal the dense diagonal, and velocity_pgs
-    (with its patch passes) and dense.pgs on the assembled A, from the same start at
+    (with its patch passes on the couplings K of a contact's rows) and dense.pgs on the assembled A, from the same start at
     tolerance 0, both solve the BLCP of the dense A in 3000 sweeps: residual below 1e-6 of |b|
     (a stack's Gauss–Seidel is slow), and the same A λ + b to 1e-6 (the rows' speeds; the λ
     of a box's four points are not unique)."""
@@ -264,6 +264,53 @@ def test_velocity_form_holds_the_dense_matrix_and_sweeps_as_pgs_on_it():
     for x in (x_fast, x_csr):
         assert blcp_residual(dense, b, lo, hi, mu, g0, g1, nu, x) <= 1e-6 * size
     assert np.abs((dense @ x_fast + b) - (dense @ x_csr + b)).max() <= 1e-6 * size
+
+
+def _patch_sweeps_on_dense(A, b, lo, hi, mu, g0, g1, body, x, sweeps, passes):
+    """Projected Gauss–Seidel on the dense A in velocity_pgs's order: the runs of rows of one
+    body pair in turn, each swept `passes` times in a row (once for a run of 3 rows or fewer)."""
+    n = len(b)
+    runs, s = [], 0
+    while s < n:
+        e = s + 1
+        while e < n and (body[e] == body[s]).all():
+            e += 1
+        runs.append((s, e))
+        s = e
+    for _ in range(sweeps):
+        for s, e in runs:
+            for _ in range(passes if e - s > 3 else 1):
+                for i in range(s, e):
+                    c = mu[i] * max(x[g0[i]:g1[i]].sum(), 0.0) if mu[i] > 0 else None
+                    lo_i, hi_i = (-c, c) if c is not None else (lo[i], hi[i])
+                    x[i] = min(max(x[i] - (A[i] @ x + b[i]) / A[i, i], lo_i), hi_i)
+    return x
+
+
+def test_velocity_form_sweeps_a_contact_on_its_couplings_with_the_iterates_of_gauss_seidel():
+    """velocity_pgs sweeps a contact's rows (one body pair, ≤ RUN_MAX rows) on their
+    couplings K = J M⁻¹ Jᵀ, reading the bodies' velocities once per run: its λ after 1 and 4
+    sweeps equal plain projected Gauss–Seidel on the dense A in the same order (each run
+    PATCH_PASSES passes in a row, friction bounds from the current normals) to 1e-9 of the
+    largest |λ| — round-off apart, the same iterates; a wrong coupling changes them at once."""
+    from physics.solvers.lcp.system import build_system
+    from physics.solvers.lcp.velocity_pgs import PATCH_PASSES, RUN_MAX, velocity_pgs
+    _, _, tree, lw, nu, bodies, joints, work = _stack_lcp()
+    build_system(nu, 0, 0, False, tree, joints.body, bodies.inv_mass, work.inv_inertia_world, lw)
+    dense = lw.A[:nu, :nu].copy()
+    build_system(nu, 0, 0, True, tree, joints.body, bodies.inv_mass, work.inv_inertia_world, lw)
+    body = lw.u_body[:nu].copy()
+    runs = np.flatnonzero(np.r_[True, (body[1:] != body[:-1]).any(axis=1), True])
+    assert 3 < np.diff(runs).max() <= RUN_MAX       # patches of normals and friction rows, swept on K
+    b, lo, hi, mu, g0, g1 = (lw.b[:nu].copy(), lw.u_lo[:nu].copy(), lw.u_hi[:nu].copy(), lw.u_mu[:nu].copy(),
+                             lw.u_g0[:nu].copy(), lw.u_g1[:nu].copy())
+    start = np.clip(lw.x[:nu].copy(), np.where(mu > 0, -np.inf, lo), np.where(mu > 0, np.inf, hi))
+    for sweeps in (1, 4):
+        x_fast = start.copy()
+        velocity_pgs(nu, b, lo, hi, mu, g0, g1, x_fast, sweeps, 0.0, 0.0, 0.0, lw)
+        x_ref = _patch_sweeps_on_dense(dense, b, lo, hi, mu, g0, g1, body, start.copy(), sweeps, PATCH_PASSES)
+        assert np.abs(x_fast - x_ref).max() <= 1e-9 * np.abs(x_ref).max(), sweeps
+        assert np.abs(x_fast - start).max() > 1e-6 * np.abs(x_ref).max()   # the sweeps moved λ
 
 
 def test_params_have_one_numba_type_whatever_the_settings():

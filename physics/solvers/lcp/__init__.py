@@ -37,7 +37,8 @@ the dense A (its CSR rows by dense.sparsity); else — the many-contact case —
 sparse: when some U row is on a body of the joint tree, as CSR rows of its nonzeros
 (system.sparse_system, one tree solve per row), and when none is (M̂ = M⁻¹ on every row's
 bodies: heaps, pyramids, piles) not at all — PGS in velocity form (velocity_pgs.py: each
-row's M⁻¹J_uᵀ, the sweeps on D = M⁻¹J_Uᵀλ; the same iterates in O(rows) a sweep), which
+row's M⁻¹J_uᵀ, the sweeps on D = M⁻¹J_Uᵀλ, a contact's rows on their couplings; the same
+iterates in O(rows) a sweep), which
 also stops when no body's momentum changes by more than pgs_tolerance over a sweep (the
 impulse family's measure). Small problems, where Lemke runs, are solved as before.
 
