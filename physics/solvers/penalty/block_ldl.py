@@ -27,9 +27,13 @@ FMA = {"contract", "reassoc"}   # fused multiply-adds and reordered sums (round-
 # diagonal and the reciprocals 1/d_j of its pivots on it; a factored off-diagonal block
 # A_nk holds N_nk = A_nk L_kk⁻ᵀ D_k⁻¹, so that A_nn − N_nk D_k N_nkᵀ is the next Schur
 # complement and no solve divides.
-# The helpers only the FMA kernels call are compiled once with those flags (numba's IR
-# inlining would type them again at every call site); the five the plain kernels (factor,
-# solve) call too are inlined, so that each kernel rounds them with its own flags.
+# The five helpers the plain kernels (factor, solve) call too are inlined, so that each
+# kernel rounds them with its own flags. Of those only the FMA kernels call, the ones on
+# the factor's and the substitutions' per-node path (factored6, upper_solve6, dot6, row6,
+# downdate6, forward_node6, back_rhs6) are inlined as well, where it pays: a stiff
+# chain's step is measurably faster with them inlined, not with the others. lower_solve6, pivots6
+# and solved_row6 are compiled once with those flags (numba's IR inlining types a helper
+# again at every call site, and there it does not pay).
 @helper(cache=True, error_model="numpy", inline="always")
 def inv_pivot(d):
     """1/d of an LDLᵀ pivot (not positive definite — a NaN state: 1e300, blown_up catches
@@ -75,7 +79,7 @@ def ldl6_locals(D, k):
     return (c0, l10, c1, l20, l21, c2, l30, l31, l32, c3, l40, l41, l42, l43, c4, l50, l51, l52, l53, l54, c5)
 
 
-@helper(cache=True, error_model="numpy", fastmath=FMA)
+@helper(cache=True, error_model="numpy", fastmath=FMA, inline="always")
 def factored6(D, k):
     """A factored diagonal block's 21 lower entries as ldl6_locals returns them."""
     return (D[k, 0], D[k, 6], D[k, 7], D[k, 12], D[k, 13], D[k, 14], D[k, 18], D[k, 19], D[k, 20], D[k, 21],
@@ -95,7 +99,7 @@ def lower_solve6(L, x0, x1, x2, x3, x4, x5):
     return y0, y1, y2, y3, y4, y5
 
 
-@helper(cache=True, error_model="numpy", fastmath=FMA)
+@helper(cache=True, error_model="numpy", fastmath=FMA, inline="always")
 def upper_solve6(L, y0, y1, y2, y3, y4, y5):
     """L⁻ᵀy on scalars (L unit lower)."""
     x5 = y5
@@ -113,7 +117,7 @@ def pivots6(L, y0, y1, y2, y3, y4, y5):
     return y0 * L[0], y1 * L[2], y2 * L[5], y3 * L[9], y4 * L[14], y5 * L[20]
 
 
-@helper(cache=True, error_model="numpy", fastmath=FMA)
+@helper(cache=True, error_model="numpy", fastmath=FMA, inline="always")
 def dot6(a, b):
     """a·b of two 6-tuples."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
@@ -129,14 +133,14 @@ def solved_row6(L, B, s, i):
     return w
 
 
-@helper(cache=True, error_model="numpy", fastmath=FMA)
+@helper(cache=True, error_model="numpy", fastmath=FMA, inline="always")
 def row6(B, s, i):
     """Row i of B[s] as a 6-tuple."""
     o = 6 * i
     return B[s, o], B[s, o + 1], B[s, o + 2], B[s, o + 3], B[s, o + 4], B[s, o + 5]
 
 
-@helper(cache=True, error_model="numpy", fastmath=FMA)
+@helper(cache=True, error_model="numpy", fastmath=FMA, inline="always")
 def downdate6(D, n, B, s, w0, w1, w2, w3, w4, w5):
     """D[n]'s lower triangle −= N Wᵀ = W D⁻¹ Wᵀ (N: B[s] as solved_row6 left it; W's rows
     w0…w5 as 6-tuples), entry by entry as factor's diagonal pair."""
@@ -165,7 +169,7 @@ def downdate6(D, n, B, s, w0, w1, w2, w3, w4, w5):
     D[n, 35] -= dot6(n5, w5)
 
 
-@helper(cache=True, error_model="numpy", fastmath=FMA)
+@helper(cache=True, error_model="numpy", fastmath=FMA, inline="always")
 def forward_node6(L, x, k, n, B, s):
     """solve's forward step of node k on scalars: y_k = L_kk⁻¹x_k, x_n −= N_nk y_k (B[s]),
     then x_k := D_k⁻¹ y_k."""
@@ -344,7 +348,7 @@ def back_substitute(diag, offd, up_ptr, up_node, x):
         k -= 1
 
 
-@helper(cache=True, error_model="numpy", fastmath=FMA)
+@helper(cache=True, error_model="numpy", fastmath=FMA, inline="always")
 def back_rhs6(offd, s, x, n, k):
     """x_k − L_nkᵀ x_n (B = offd[s]) on scalars."""
     xn = (x[n, 0], x[n, 1], x[n, 2], x[n, 3], x[n, 4], x[n, 5])
