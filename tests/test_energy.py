@@ -60,6 +60,18 @@ def test_door_pushed_by_60_N_m_for_0_33_s_turns_at_tau_t_over_I(method):
     assert w.joint("hinge").rate == pytest.approx(60.0 * 0.33 / inertia, rel=5e-4)
 
 
+@pytest.mark.xfail(strict=True, reason="not met yet: with joint friction the energy projection is off "
+                                       "(it does not count friction's work), and both paths miss")
+@pytest.mark.parametrize("method", PATHS)
+def test_door_pushed_by_60_N_m_against_20_N_m_of_friction_turns_at_net_tau_t_over_I(method):
+    """Seed 001's push against its friction hinge: 60 N·m for 0.33 s against 20 N·m, so
+    ω(0.33 s) = (60 − 20)·t/I (the door slides throughout), within 0.05 % on each path."""
+    w, inertia = _door(friction=20.0, method=method)
+    w.add_load("door", torque=(0, 0, 60.0), start=0.0, end=0.33)
+    w.advance_steps(33)
+    assert w.joint("hinge").rate == pytest.approx((60.0 - 20.0) * 0.33 / inertia, rel=5e-4)
+
+
 @pytest.mark.parametrize("method", PATHS)
 def test_door_coasting_from_2_rad_s_against_20_N_m_stops_at_omega0_I_over_tau(method):
     """Friction 20 N·m from 2 rad/s: the door stops (rate ≤ 1e-12 rad/s) within one Δt of
