@@ -340,25 +340,27 @@ def hull_hull(body, a, b, ha, hb, margin, hulls, work, ci, cf, count):
         tol = EPA_TOL * size
         face, depth = -1, 0.0
         if epa_start(hulls, ha, 0.0, hb, 0.0, wk, n, tol):
-            r = epa_grow(hulls, ha, 0.0, hb, 0.0, wk, np.int64(4), np.int64(4), np.int64(EPA_ITERATIONS), tol,
-                         math.inf, EPA_PAUSE, math.inf)
-            if r[0] == EPA_PAUSED:
+            outcome, face, nx, ny, nz, depth, nv, nf, left, high = epa_grow(
+                hulls, ha, 0.0, hb, 0.0, wk, np.int64(4), np.int64(4), np.int64(EPA_ITERATIONS), tol, math.inf,
+                EPA_PAUSE, math.inf)
+            if outcome == EPA_PAUSED:
                 # s* ≥ −high: the faces that could win; then EPA only until its lower bound
                 # of the depth shows that no edge axis beats the face
-                found = _below(_below(-r[9]))
+                found = _below(_below(-high))
                 fa, s_a = _max_face(hulls, ha, hb, rel, found)
                 fb, s_b = _max_face(hulls, hb, ha, wk.inv, found)
                 if fa >= 0 or fb >= 0:
                     ref, face_sep = _reference(fa, s_a, fb, s_b)
                     reach = -(face_sep + REL_TOL * abs(face_sep) + ABS_TOL)
-                    r = epa_grow(hulls, ha, 0.0, hb, 0.0, wk, r[6], r[7], r[8], tol, reach, 0.0, r[9])
-                    if r[0] == EPA_REACHED:
-                        # s* ≤ −dist: the faces kept are those the bound from s* keeps
-                        sure = _below(_below(-r[5]))
+                    outcome, face, nx, ny, nz, depth, nv, nf, left, high = epa_grow(
+                        hulls, ha, 0.0, hb, 0.0, wk, nv, nf, left, tol, reach, 0.0, high)
+                    if outcome == EPA_REACHED:
+                        # s* ≤ −depth: the faces kept are those the bound from s* keeps
+                        sure = _below(_below(-depth))
                         settled = (fa < 0 or s_a >= sure) and (fb < 0 or s_b >= sure)
-            if r[0] != EPA_DONE and not settled:
-                r = epa_grow(hulls, ha, 0.0, hb, 0.0, wk, r[6], r[7], r[8], tol, math.inf, 0.0, r[9])
-            face, nx, ny, nz, depth = r[1], r[2], r[3], r[4], r[5]
+            if outcome != EPA_DONE and not settled:
+                outcome, face, nx, ny, nz, depth, nv, nf, left, high = epa_grow(
+                    hulls, ha, 0.0, hb, 0.0, wk, nv, nf, left, tol, math.inf, 0.0, high)
         if not settled:
             if face < 0:
                 lt = math.sqrt(rel[9] * rel[9] + rel[10] * rel[10] + rel[11] * rel[11])
