@@ -13,7 +13,10 @@ two edges, exactly as the separating-axis test would (EPA's facet, or GJK's clos
 features, tell which edges). The largest separations s_a, s_b over the faces of a and of
 b (their planes against the other hull's vertices) are found among the faces that could
 still win; as in box_box.py, a face axis is kept unless the edge axis separates by more
-(5 % of |s| + 10 µm), and a's face unless b's does. Face
+(5 % of |s| + 10 µm), and a's face unless b's does. On overlap EPA is paused once its
+bounds of the depth are within EPA_PAUSE of each other, the faces found from its upper
+bound, and EPA stopped once its lower bound shows that no axis beats the face by the rule
+(the answer EPA run to the end would give; most resting pairs). Face
 contact: the incident face (of the other hull's faces around its vertex deepest below the
 reference face, the one most against the reference normal) clipped by the reference face's
 side planes (Sutherland–Hodgman; a vertex within SIDE_SLACK outside one counts as inside), the points below the
@@ -35,7 +38,8 @@ from ..jit import helper
 from ..quat import frame_axes
 from .common import JIT, JIT_NO_REFS, MAX_CANDIDATES, PAR, QUAT, SIDE_SLACK, add_candidate, clip_crossing, clip_keep, emit, \
     flush_manifold, fold_feature, keep_bearing, segment_closest
-from .gjk import epa, epa_witness, gjk, gjk_work, support, witness
+from .gjk import EPA_DONE, EPA_ITERATIONS, EPA_PAUSED, EPA_REACHED, epa, epa_grow, epa_start, epa_witness, gjk, \
+    gjk_work, support, witness
 
 SolidWork = namedtuple("SolidWork", "gjk sp sf poly tags boxes rot table kinds ci cf count")
 """The narrow phase's workspaces: gjk.GjkWork; the manifold candidates sp (C,4), sf (C,);
@@ -49,6 +53,7 @@ ABS_TOL = 1e-5          # … plus 10 µm more to replace a face)
 PARALLEL_SIN_FACE = 0.1
 TOUCH = 1e-10           # GJK distances below TOUCH·size count as touching (EPA takes over)
 EPA_TOL = 1e-11         # EPA stops when a support adds less than EPA_TOL·size
+EPA_PAUSE = 1.25        # hull_hull finds the faces once EPA's depth bounds are within this ratio
 
 
 @helper(**JIT)
@@ -320,56 +325,100 @@ def hull_hull(body, a, b, ha, hb, margin, hulls, work, ci, cf, count):
     if dist > 0.0 and dist >= margin:
         return
     e_a0 = e_a1 = e_b0 = e_b1 = -1
+    _invert(rel, wk.inv)                                      # a in b's frame
+    fa = fb = -1
+    s_a = s_b = -math.inf
+    found = math.inf                    # the `low` the faces were found with (none yet)
+    settled = False                     # the face rule settled with EPA stopped early
+    ref, face_sep = 0, 0.0
     if dist > 0.0:
         px, py, pz, qx, qy, qz = witness(wk, n)
         nx, ny, nz = (qx - px) / dist, (qy - py) / dist, (qz - pz) / dist
         s_best = dist
         rows = n
     else:
-        face, nx, ny, nz, depth = epa(hulls, ha, 0.0, hb, 0.0, wk, n, EPA_TOL * size)
-        if face < 0:
-            lt = math.sqrt(rel[9] * rel[9] + rel[10] * rel[10] + rel[11] * rel[11])
-            if lt == 0.0:
-                return
-            nx, ny, nz, s_best = rel[9] / lt, rel[10] / lt, rel[11] / lt, 0.0
-            rows = 0
+        tol = EPA_TOL * size
+        face, depth = -1, 0.0
+        if epa_start(hulls, ha, 0.0, hb, 0.0, wk, n, tol):
+            outcome, face, nx, ny, nz, depth, nv, nf, left, high = epa_grow(
+                hulls, ha, 0.0, hb, 0.0, wk, np.int64(4), np.int64(4), np.int64(EPA_ITERATIONS), tol, math.inf,
+                EPA_PAUSE, math.inf)
+            if outcome == EPA_PAUSED:
+                # s* ≥ −high: the faces that could win; then EPA only until its lower bound
+                # of the depth shows that no edge axis beats the face
+                found = _below(_below(-high))
+                fa, s_a = _max_face(hulls, ha, hb, rel, found)
+                fb, s_b = _max_face(hulls, hb, ha, wk.inv, found)
+                if fa >= 0 or fb >= 0:
+                    ref, face_sep = _reference(fa, s_a, fb, s_b)
+                    reach = -(face_sep + REL_TOL * abs(face_sep) + ABS_TOL)
+                    outcome, face, nx, ny, nz, depth, nv, nf, left, high = epa_grow(
+                        hulls, ha, 0.0, hb, 0.0, wk, nv, nf, left, tol, reach, 0.0, high)
+                    if outcome == EPA_REACHED:
+                        # s* ≤ −depth: the faces kept are those the bound from s* keeps
+                        sure = _below(_below(-depth))
+                        settled = (fa < 0 or s_a >= sure) and (fb < 0 or s_b >= sure)
+            if outcome != EPA_DONE and not settled:
+                outcome, face, nx, ny, nz, depth, nv, nf, left, high = epa_grow(
+                    hulls, ha, 0.0, hb, 0.0, wk, nv, nf, left, tol, math.inf, 0.0, high)
+        if not settled:
+            if face < 0:
+                lt = math.sqrt(rel[9] * rel[9] + rel[10] * rel[10] + rel[11] * rel[11])
+                if lt == 0.0:
+                    return
+                nx, ny, nz, s_best = rel[9] / lt, rel[10] / lt, rel[11] / lt, 0.0
+                rows = 0
+            else:
+                s_best = -depth
+                rows = 3
+                for k in range(3):
+                    wk.sid[k, 0] = wk.eid[wk.ef[face, k], 0]
+                    wk.sid[k, 1] = wk.eid[wk.ef[face, k], 1]
+    if not settled:
+        # the simplex's vertex ids: two on each hull make an edge pair
+        if rows >= 2:
+            e_a0, e_a1 = _two(wk.sid, rows, np.int64(0))
+            e_b0, e_b1 = _two(wk.sid, rows, np.int64(1))
+        # face axes: the faces of a and of b that the other hull stands farthest above, among
+        # those that could win against s* under the face rule (then their values are exact);
+        # found with a lower cut already, those still above this one are the same
+        low = _below(_below(s_best))
+        if found <= low:
+            if s_a < low:
+                fa, s_a = -1, -math.inf
+            if s_b < low:
+                fb, s_b = -1, -math.inf
         else:
-            s_best = -depth
-            rows = 3
-            for k in range(3):
-                wk.sid[k, 0] = wk.eid[wk.ef[face, k], 0]
-                wk.sid[k, 1] = wk.eid[wk.ef[face, k], 1]
-    # the simplex's vertex ids: two on each hull make an edge pair
-    if rows >= 2:
-        e_a0, e_a1 = _two(wk.sid, rows, np.int64(0))
-        e_b0, e_b1 = _two(wk.sid, rows, np.int64(1))
-    # face axes: the faces of a and of b that the other hull stands farthest above, among
-    # those that could win against s* under the face rule (then their values are exact)
-    _invert(rel, wk.inv)                                      # a in b's frame
-    low = _below(_below(s_best))
-    fa, s_a = _max_face(hulls, ha, hb, rel, low)
-    fb, s_b = _max_face(hulls, hb, ha, wk.inv, low)
-    edge = e_a0 >= 0 and e_b0 >= 0
-    if fa < 0 and fb < 0:
-        if edge:
+            fa, s_a = _max_face(hulls, ha, hb, rel, low)
+            fb, s_b = _max_face(hulls, hb, ha, wk.inv, low)
+        edge = e_a0 >= 0 and e_b0 >= 0
+        if fa < 0 and fb < 0:
+            if edge:
+                _edge_pair(wk, e_a0, e_a1, e_b0, e_b1)
+                _edge_contact(a, b, hulls, wk, ha, hb, nx, ny, nz, margin, ci, cf, count)
+                return
+            fa = _best_face(hulls, ha, nx, ny, nz)                # round-off: a's face along n
+            s_a = _face_separation(hulls, fa, hb, rel)
+        ref, face_sep = _reference(fa, s_a, fb, s_b)
+        if edge and s_best > face_sep + REL_TOL * abs(face_sep) + ABS_TOL:
             _edge_pair(wk, e_a0, e_a1, e_b0, e_b1)
             _edge_contact(a, b, hulls, wk, ha, hb, nx, ny, nz, margin, ci, cf, count)
             return
-        fa = _best_face(hulls, ha, nx, ny, nz)                # round-off: a's face along n
-        s_a = _face_separation(hulls, fa, hb, rel)
-    ref, face_sep = 0, s_a
-    if fa < 0 or (fb >= 0 and s_b > s_a + REL_TOL * abs(s_a) + ABS_TOL):
-        ref, face_sep = 1, s_b
-    if edge and s_best > face_sep + REL_TOL * abs(face_sep) + ABS_TOL:
-        _edge_pair(wk, e_a0, e_a1, e_b0, e_b1)
-        _edge_contact(a, b, hulls, wk, ha, hb, nx, ny, nz, margin, ci, cf, count)
-        return
     if face_sep >= margin:
         return
     if ref == 0:
         _face_contact(a, b, np.int64(0), ha, fa, hb, work, margin, hulls, ci, cf, count)
     else:
         _face_contact(a, b, np.int64(1), hb, fb, ha, work, margin, hulls, ci, cf, count)
+
+
+@helper(**JIT_NO_REFS)
+def _reference(fa, s_a, fb, s_b):
+    """(ref, separation): the reference face's hull (0: a, 1: b) by the face rule, a's
+    face kept unless b's separates by more; one of fa, fb ≥ 0."""
+    if fa < 0 or (fb >= 0 and s_b > s_a + REL_TOL * abs(s_a) + ABS_TOL):
+        return 1, s_b
+    return 0, s_a
 
 
 @helper(**JIT_NO_REFS)

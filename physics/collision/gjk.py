@@ -370,9 +370,20 @@ def epa(hulls, ph, phl, qh, qhl, wk, n, tol):
     of P − Q nearest the origin, (face, nx, ny, nz, depth) — its unit outward normal n
     (P's frame; the direction to move Q out of P) and distance (m); wk.ev[wk.ef[face]] its
     corners. face = −1 when P − Q is degenerate (then depth 0 along the centres' line)."""
-    V, vid, ef, ep, ea = wk.ev, wk.eid, wk.ef, wk.ep, wk.ea
-    if not _tetrahedron(hulls, ph, phl, qh, qhl, wk, n, tol):
+    if not epa_start(hulls, ph, phl, qh, qhl, wk, n, tol):
         return -1, 0.0, 0.0, 0.0, 0.0
+    r = epa_grow(hulls, ph, phl, qh, qhl, wk, np.int64(4), np.int64(4), np.int64(EPA_ITERATIONS), tol, math.inf,
+                 0.0, math.inf)
+    return r[1], r[2], r[3], r[4], r[5]
+
+
+@helper(**JIT_NO_REFS)
+def epa_start(hulls, ph, phl, qh, qhl, wk, n, tol):
+    """EPA's first polytope: GJK's final simplex (n points) grown into a tetrahedron (4
+    vertices, 4 faces, counter-clockwise from outside); False when P − Q is degenerate."""
+    V, vid = wk.ev, wk.eid
+    if not _tetrahedron(hulls, ph, phl, qh, qhl, wk, n, tol):
+        return False
     # orient the tetrahedron: faces counter-clockwise seen from outside
     abx, aby, abz = V[1, 0] - V[0, 0], V[1, 1] - V[0, 1], V[1, 2] - V[0, 2]
     acx, acy, acz = V[2, 0] - V[0, 0], V[2, 1] - V[0, 1], V[2, 2] - V[0, 2]
@@ -387,21 +398,43 @@ def epa(hulls, ph, phl, qh, qhl, wk, n, tol):
     nf = _add_face(wk, nf, np.int64(0), np.int64(3), np.int64(1))
     nf = _add_face(wk, nf, np.int64(0), np.int64(2), np.int64(3))
     nf = _add_face(wk, nf, np.int64(1), np.int64(3), np.int64(2))
-    nv = 4
+    return True
+
+
+EPA_DONE, EPA_REACHED, EPA_PAUSED = 0, 1, 2     # epa_grow's outcomes
+
+
+@helper(**JIT_NO_REFS)
+def epa_grow(hulls, ph, phl, qh, qhl, wk, nv, nf, left, tol, reach, pause, high):
+    """EPA's iterations on the polytope of nv vertices and nf faces (epa_start's, or a
+    paused run's), at most `left` more: (outcome, face, nx, ny, nz, dist, nv, nf, left,
+    high). EPA_DONE: epa's answer. The nearest facet's distance dist (origin inside: dist
+    > 0) is a lower bound of the depth, and `high`, the least support along a facet normal
+    so far, an upper bound: EPA_REACHED stops once dist ≥ reach, EPA_PAUSED once high ≤
+    pause·dist, each before that iteration's support; a call with the returned state goes
+    on as if never stopped."""
+    V, vid, ef, ep, ea = wk.ev, wk.eid, wk.ef, wk.ep, wk.ea
     best = 0
-    for _ in range(EPA_ITERATIONS):
+    while left > 0:
         best = -1
         dist = math.inf
         for f in range(nf):
             if ea[f] != 0 and ep[f, 3] < dist:
                 dist, best = ep[f, 3], f
         if best < 0:
-            return -1, 0.0, 0.0, 0.0, 0.0
+            return EPA_DONE, -1, 0.0, 0.0, 0.0, 0.0, nv, nf, left, high
         nx, ny, nz = ep[best, 0], ep[best, 1], ep[best, 2]
+        if dist > 0.0:
+            if dist >= reach:
+                return EPA_REACHED, best, nx, ny, nz, dist, nv, nf, left, high
+            if high <= pause * dist:
+                return EPA_PAUSED, best, nx, ny, nz, dist, nv, nf, left, high
+        left -= 1
         if nv >= V.shape[0]:
             break
         cso_support(hulls, ph, phl, qh, qhl, wk.rel, nx, ny, nz, V, nv, vid)
         gain = nx * V[nv, 0] + ny * V[nv, 1] + nz * V[nv, 2] - dist
+        high = min(high, dist + gain)
         if gain <= tol:
             break
         repeat = False
@@ -430,13 +463,13 @@ def epa(hulls, ph, phl, qh, qhl, wk, n, tol):
                         wk.ee[ne, 0], wk.ee[ne, 1] = u, v
                         ne += 1
                     else:
-                        return best, nx, ny, nz, dist
+                        return EPA_DONE, best, nx, ny, nz, dist, nv, nf, left, high
         for h in range(ne):
             nf = _add_face(wk, nf, wk.ee[h, 0], wk.ee[h, 1], nv)
             if nf < 0:
-                return best, nx, ny, nz, dist
+                return EPA_DONE, best, nx, ny, nz, dist, nv, nf, left, high
         nv += 1
-    return best, ep[best, 0], ep[best, 1], ep[best, 2], ep[best, 3]
+    return EPA_DONE, best, ep[best, 0], ep[best, 1], ep[best, 2], ep[best, 3], nv, nf, left, high
 
 
 @helper(**JIT_NO_REFS)
