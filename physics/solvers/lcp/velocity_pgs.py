@@ -16,12 +16,12 @@ A patch's rows (more than 3: its normal rows, then friction) are swept up to PAT
 times in a row while one of them changes by more than the larger of tol and momentum_tol
 (the contact tolerance: a change the stop rule below would not see), as the impulse
 family's patch passes: four normal rows have a system of rank 3, the slow part of Gauss–Seidel on a stack.
-A run of at most RUN_MAX rows (a contact's patch) is swept on its couplings K = J M⁻¹ Jᵀ,
-computed once per solve (prepare_rows, the impulse family's contact blocks): the rows'
-speeds are read from the bodies once per sweep, each change of λ updates the run's speeds
-through K (a few multiplications per row instead of 24) and goes onto the bodies once at
-the end of the run — the same iterates as sweeping the rows one by one. Longer runs are
-swept row by row.
+The rows of a body pair (a contact's patch), RUN_MAX at most at a time, are swept on
+their couplings K = J M⁻¹ Jᵀ, computed once per solve (prepare_rows, the impulse family's
+contact blocks): the rows' speeds are read from the bodies once per sweep, each change of
+λ updates the run's speeds through K (a few multiplications per row instead of 24) and
+goes onto the bodies once at the end of the run — the same iterates as sweeping the rows
+one by one. (A pair with more rows — several patches — is swept RUN_MAX rows at a time.)
 
 Stop rule: the largest |Δλ| of a sweep below tol, or the largest momentum change of a body
 over the sweep below momentum_tol — |Σ J_uᵀ Δλ_u| over the body's rows, its linear and its
@@ -57,8 +57,8 @@ def off_tree(nu, lw):
 @helper(cache=True)
 def prepare_rows(nu, body_inv_mass, inv_I, lw):
     """u_mj = M⁻¹J_uᵀ of every U row (0 on a body without mass), the diagonal of A,
-    J_u M⁻¹ J_uᵀ + ε_u, in a_diag, and the couplings K of each run of at most RUN_MAX rows
-    in u_k; moving[i] of the rows' bodies."""
+    J_u M⁻¹ J_uᵀ + ε_u, in a_diag, and the couplings K of each run (run_end) in u_k;
+    moving[i] of the rows' bodies."""
     u_J, u_body, u_eps, u_mj, a_diag, moving = lw.u_J, lw.u_body, lw.u_eps, lw.u_mj, lw.a_diag, lw.moving
     for u in range(nu):
         d = u_eps[u]
@@ -81,16 +81,22 @@ def prepare_rows(nu, body_inv_mass, inv_I, lw):
     u_k = lw.u_k
     s = 0
     while s < nu:
-        e = pair_run_end(u_body, s, nu)
-        if e - s <= RUN_MAX:
-            for i in range(s, e):
-                for j in range(i, e):
-                    kij = 0.0
-                    for q in range(12):
-                        kij += u_J[i, q] * u_mj[j, q]
-                    u_k[i, j - s] = kij
-                    u_k[j, i - s] = kij
+        e = run_end(u_body, s, nu)
+        for i in range(s, e):
+            for j in range(i, e):
+                kij = 0.0
+                for q in range(12):
+                    kij += u_J[i, q] * u_mj[j, q]
+                u_k[i, j - s] = kij
+                u_k[j, i - s] = kij
         s = e
+
+
+@helper(cache=True)
+def run_end(u_body, s, nu):
+    """The end of the run of rows from s that is swept on its couplings: the rows of s's
+    body pair (a contact's normals and friction rows), at most RUN_MAX of them."""
+    return min(pair_run_end(u_body, s, nu), s + RUN_MAX)
 
 
 @helper(cache=True)
@@ -99,7 +105,7 @@ def velocity_pgs(nu, b, lo, hi, mu, g0, g1, x, max_sweeps, tol, momentum_tol, ca
     (clamped first), A in velocity form (prepare_rows), until the stop rule (module
     docstring). Leaves D = M⁻¹J_Uᵀλ in (dvv, dvw). Returns (sweeps, largest |Δλ| of the
     last sweep, capped)."""
-    u_J, u_body, u_eps, u_mj, diag = lw.u_J, lw.u_body, lw.u_eps, lw.u_mj, lw.a_diag
+    u_body, u_mj, diag = lw.u_body, lw.u_mj, lw.a_diag
     dvv, dvw, moved, moving = lw.dvv, lw.dvw, lw.moved, lw.moving
     t0 = ticks()
     fill2d(dvv, 0.0)
@@ -122,34 +128,8 @@ def velocity_pgs(nu, b, lo, hi, mu, g0, g1, x, max_sweeps, tol, momentum_tol, ca
         change = 0.0
         u = 0
         while u < nu:
-            a, c = u_body[u, 0], u_body[u, 1]
-            e = pair_run_end(u_body, u, nu)
-            if e - u <= RUN_MAX:
-                change = max(change, sweep_run(u, e, b, lo, hi, mu, g0, g1, x, pass_tol, floor, lw))
-                u = e
-                continue
-            v = load12(a, c, dvv, dvw)
-            for _ in range(PATCH_PASSES if e - u > 3 else 1):
-                largest = 0.0
-                for i in range(u, e):
-                    d = diag[i]
-                    if not d > floor:
-                        continue
-                    w = b[i] + jv12(u_J, i, v) + u_eps[i] * x[i]
-                    l, h = _bounds(lo, hi, mu, g0, g1, x, i)
-                    new = min(max(x[i] - w / d, l), h)
-                    dl = new - x[i]
-                    if dl != 0.0:
-                        x[i] = new
-                        v = add12(u_mj, i, dl, v)
-                        largest = max(largest, abs(dl))
-                        for q in range(6):
-                            moved[a, q] += u_J[i, q] * dl
-                            moved[c, q] += u_J[i, 6 + q] * dl
-                change = max(change, largest)
-                if largest <= pass_tol:
-                    break
-            store12(a, c, v, dvv, dvw)
+            e = run_end(u_body, u, nu)
+            change = max(change, sweep_run(u, e, b, lo, hi, mu, g0, g1, x, pass_tol, floor, lw))
             u = e
         sweeps += 1
         if change < tol or momentum_change(moved, moving) < momentum_tol:
@@ -160,8 +140,7 @@ def velocity_pgs(nu, b, lo, hi, mu, g0, g1, x, max_sweeps, tol, momentum_tol, ca
 
 @helper(cache=True)
 def sweep_run(s, e, b, lo, hi, mu, g0, g1, x, tol, floor, lw):
-    """One sweep of the run of rows s:e (one body pair, at most RUN_MAX rows) on its
-    couplings u_k: up to PATCH_PASSES passes while a row changes by more than tol; the
+    """One sweep of the run of rows s:e (run_end) on its couplings u_k: up to PATCH_PASSES passes while a row changes by more than tol; the
     changes then go onto D (dvv, dvw) and the sweep's momentum change (moved). Returns the
     largest |Δλ| of its passes."""
     u_J, u_body, u_eps, u_mj, u_k, diag = lw.u_J, lw.u_body, lw.u_eps, lw.u_mj, lw.u_k, lw.a_diag
