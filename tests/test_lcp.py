@@ -227,8 +227,9 @@ def test_velocity_form_holds_the_dense_matrix_and_sweeps_as_pgs_on_it():
     """The stack's rows are on bodies of no tree, so the sparse build forms no A (velocity
     form: M⁻¹J_uᵀ per row, velocity_pgs.py). Its products A λ = J_U (M⁻¹J_Uᵀ λ) + ε λ equal
     the dense A λ to 1e-12 for random λ, its diagonal the dense diagonal, and velocity_pgs
-    (with its patch passes on the couplings K of a contact's rows) and dense.pgs on the assembled A, from the same start at
-    tolerance 0, both solve the BLCP of the dense A in 3000 sweeps: residual below 1e-6 of |b|
+    (with its patch passes on the couplings K of a contact's rows) and dense.pgs on the
+    assembled A, from the same start at tolerance 0, both solve the BLCP of the dense A in
+    3000 sweeps: residual below 1e-6 of |b|
     (a stack's Gauss–Seidel is slow), and the same A λ + b to 1e-6 (the rows' speeds; the λ
     of a box's four points are not unique)."""
     from physics.solvers.dense import blcp_residual, pgs, sparsity

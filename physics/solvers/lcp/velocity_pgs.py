@@ -140,9 +140,9 @@ def velocity_pgs(nu, b, lo, hi, mu, g0, g1, x, max_sweeps, tol, momentum_tol, ca
 
 @helper(cache=True)
 def sweep_run(s, e, b, lo, hi, mu, g0, g1, x, tol, floor, lw):
-    """One sweep of the run of rows s:e (run_end) on its couplings u_k: up to PATCH_PASSES passes while a row changes by more than tol; the
-    changes then go onto D (dvv, dvw) and the sweep's momentum change (moved). Returns the
-    largest |Δλ| of its passes."""
+    """One sweep of the run of rows s:e (run_end) on its couplings u_k: up to PATCH_PASSES
+    passes while a row changes by more than tol; the changes then go onto D (dvv, dvw) and
+    the sweep's momentum change (moved). Returns the largest |Δλ| of its passes."""
     u_J, u_body, u_eps, u_mj, u_k, diag = lw.u_J, lw.u_body, lw.u_eps, lw.u_mj, lw.u_k, lw.a_diag
     dvv, dvw, moved = lw.dvv, lw.dvw, lw.moved
     a, c = u_body[s, 0], u_body[s, 1]

@@ -17,7 +17,8 @@ IMPACT_CAPACITY = 1024
 LcpWork = namedtuple("LcpWork", "u_tab u_row u_body u_J u_lo u_hi u_mu u_g0 u_g1 u_bias u_C u_eps u_pos "
                                 "A b x bp xp plo phi a_ptr a_idx a_val a_diag mark body_ptr body_idx "
                                 "l_row l_body l_J l_C G l_perm B W lam_l tmp_l work_l "
-                                "in_tree zc yv yw P fv fw c_vn c_imp c_S c_gap impacts lemke proj u_mj u_k dvv dvw moved moving fast")
+                                "in_tree zc yv yw P fv fw c_vn c_imp c_S c_gap impacts lemke proj u_mj u_k "
+                                "dvv dvw moved moving fast")
 """Work of the lcp kernel. U rows (capacity R): u_tab (R,) 0 joint row / 1 contact row, u_row
 (R,) its row in that table, u_body (R,2), u_J (R,12), u_lo/u_hi (R,) fixed bounds, u_mu (R,) μ of
 a friction row (0 otherwise) and u_g0/u_g1 (R,) the U range of its contact's normals, u_bias (R,)
@@ -32,9 +33,10 @@ the joint tree, zc (nb,6) momenta of a column, yv, yw (nb,3) its velocities, P (
 1 if impacting, c_S (Rc,) impact impulse, c_gap (Rc,) gap (m, 0 when touching). impacts (IMPACT_CAPACITY, IMPACT_COLUMNS); lemke:
 LemkeWork for lemke_max_rows rows; proj: the world's projection.Projection (seed 004's
 projection after each step). The velocity-form PGS (velocity_pgs.py): u_mj (R,12) M⁻¹J_uᵀ of
-each U row, u_k (R, RUN_MAX + 2) the couplings of its run and the sweep's scratch (velocity_pgs.py), dvv, dvw (nb,3) M⁻¹J_Uᵀλ, moved (nb,6) Σ Jᵀ Δλ of a sweep, moving (nb,) 1 for a body with
-mass (written for the rows' bodies), fast (1,)
-1 when the phase's A is not built (its rows solved in velocity form)."""
+each U row, u_k (R, RUN_MAX + 2) the couplings of its run and the sweep's scratch, dvv, dvw
+(nb,3) M⁻¹J_Uᵀλ, moved (nb,6) Σ Jᵀ Δλ of a sweep, moving (nb,) 1 for a body with mass
+(written for the rows' bodies), fast (1,) 1 when the phase's A is not built (its rows
+solved in velocity form)."""
 
 
 def make_work(n_bodies, rows, loops, contact_rows, lemke_rows, proj):
@@ -49,4 +51,5 @@ def make_work(n_bodies, rows, loops, contact_rows, lemke_rows, proj):
                    z(2 * R, i), z(L, i), z((L, 2), i), z((L, 12)), z(L), z((L, L)), z(L, i), z((R, L)), z((R, L)),
                    z(L), z(L), z(L), z(nb, i), z((nb, 6)), z((nb, 3)), z((nb, 3)), z((nb, 6)), z((nb, 3)),
                    z((nb, 3)), z(Rc), z(Rc, i), z(Rc), z(Rc), z((IMPACT_CAPACITY, IMPACT_COLUMNS), f),
-                   lemke_work(lemke_rows), proj, z((R, 12)), z((R, RUN_MAX + 2)), z((nb, 3)), z((nb, 3)), z((nb, 6)), z(nb, i), z(1, i))
+                   lemke_work(lemke_rows), proj, z((R, 12)), z((R, RUN_MAX + 2)), z((nb, 3)), z((nb, 3)),
+                   z((nb, 6)), z(nb, i), z(1, i))
