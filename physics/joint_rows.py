@@ -394,12 +394,17 @@ def swing_rise(body_quat, body_omega, frame_a, frame_b, a, b, j, h):
     return 0.5 * ut2 * h * h * c / sn
 
 
+def motors_in_use(model_joints, control_joints):
+    """Per joint (bool): a motor on a 1-DOF joint (what write_drive_rows makes FREE_MOTOR)."""
+    return (N_FREE[model_joints.type] == 1) & (control_joints.motor_mode != MOTOR_OFF)
+
+
 def free_rows_in_use(model_joints, control_joints):
     """Per joint (int64, 0/1): 1 where its free rows act this step — a motor on a 1-DOF
     joint, or friction on a joint with free DOFs (what write_drive_rows makes FREE_MOTOR or
     FREE_FRICTION). The one place this is decided; solvers and the World ask it."""
     nf = N_FREE[model_joints.type]
-    motor = (nf == 1) & (control_joints.motor_mode != MOTOR_OFF)
+    motor = motors_in_use(model_joints, control_joints)
     return (motor | ((nf > 0) & (model_joints.friction > 0.0))).astype(np.int64)
 
 

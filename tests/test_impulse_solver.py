@@ -94,8 +94,8 @@ def test_readouts_are_iterations_residual_solve_time_and_the_cap_count():
 @pytest.mark.parametrize("limits,friction,keep,noted", [
     (None, 0.0, True, False),                    # ideal joint: the energy projection acts
     ((-math.pi / 4, math.pi / 4), 0.0, True, True),
-    (None, 5.0, True, True),
-    (None, 5.0, False, False),                   # keep_energy off: nothing to explain
+    (None, 5.0, True, False),                    # friction: its work is counted
+    ((-math.pi / 4, math.pi / 4), 0.0, False, False),   # keep_energy off: nothing to explain
 ])
 def test_keep_energy_note_names_why_the_energy_projection_cannot_act(limits, friction, keep, noted):
     w = _arm(limits, friction)
@@ -103,4 +103,4 @@ def test_keep_energy_note_names_why_the_energy_projection_cannot_act(limits, fri
     notes = w.solvers["impulse"].notes(w)
     assert bool(notes) == noted
     if noted:
-        assert notes == ["keep energy does not act here: a joint has a limit, friction or a motor"]
+        assert notes == ["keep energy does not act here: a joint has a limit"]

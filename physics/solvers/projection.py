@@ -46,8 +46,8 @@ import weakref
 import numpy as np
 from ..jit import kernel, helper
 
-from ..joint_rows import compute_joint_rates, compute_joint_rows, row_velocity
-from ..joint_types import N_EQ
+from ..joint_rows import MOTOR_OFF, compute_joint_rates, compute_joint_rows, row_velocity
+from ..joint_types import N_EQ, N_FREE
 from ..quat import integrate_quat, rotate, rotate_inv, rotated_diagonal, store_symmetric
 from ..settings import Setting
 from .dense import pivoted_cholesky, pivoted_solve
@@ -79,7 +79,7 @@ DRIFT_REMAINDER = 0.01
 LOOP_RANK_TOL = 1e-10
 
 Projection = namedtuple("Projection", "tree loop_rows loop_W loop_G loop_perm loop_r loop_mu loop_work dq_lin dq_ang "
-                                       "J0 rank fresh pose0 grounded energy")
+                                       "J0 rank fresh pose0 grounded energy rate0")
 """The projection's arrays for one joint graph: tree (tree.Tree) its own factor of the
 spanning tree's equality rows; loop_rows (nL,) the equality rows of the joints closing
 loops; loop_W (nL, nb, 6) the tree's response (v, ω) to a unit impulse along each loop row;
@@ -91,12 +91,13 @@ factor is that of the current poses (the impulse step's SHAKE correction); pose0
 the poses (x, quaternion) and ω before a Newton step, restored when it made the error worse;
 grounded (nb,) k ≥ 1 for a dynamic body of the k-th group of bodies joined to each other
 and (through joints) to a static one, else 0 (the impulse step's energy projection acts on
-each such group alone); energy (groups, 8) per group the step's E_n, the loads' work, the
-work of the step's last half-substep, two scratch numbers, 1 while no contact touched the
-group in the step, the energy still owed to it (J) and its energy after the last step
-(impulse_kernel: energy_projection)."""
+each such group alone); energy (groups, 9) per group the step's E_n, the work of the loads
+and of the joints' friction, that work in the step's last half-substep, two scratch numbers,
+1 while no contact touched the group in the step, the energy still owed to it (J), its
+energy after the last step and a scratch number (impulse_kernel: energy_projection); rate0 (rows,) the friction
+rows' speeds at a substep's start (friction_rates)."""
 
-N_ENERGY = 8        # the columns of Projection.energy
+N_ENERGY = 9        # the columns of Projection.energy
 E_OWED, E_AFTER = 6, 7
 
 Violation = namedtuple("Violation", "position_before position_after velocity_before velocity_after")
@@ -122,7 +123,7 @@ def make_projection(world):
     return Projection(tree, loop_rows, np.zeros((nl, nb, 6)), np.zeros((L, L)), np.zeros(L, np.int64), np.zeros(L),
                       np.zeros(L), np.zeros(L), np.zeros((nb, 3)), np.zeros((nb, 3)), np.zeros((max(n_rows, 1), 12)),
                       np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros((nb, 10)),
-                      grounded, np.zeros((max(int(grounded.max(initial=0)), 1), N_ENERGY)))
+                      grounded, np.zeros((max(int(grounded.max(initial=0)), 1), N_ENERGY)), np.zeros(max(n_rows, 1)))
 
 
 def grounded_bodies(joint_body, static):
@@ -496,14 +497,19 @@ def project(world, iterations=2):
 
 # ---------------------------------------------------------------------------- energy projection (impulse step)
 @helper(cache=True)
-def group_energies(bodies, gravity, grounded, energy, col):
-    """energy[k−1, col] = the kinetic + gravitational potential energy (J) of the grounded
-    group k's bodies (as integrate.body_energy), energy[k−1, 4] its potential part."""
+def group_energies(bodies, gravity, h, grounded, energy, col):
+    """energy[k−1, col] = the energy (J) of the grounded group k's bodies that the step
+    keeps: kinetic + gravitational potential taken at x − ½hv (h the substep), the first
+    order of semi-implicit Euler's modified energy (its positions lead its velocities by
+    half a substep: under gravity alone it keeps K + U(x − ½hv) exactly, while K + U(x)
+    falls by ½m(gh)² a substep); energy[k−1, 4] its potential at x, energy[k−1, 8] the
+    part ½h·m g·v, linear in the velocities."""
     body_pos, body_quat, body_vel, body_omega = bodies.pos, bodies.quat, bodies.vel, bodies.omega
     body_inv_mass, body_inertia = bodies.inv_mass, bodies.inertia
     for k in range(energy.shape[0]):
         energy[k, col] = 0.0
         energy[k, 4] = 0.0
+        energy[k, 8] = 0.0
     for i in range(body_pos.shape[0]):
         g = grounded[i] - 1
         if g < 0:
@@ -514,8 +520,10 @@ def group_energies(bodies, gravity, grounded, energy, col):
         kinetic = 0.5 * m * (body_vel[i, 0] ** 2 + body_vel[i, 1] ** 2 + body_vel[i, 2] ** 2)
         kinetic += 0.5 * (body_inertia[i, 0] * bx * bx + body_inertia[i, 1] * by * by + body_inertia[i, 2] * bz * bz)
         potential = -m * (body_pos[i, 0] * gravity[0] + body_pos[i, 1] * gravity[1] + body_pos[i, 2] * gravity[2])
-        energy[g, col] += kinetic + potential
+        lead = 0.5 * h * m * (body_vel[i, 0] * gravity[0] + body_vel[i, 1] * gravity[1] + body_vel[i, 2] * gravity[2])
+        energy[g, col] += kinetic + potential + lead
         energy[g, 4] += potential
+        energy[g, 8] += lead
 
 
 @helper(cache=True, _nrt=False)
@@ -531,6 +539,41 @@ def add_load_work(bodies, force, torque, grounded, energy, col, dt):
         for q in range(3):
             p += force[i, q] * body_vel[i, q] + torque[i, q] * body_omega[i, q]
         energy[g, col] += dt * p
+
+
+@helper(cache=True, _nrt=False)
+def friction_rates(bodies, joints, drives, rows, rate):
+    """rate[r] = J_r·V at the current velocities for the free rows of every joint with
+    friction and no motor (write_drive_rows makes them FREE_FRICTION), 0 for the other
+    free rows: the speeds the friction's work is taken at (add_friction_work)."""
+    body_vel, body_omega = bodies.vel, bodies.omega
+    joint_type, joint_body, row_start, row_count = joints.type, joints.body, joints.row_start, joints.row_count
+    friction, motor_mode = drives.friction, drives.motor_mode
+    row_J = rows.J
+    for j in range(joint_type.shape[0]):
+        nf = N_FREE[joint_type[j]]
+        end = row_start[j] + row_count[j]
+        rubs = friction[j] > 0.0 and (nf != 1 or motor_mode[j] == MOTOR_OFF)
+        for r in range(end - nf, end):
+            rate[r] = row_velocity(row_J, r, joint_body[j, 0], joint_body[j, 1], body_vel, body_omega) if rubs else 0.0
+
+
+@helper(cache=True, _nrt=False)
+def add_friction_work(joints, rows, grounded, energy, col, rate):
+    """energy[k−1, col] += ½ Σ λ_r·rate[r] over the friction rows of group k's joints: the
+    work of the substep's friction impulses λ (a force λ/h) over half the substep at the
+    speeds `rate` (friction_rates) — at its start and at its end, the trapezoid of the
+    loads' work (add_load_work): exact for a joint sliding against constant friction,
+    and for one that friction stops within the substep (λ = the momentum it takes)."""
+    joint_type, joint_body, row_start, row_count = joints.type, joints.body, joints.row_start, joints.row_count
+    row_lambda = rows.impulse
+    for j in range(joint_type.shape[0]):
+        g = max(grounded[joint_body[j, 0]], grounded[joint_body[j, 1]]) - 1
+        if g < 0:
+            continue
+        end = row_start[j] + row_count[j]
+        for r in range(end - N_FREE[joint_type[j]], end):
+            energy[g, col] += 0.5 * row_lambda[r] * rate[r]
 
 
 # the energy projection scales velocities by at most this per step (a deficit beyond it is
@@ -568,38 +611,40 @@ def mark_touching(grounded, energy, crows):
 
 
 @helper(cache=True, _nrt=False)
-def energy_projection(bodies, gravity, grounded, energy):
+def energy_projection(bodies, gravity, h, grounded, energy):
     """Dinev, Liu & Kavan 2018's energy projection in the velocities alone, per grounded
     group k: the least change of its V in the mass metric that brings its energy to
     E* = target + s·w1 (target = energy[k−1, 0] + energy[k−1, 1] + owed: E_n, the loads'
     work but for the last half-substep's and what earlier steps could not restore;
     w1 = energy[k−1, 2]: that work at the scaled end velocities, the trapezoid's second
     half, h/2 Σ F·V) is V ← s V (the closest point of the ellipsoid ½VᵀMV = K* to V), s
-    from s²K − s·w1 = target − U. s ≤ ENERGY_SCALE_MAX: near a turning point, where every
+    from s²K − s·(w1 − P) = target − U, the energy being K + U + P (group_energies: U the
+    potential at x, P = ½h·Σ m g·V its half-substep lead). s ≤ ENERGY_SCALE_MAX: near a turning point, where every
     body is slow, the step's loss is beyond reach; it stays owed (E* − the energy
     reached) and is paid back as the group speeds up, so the budget is their paper's
     E_0 + the loads' work. A change within round-off of the energy is left alone (a
     resting chain's noise is never amplified). Groups touched by a contact in the step
     (energy[k−1, 5] = 0) are left alone and owed nothing. The scale of group k ends in
     energy[k−1, 3], its energy after in energy[k−1, E_AFTER]."""
-    group_energies(bodies, gravity, grounded, energy, 3)
+    group_energies(bodies, gravity, h, grounded, energy, 3)
     for k in range(energy.shape[0]):
-        potential = energy[k, 4]
-        kinetic = energy[k, 3] - potential
+        potential, lead = energy[k, 4], energy[k, 8]
+        kinetic = energy[k, 3] - potential - lead
         w1 = energy[k, 2]
+        w = w1 - lead                       # both linear in s
         target = energy[k, 0] + energy[k, 1] + energy[k, E_OWED]
         c = target - potential
         s = 1.0
         touched = energy[k, 5] == 0.0
-        if not touched and kinetic > 0.0 and abs(c + w1 - kinetic) > ENERGY_ROUNDOFF * (abs(target) + abs(potential) + kinetic
-                                                                       + abs(w1)):
-            disc = w1 * w1 + 4.0 * kinetic * c
-            s = w1 / (2.0 * kinetic)          # beyond reach (the positions alone hold more): the least
+        if not touched and kinetic > 0.0 and abs(c + w - kinetic) > ENERGY_ROUNDOFF * (abs(target) + abs(potential) + kinetic
+                                                                      + abs(w1) + abs(lead)):
+            disc = w * w + 4.0 * kinetic * c
+            s = w / (2.0 * kinetic)           # beyond reach (the positions alone hold more): the least
             if disc > 0.0:
                 s += math.sqrt(disc) / (2.0 * kinetic)
             s = min(max(s, 0.0), ENERGY_SCALE_MAX)
         energy[k, 3] = s
-        after = potential + s * s * kinetic
+        after = potential + s * lead + s * s * kinetic
         energy[k, E_AFTER] = after
         energy[k, E_OWED] = 0.0 if touched else target + s * w1 - after
     body_vel, body_omega = bodies.vel, bodies.omega

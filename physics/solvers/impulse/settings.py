@@ -56,10 +56,11 @@ SETTINGS = (
                  "resting on its stop through it)."),
     PROJECTION_ITERATIONS,
     Setting("keep_energy", "bool", True, label="keep energy",
-            help="Energy projection after a step with ideal joints only (no limit, friction or motor on any "
+            help="Energy projection after a step with joints whose work it counts only (no limit or motor on any "
                  "joint; no rope or mouse spring): the velocities of each group of bodies jointed to the ground and "
                  "touching nothing in the step are scaled (by at most 1 % a step) so that its energy is its "
-                 "energy when the run started (or was last edited) plus the loads' work, never above it. "
+                 "energy when the run started (or was last edited) plus the loads' and the joints' friction's "
+                 "work, never above it. "
                  "Takes back what the drift correction and the velocity solve at the start pose lose (~(ωh)² a step); "
                  "what a step cannot take back at once is owed and taken back over the next steps."),
 )
@@ -74,7 +75,7 @@ joint has a limit or a free row in use (friction or a motor), so rows may iterat
 the direct solve; projection: Newton iterations of seed 004's position projection after
 a step (0: off); projection_above: it runs only on steps whose joints drifted beyond
 this (m or rad; 0: every step); keep_energy: the energy projection after each step
-(not coupled to ropes or the mouse spring; the kernel adds: with ideal joints only)."""
+(not coupled to ropes or the mouse spring; with no limit or motor: ImpulseSolver.energy_inactive)."""
 
 
 def make_params(s, ticks_per_ms, direct, may_iterate, projection, projection_above, keep_energy):

@@ -3,6 +3,7 @@ kernel call and its stats."""
 import numpy as np
 
 from ...clock import ticks_per_ms
+from ...joint_rows import motors_in_use
 from .. import projection
 from ..base import Readout, SolverBase
 from ..stats import SolverStats
@@ -75,7 +76,7 @@ class ImpulseSolver(SolverBase):
         return make_params(s, ticks_per_ms(), self.uses_direct(world), self.may_iterate(world),
                            s["projection_iterations"] if s["post_projection"] or drift else 0,
                            0.0 if s["post_projection"] else s["projection_above"],
-                           s["keep_energy"] and not coupled)
+                           s["keep_energy"] and not coupled and self.energy_inactive(world) is None)
 
     def features(self, world, params):
         """The paths this world's step can take (step.Features): the kernel is compiled for
@@ -87,7 +88,7 @@ class ImpulseSolver(SolverBase):
         contacts = world.collides()
         project = params.projection > 0
         return Features(bool(params.direct), contacts, project,
-                        params.stabilization == SHAKE, bool(params.keep_energy and not params.may_iterate) or project,
+                        params.stabilization == SHAKE, bool(params.keep_energy) or project,
                         contacts and world.has_hulls())
 
     def begin(self, world, coupled):
@@ -122,14 +123,14 @@ class ImpulseSolver(SolverBase):
     def save_state(self, world):
         """What the step carries over beyond the world's state: the energy each grounded
         group is owed and its energy after the last step (keep_energy's budget)."""
-        return projection.projection_for(world).energy[:, projection.E_OWED:].copy()
+        return projection.projection_for(world).energy[:, projection.E_OWED:projection.E_AFTER + 1].copy()
 
     def restore_state(self, world, saved):
         """Back to a saved budget (World.restore_state); a budget of another layout is
         dropped (the next step starts afresh)."""
         energy = projection.projection_for(world).energy
-        if saved is not None and saved.shape == energy[:, projection.E_OWED:].shape:
-            energy[:, projection.E_OWED:] = saved
+        if saved is not None and saved.shape == energy[:, projection.E_OWED:projection.E_AFTER + 1].shape:
+            energy[:, projection.E_OWED:projection.E_AFTER + 1] = saved
 
     # ------------------------------------------------------------------ benchmarks
     def shorthand(self, text):
@@ -159,9 +160,13 @@ class ImpulseSolver(SolverBase):
 
     def energy_inactive(self, world):
         """Why keep_energy cannot act in this world (a short reason for the panel), or None:
-        a joint with a limit, friction or a motor dissipates or drives, which the energy
-        projection does not count."""
-        return "a joint has a limit, friction or a motor" if self.may_iterate(world) else None
+        a joint's limit (its impacts) or motor dissipates or drives, which the energy
+        projection does not count (friction's work it counts: projection.add_friction_work)."""
+        if world.model.joints.limit_on.any():
+            return "a joint has a limit"
+        if motors_in_use(world.model.joints, world.control.joints).any():
+            return "a joint has a motor"
+        return None
 
     def notes(self, world):
         why = self.energy_inactive(world) if self.settings["keep_energy"] else None

@@ -69,9 +69,10 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS):    # noqa: N803
         split = params.stabilization == SPLIT or (SHAKE and params.stabilization == SHAKE_CODE)
         may_iterate = params.may_iterate
         n_project = params.projection if PROJECT else 0
-        # the energy projection: only with ideal joints (a limit's impact, friction and motors
-        # dissipate or drive) and the loads' work known (not with ropes or the mouse spring)
-        keep_energy = ENERGY and params.keep_energy and not may_iterate
+        # the energy projection: only with joints whose work it counts (ideal ones, and friction:
+        # its impulses' work, add_friction_work; not a limit's impact or a motor, ImpulseSolver
+        # says) and the loads' work known (not with ropes or the mouse spring)
+        keep_energy = ENERGY and params.keep_energy
         grounded, energy = proj.grounded, proj.energy
         stats[S_CAPPED_STEPS] = 0.0
         stats[S_TOTAL_ITERATIONS] = 0.0
@@ -89,7 +90,7 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS):    # noqa: N803
             cut = False                         # the time cap cut one of the step's solves
             if ENERGY and keep_energy:          # E_n per grounded group; the loads' work from 0
                 if step == 0:
-                    projection.group_energies(bodies, gravity, grounded, energy, 0)
+                    projection.group_energies(bodies, gravity, h, grounded, energy, 0)
                     projection.open_energy_budget(energy)
                 else:                           # as the last step's energy projection left it
                     energy[:, 0] = energy[:, projection.E_AFTER]
@@ -116,9 +117,11 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS):    # noqa: N803
                 else:                           # the empty views, made once per call
                     crows, cwork, cdirect = crows0, cwork0, cdirect0
                 gather_forces(t, bodies, loads, force_acc, torque_acc)
-                if ENERGY and keep_energy:      # the loads' work, by the trapezoid over the substep
+                if ENERGY and keep_energy:      # the loads' and friction's work, by the trapezoid over the substep
                     projection.mark_touching(grounded, energy, crows)
                     projection.add_load_work(bodies, force_acc, torque_acc, grounded, energy, 1, 0.5 * h)
+                    if may_iterate:
+                        projection.friction_rates(bodies, joints, drives, rows, proj.rate0)
                 integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
                 if may_iterate:
                     speculative_limits(bodies, joints, rows, h, LIMIT_REACH)   # limits the joint may reach
@@ -144,6 +147,8 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS):    # noqa: N803
                     cut = cut or stats[S_CAPPED] != 0.0
                     if split:
                         solve_positions(params, h, rows, work, body_pvel, body_pomega, row_direct, crows, cwork, cdirect)
+                if ENERGY and keep_energy and may_iterate:
+                    projection.add_friction_work(joints, rows, grounded, energy, 1, proj.rate0)
                 if SHAKE and params.stabilization == SHAKE_CODE:
                     projection.shake_prepare(proj, bodies, joints, rows)     # the rows at q_n
                 if split:
@@ -165,14 +170,17 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS):    # noqa: N803
                 if ENERGY and keep_energy:
                     energy[:, 2] = 0.0
                     projection.add_load_work(bodies, force_acc, torque_acc, grounded, energy, 2, 0.5 * h)
+                    if may_iterate:
+                        projection.friction_rates(bodies, joints, drives, rows, proj.rate0)
+                        projection.add_friction_work(joints, rows, grounded, energy, 2, proj.rate0)
                     if sub < substeps - 1:
                         energy[:, 1] += energy[:, 2]
             if PROJECT and n_project > 0:       # post-stabilization: seed 004 eqs. 15-16
                 projection.project_positions_step(h, n_project, params.projection_above, bodies, joints, rows, proj,
                                                   stats[S_VIOLATION:S_VIOLATION + 4])
                 proj.fresh[0] = 0
-            if ENERGY and keep_energy:          # back to E_n + the loads' work (Dinev, Liu & Kavan 2018)
-                projection.energy_projection(bodies, gravity, grounded, energy)
+            if ENERGY and keep_energy:          # back to E_n + the loads' and friction's work (Dinev, Liu & Kavan 2018)
+                projection.energy_projection(bodies, gravity, h, grounded, energy)
             stats[S_SOLVE_TICKS] = solve_ticks
             if blown_up(bodies, max_speed, max_spin):
                 return step
