@@ -11,15 +11,17 @@ approaches faster than the restitution threshold collides with its own restituti
 manifold's points together, by projected Gauss–Seidel on its K = J M⁻¹ Jᵀ ≤ 4×4, so a
 box landing flat bounces flat), and the impulse it takes moves the two bodies, so the
 next pair sees it. Sweeps repeat until no pair approaches faster than the threshold
-(or min(pairs + 8, MAX_SWEEPS) sweeps). A Newton's cradle hands the first ball's
-momentum down the row (the last ball leaves, the others stay); a small ball resting on
-a big one that hits the floor leaves at (3m₁ − m₂)/(m₁ + m₂)·v.
+(or min(pairs + 8, MAX_SWEEPS) sweeps); then passes of the same kind with e = 0 take
+what still approaches inelastically (GBF03's last pass), so a pair that separated keeps
+its speed unless a later collision changes it. A Newton's cradle hands the first ball's
+momentum down the row (the last ball leaves, the others stay; with e < 1 at
+((1 + e)/2)ⁿ⁻¹ of the first's speed); a small ball resting on a big one that hits the
+floor leaves at (3m₁ − m₂)/(m₁ + m₂)·v.
 
 Then the contact rows of those groups are re-targeted for the step's solve: a point of
 a pair that collided keeps its separation speed (ġ ≥ max(ġ⁺, 0): the step's gravity or
 motor does not take back what the impact gave, as the impulse family's restitution
-target), the other touching points rest (ġ ≥ 0: what the sweeps left approaching is
-taken inelastically, GBF03's last pass), and a gap keeps physics/contacts.py's rule at
+target), the other touching points rest (ġ ≥ 0), and a gap keeps physics/contacts.py's rule at
 the new speeds (a bouncing approach waits until it touches, else ġ ≥ −gap/h).
 
 Where: only groups (bodies joined by touching or near contacts, not through static
@@ -49,6 +51,7 @@ from .row_ops import scatter_row
 
 TOUCH = 1e-9            # m: a gap below this is touching (bodies placed touching, to round-off)
 MAX_SWEEPS = 64         # sweeps over a step's pairs at most
+INELASTIC_REST = 1e-9   # m/s: the inelastic passes leave a pair approaching slower than this to the step's solve
 BLOCK_PASSES = 30       # Gauss–Seidel passes over a manifold's points in one collision
 I_GAP, I_E, I_COLLIDED, I_TARGET, I_LAMBDA = range(5)   # ContactWork.impact's columns per contact row
 
@@ -216,6 +219,26 @@ def propagate_impacts(contacts, crows, bodies, h, reach):
             break
     if n_collisions == 0:
         return 0
+    # the last passes: what still approaches is taken inelastically, pair by pair, so a
+    # pair that collided keeps the separation it took unless a later collision changes it
+    for _ in range(min(n_prop + 8, MAX_SWEEPS)):
+        collided = 0
+        for k in range(nb):
+            start = block_start[k]
+            a, b = row_body[start, 0], row_body[start, 1]
+            if _group(graph, inv_mass, a, b) < 2:
+                continue
+            f0 = _normal_end(row_kind, start, start + block_count[k])
+            fastest = 0.0
+            for r in range(start, f0):
+                vn = row_velocity(row_J, r, a, b, vel, omega)
+                if _in_contact(impact[r, I_GAP], vn, reach, h):
+                    fastest = min(fastest, vn)
+            if fastest < -INELASTIC_REST and _collide(row_J, start, f0, a, b, 0.0, reach, h, impact, mass, minv_jt,
+                                                      bodies):
+                collided += 1
+        if collided == 0:
+            break
     # the rows' targets for the step's solve, at the new speeds
     for k in range(nb):
         start = block_start[k]
