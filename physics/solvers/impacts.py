@@ -101,6 +101,18 @@ def _normal_end(row_kind, start, end):
 
 
 @helper(cache=True, error_model="numpy", _nrt=False)
+def _fastest_approach(row_J, start, f0, a, b, vel, omega, impact, reach, h):
+    """The most negative normal speed ġ (m/s) among a manifold's normal rows start…f0−1 in
+    contact (0 if none approaches)."""
+    fastest = 0.0
+    for r in range(start, f0):
+        vn = row_velocity(row_J, r, a, b, vel, omega)
+        if _in_contact(impact[r, I_GAP], vn, reach, h):
+            fastest = min(fastest, vn)
+    return fastest
+
+
+@helper(cache=True, error_model="numpy", _nrt=False)
 def _collide(row_J, start, f0, a, b, e, reach, h, impact, mass, minv_jt, bodies):
     """One two-body collision of a manifold's normal rows start…f0−1, those in contact at
     its start: ġ⁺_i ≥ −e·min(ġ⁻_i, 0) with impulses λ_i ≥ 0 complementary to it
@@ -193,52 +205,34 @@ def propagate_impacts(contacts, crows, bodies, h, reach):
             n_prop += 1
     if n_prop == 0:
         return 0
-    # the sweeps: every pair in contact approaching faster than the threshold collides
+    # the sweeps: every pair in contact approaching faster than the threshold collides with
+    # its own e; then the last passes: what still approaches is taken inelastically, pair by
+    # pair, so a pair that collided keeps the separation it took unless a later one changes it
     n_collisions = 0
-    for _ in range(min(n_prop + 8, MAX_SWEEPS)):
-        collided = 0
-        for k in range(nb):
-            start = block_start[k]
-            a, b = row_body[start, 0], row_body[start, 1]
-            if _group(graph, inv_mass, a, b) < 2:
-                continue
-            f0 = _normal_end(row_kind, start, start + block_count[k])
-            fastest = 0.0
-            for r in range(start, f0):
-                vn = row_velocity(row_J, r, a, b, vel, omega)
-                if _in_contact(impact[r, I_GAP], vn, reach, h):
-                    fastest = min(fastest, vn)
-            if fastest >= -threshold:
-                continue
-            if _collide(row_J, start, f0, a, b, impact[start, I_E], reach, h, impact, mass, minv_jt, bodies):
-                collided += 1
-                for r in range(start, f0):
-                    impact[r, I_COLLIDED] = 1.0
-        n_collisions += collided
-        if collided == 0:
-            break
-    if n_collisions == 0:
-        return 0
-    # the last passes: what still approaches is taken inelastically, pair by pair, so a
-    # pair that collided keeps the separation it took unless a later collision changes it
-    for _ in range(min(n_prop + 8, MAX_SWEEPS)):
-        collided = 0
-        for k in range(nb):
-            start = block_start[k]
-            a, b = row_body[start, 0], row_body[start, 1]
-            if _group(graph, inv_mass, a, b) < 2:
-                continue
-            f0 = _normal_end(row_kind, start, start + block_count[k])
-            fastest = 0.0
-            for r in range(start, f0):
-                vn = row_velocity(row_J, r, a, b, vel, omega)
-                if _in_contact(impact[r, I_GAP], vn, reach, h):
-                    fastest = min(fastest, vn)
-            if fastest < -INELASTIC_REST and _collide(row_J, start, f0, a, b, 0.0, reach, h, impact, mass, minv_jt,
-                                                      bodies):
-                collided += 1
-        if collided == 0:
-            break
+    for phase in range(2):
+        elastic = phase == 0
+        slowest = threshold if elastic else INELASTIC_REST
+        for _ in range(min(n_prop + 8, MAX_SWEEPS)):
+            collided = 0
+            for k in range(nb):
+                start = block_start[k]
+                a, b = row_body[start, 0], row_body[start, 1]
+                if _group(graph, inv_mass, a, b) < 2:
+                    continue
+                f0 = _normal_end(row_kind, start, start + block_count[k])
+                if _fastest_approach(row_J, start, f0, a, b, vel, omega, impact, reach, h) >= -slowest:
+                    continue
+                e = impact[start, I_E] if elastic else 0.0
+                if _collide(row_J, start, f0, a, b, e, reach, h, impact, mass, minv_jt, bodies):
+                    collided += 1
+                    if elastic:
+                        for r in range(start, f0):
+                            impact[r, I_COLLIDED] = 1.0
+            n_collisions += collided
+            if collided == 0:
+                break
+        if n_collisions == 0:
+            return 0
     # the rows' targets for the step's solve, at the new speeds
     for k in range(nb):
         start = block_start[k]
