@@ -94,8 +94,9 @@ and (through joints) to a static one, else 0 (the impulse step's energy projecti
 each such group alone); energy (groups, 9) per group the step's E_n, the work of the loads
 and of the joints' friction, that work in the step's last half-substep, two scratch numbers,
 1 while no contact touched the group in the step, the energy still owed to it (J), its
-energy after the last step and a scratch number (impulse_kernel: energy_projection); rate0 (rows,) the friction
-rows' speeds at a substep's start (friction_rates)."""
+energy after the last step and the part of its energy linear in the velocities
+(group_energies; impulse_kernel: energy_projection); rate0 (rows,) the friction rows'
+speeds at a substep's start (friction_rates)."""
 
 N_ENERGY = 9        # the columns of Projection.energy
 E_OWED, E_AFTER = 6, 7
@@ -636,8 +637,8 @@ def energy_projection(bodies, gravity, h, grounded, energy):
         c = target - potential
         s = 1.0
         touched = energy[k, 5] == 0.0
-        if not touched and kinetic > 0.0 and abs(c + w - kinetic) > ENERGY_ROUNDOFF * (abs(target) + abs(potential) + kinetic
-                                                                      + abs(w1) + abs(lead)):
+        scale = abs(target) + abs(potential) + kinetic + abs(w1) + abs(lead)
+        if not touched and kinetic > 0.0 and abs(c + w - kinetic) > ENERGY_ROUNDOFF * scale:
             disc = w * w + 4.0 * kinetic * c
             s = w / (2.0 * kinetic)           # beyond reach (the positions alone hold more): the least
             if disc > 0.0:
