@@ -67,7 +67,7 @@ def test_door_pushed_by_60_N_m_against_20_N_m_of_friction_turns_at_net_tau_t_ove
     """Seed 001's push against its friction hinge: 60 N·m for 0.33 s against 20 N·m, so
     ω(0.33 s) = (60 − 20)·t/I (the door slides throughout), within 0.05 % on each path.
     The energy projection counts the friction impulses' work by the same trapezoid as the
-    torque's (measured: 3e-14 direct, 6e-10 iterative; without it +0.39 % and −0.10 %)."""
+    torque's, so the split impulses' loss is taken back as in the frictionless push."""
     w, inertia = _door(friction=20.0, method=method)
     w.add_load("door", torque=(0, 0, 60.0), start=0.0, end=0.33)
     w.advance_steps(33)
@@ -126,9 +126,8 @@ def test_hinge_chain_released_from_horizontal_keeps_its_joints_within_2_mm(links
 @pytest.mark.parametrize("links", [10, 30])
 def test_hinge_chain_released_from_horizontal_keeps_its_energy_for_a_second(links):
     """At the defaults, over the first second the kept energy stays within 0.1 % of m·g·L/2
-    and never gains beyond round-off (measured: 10 links −0.02 % … 0, 30 links −0.00 % … 0;
-    without the energy projection −16.7 % and −9.9 %); K + U(x) swings around it by the
-    half-substep lead, within 2.5 % (measured 1.7 % and 0.9 %)."""
+    and never gains beyond round-off; K + U(x) swings around it by the half-substep lead
+    ½h·Σ m g·v, within 2.5 %."""
     _, lo, hi, swing = _released_chain(links)
     assert lo >= -0.001 and hi <= 1e-9
     assert swing <= 0.025

@@ -108,8 +108,8 @@ def test_cradle_with_e_below_1_sends_the_last_ball_off_at_the_sequential_collisi
     """n touching balls, restitution e, the first striking at v = 1 m/s, hanging on joints
     or free in zero gravity: after the impact step the last ball moves at ((1 + e)/2)ⁿ⁻¹·v
     and the others together at v·(1 − ((1 + e)/2)ⁿ⁻¹)/(n − 1) (module docstring), within
-    2 % of v hanging (the joints answer after the collisions) and 0.1 % free (measured:
-    4e-4 at most, the inelastic passes' convergence)."""
+    2 % of v hanging (the joints answer after the collisions) and 0.1 % free (what the
+    inelastic passes leave unconverged)."""
     v = 1.0
     if hanging:
         w, balls = _cradle(solver, dt, n=n, v=v, e=e)
