@@ -23,6 +23,7 @@ Joint readouts `joint_q[j, k]` are the angle (rad) or slide (m) of free DOF k, u
 over full turns; for a spherical joint q = (swing, twist, 0).
 """
 import math
+from collections import namedtuple
 
 import numpy as np
 from .jit import kernel, helper
@@ -403,9 +404,22 @@ def free_rows_in_use(model_joints, control_joints):
     """Per joint (int64, 0/1): 1 where its free rows act this step — a motor on a 1-DOF
     joint, or friction on a joint with free DOFs (what write_drive_rows makes FREE_MOTOR or
     FREE_FRICTION). The one place this is decided; solvers and the World ask it."""
-    nf = N_FREE[model_joints.type]
-    motor = motors_in_use(model_joints, control_joints)
-    return (motor | ((nf > 0) & (model_joints.friction > 0.0))).astype(np.int64)
+    return drive_use(model_joints, control_joints).free
+
+
+DriveUse = namedtuple("DriveUse", "free any_free limits motors")
+"""What the joints' limit and free rows do this step: free (per joint, free_rows_in_use),
+any_free (some joint's free rows act), limits (some joint has a limit on), motors (some
+1-DOF joint has a motor on)."""
+
+
+def drive_use(model_joints, control_joints):
+    """DriveUse of the joints' current limits, friction and motor modes."""
+    n_free = N_FREE[model_joints.type]
+    motor = (n_free == 1) & (control_joints.motor_mode != MOTOR_OFF)        # motors_in_use
+    free = motor | ((n_free > 0) & (model_joints.friction > 0.0))
+    return DriveUse(free.astype(np.int64), np.count_nonzero(free) > 0, np.count_nonzero(model_joints.limit_on) > 0,
+                    np.count_nonzero(motor) > 0)
 
 
 @helper(cache=True, error_model="numpy", _nrt=False)

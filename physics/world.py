@@ -1112,9 +1112,8 @@ class World:
         mb = self.model.bodies
         if not self.contact_model.settings["enabled"]:
             return False
-        on = mb.collide.astype(bool)
-        on[0] = False
-        return bool((on & (mb.inv_mass > 0.0)).any() and on.sum() >= 2)
+        on = mb.collide[1:] != 0
+        return np.count_nonzero(on) >= 2 and np.count_nonzero(on & (mb.inv_mass[1:] > 0.0)) > 0
 
     def has_hulls(self):
         """Whether some colliding body is a convex hull or a compound (Convex, Compound):

@@ -116,18 +116,22 @@ class SolverBase:
         for another call (after_run), else at a blow-up. `coupled`: the velocities already
         hold this step's gravity and forces (World._coupled_step). Returns the steps done
         before a blow-up (n when none)."""
-        call = self.begin(world, coupled)
-        call["n"] = n
-        done = 0
-        while done < n:
-            chunk = n - done
-            k = self.run(world, call, chunk, world.time + done * world.dt)
-            grew = world.contacts_stepped()
-            done += k
-            again = self.after_run(world, call, k)
-            if k < chunk and not (grew or again):
-                break                       # blew up
-        self.stats = self.finish(world, call, done)
+        self._call_drives = self.drive_use(world)     # asked once per call (drive_use)
+        try:
+            call = self.begin(world, coupled)
+            call["n"] = n
+            done = 0
+            while done < n:
+                chunk = n - done
+                k = self.run(world, call, chunk, world.time + done * world.dt)
+                grew = world.contacts_stepped()
+                done += k
+                again = self.after_run(world, call, k)
+                if k < chunk and not (grew or again):
+                    break                       # blew up
+            self.stats = self.finish(world, call, done)
+        finally:
+            self._call_drives = None
         return done
 
     def begin(self, world, coupled):
@@ -149,10 +153,19 @@ class SolverBase:
     def finish(self, world, call, done):
         return SolverStats(steps=done)
 
+    _call_drives = None          # drive_use's answer during a step call (nothing changes them there)
+
+    def drive_use(self, world):
+        """What the joints' limits, friction and motors do (joint_rows.DriveUse): the same
+        answer through one step call, asked of the arrays outside one."""
+        if self._call_drives is not None:
+            return self._call_drives
+        from ..joint_rows import drive_use
+        return drive_use(world.model.joints, world.control.joints)
+
     def free_rows_used(self, world):
         """Per joint, 1 where its free rows carry friction or a motor (joint_rows says)."""
-        from ..joint_rows import free_rows_in_use
-        return free_rows_in_use(world.model.joints, world.control.joints)
+        return self.drive_use(world).free
 
     # ------------------------------------------------------------------ state between steps
     def save_state(self, world):

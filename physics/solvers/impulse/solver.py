@@ -3,7 +3,6 @@ kernel call and its stats."""
 import numpy as np
 
 from ...clock import ticks_per_ms
-from ...joint_rows import motors_in_use
 from .. import projection
 from ..base import Readout, SolverBase
 from ..stats import SolverStats
@@ -63,7 +62,8 @@ class ImpulseSolver(SolverBase):
     def may_iterate(self, world):
         """Whether a joint has a limit or a free row in use (friction or a motor): rows that
         may iterate on some step, and that dissipate or drive."""
-        return bool(world.model.joints.limit_on.any() or self.free_rows_used(world).any())
+        use = self.drive_use(world)
+        return use.limits or use.any_free
 
     # ------------------------------------------------------------------ the step
     def params(self, world, coupled):
@@ -72,7 +72,7 @@ class ImpulseSolver(SolverBase):
         # with limits: the projection holds the equality rows only and would push a joint
         # resting on its stop through it
         s = self.settings
-        drift = s["projection_above"] > 0 and not world.model.joints.limit_on.any()
+        drift = s["projection_above"] > 0 and not self.drive_use(world).limits
         return make_params(s, ticks_per_ms(), self.uses_direct(world), self.may_iterate(world),
                            s["projection_iterations"] if s["post_projection"] or drift else 0,
                            0.0 if s["post_projection"] else s["projection_above"],
@@ -162,9 +162,10 @@ class ImpulseSolver(SolverBase):
         """Why keep_energy cannot act in this world (a short reason for the panel), or None:
         a joint's limit (its impacts) or motor dissipates or drives, which the energy
         projection does not count (friction's work it counts: projection.add_friction_work)."""
-        if world.model.joints.limit_on.any():
+        use = self.drive_use(world)
+        if use.limits:
             return "a joint has a limit"
-        if motors_in_use(world.model.joints, world.control.joints).any():
+        if use.motors:
             return "a joint has a motor"
         return None
 

@@ -93,7 +93,8 @@ class LcpSolver(SolverBase):
     # ------------------------------------------------------------------ the step (SolverBase.step)
     def params(self, world, coupled):
         """Params of the settings; may_iterate: a limit on, or a free row in use."""
-        may_iterate = bool(world.model.joints.limit_on.any()) or bool(self.free_rows_used(world).any())
+        use = self.drive_use(world)
+        may_iterate = use.limits or use.any_free
         return make_params(self.settings, ticks_per_ms(), may_iterate)
 
     def begin(self, world, coupled):
