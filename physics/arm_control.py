@@ -21,7 +21,9 @@ then adds Δq to the joints' position-servo targets (the World's motors: the ser
 the dynamics). Summed on the targets, the steps integrate the measured miss away (the
 servos' sag under gravity included); the error is taken from the tip predicted
 `lookahead` s ahead, x̂ = x + J q̇ T, a damping term that keeps the servos' lag from
-making the loop ring; a program's own motion is fed forward. The arm keeps no state of
+making the loop ring (with gain·lookahead below 1: servos that follow a target within a
+tick turn it into −gain·T times the last tick's step, and at 1 it undoes every step, a
+ring at half the tick rate); a program's own motion is fed forward. The arm keeps no state of
 its own (its command is the motors' targets): a restored World state replays alike. Joint limits:
 a joint whose target would pass a limit is clamped there and its column removed, and the
 rest solved again (clamping). A redundant arm (more joints than task rows)
@@ -100,7 +102,7 @@ class Arm:
     """A Cartesian target for one robot (see the module docstring).
 
     tip, tip_offset: the controlled point, on a URDF link (m, in the link's frame).
-    gripper: a URDF joint that opens/closes (its mimic followers follow), with its
+    gripper: a URDF joint that opens/closes (its mimic followers follow: coupling rows), with its
     positions `gripper_open`, `gripper_closed` and the servo force while gripping.
     period: s between control ticks. gain: 1/s (task-space time constant 1/gain).
     damping: λ of the DLS step (m). max_speed: m/s of the tip's commanded motion.
@@ -108,7 +110,7 @@ class Arm:
 
     def __init__(self, world, robot, tip, tip_offset=(0.0, 0.0, 0.0), gripper=None, gripper_open=None,
                  gripper_closed=None, gripper_force=None, period=0.01, gain=20.0, damping=0.05, max_speed=1.0,
-                 lookahead=0.05):
+                 lookahead=0.04):
         if tip not in robot.model.links:
             raise ValueError(f"robot {robot.name!r}: no link {tip!r} (tip)")
         self.world, self.robot, self.tip_link = world, robot, tip
@@ -145,15 +147,12 @@ class Arm:
             self.gripper_closed = spec.upper if gripper_closed is None else float(gripper_closed)
             self.gripper_force = robot.effort[gripper] if gripper_force is None else float(gripper_force)
             self.gripper_speed = robot.velocity[gripper] or math.inf
-            self.gripper_followers = {f: (m, o) for f, (lead, m, o) in robot.mimic.items() if lead == gripper}
             self.gripper_closed_now = False
         self.index = np.array([j.index for j in self.joints])
         self.driven = [j.index for j in self.joints]      # motors it sets (World.restore_state restores them)
         if gripper is not None:
-            self.driven += [world.joint(robot.joints[n]).index for n in [gripper, *self.gripper_followers]]
+            self.driven.append(world.joint(robot.joints[gripper]).index)
             self._gripper_index = world.joint(robot.joints[gripper]).index
-            self._followers = np.array([world.joint(robot.joints[n]).index for n in self.gripper_followers], int)
-            self._mimic = np.array(list(self.gripper_followers.values()), float).reshape(-1, 2)
         # the joints' axes and anchors in their child bodies' frames (fixed by the URDF): the
         # Jacobian turns them into the world with the bodies' present orientations
         mj = world.model.joints
@@ -227,7 +226,6 @@ class Arm:
         start = min(mo["target"], j.angle) if mo["mode"] == "position" else j.angle     # from where it stalled
         j.set_motor("position", start if open else self.gripper_closed, max_force=self.gripper_force,
                     frequency=mo["frequency"], damping=mo["damping"])
-        self._follow_gripper()
 
     def _ramp_gripper(self):
         """The opening gripper servo's target one tick further towards open (at most the
@@ -277,22 +275,6 @@ class Arm:
                 self._grip_key = i
                 self.gripper(open=k[3] == "open")
 
-    def _follow_gripper(self):
-        """Mimic followers servo on m·q + o of the gripper joint's measured position: on an
-        object the gripper stalls short of its target, and the fingers stay parallel."""
-        w = self.world
-        w._ensure_rows()
-        q = w.state.joints.q[self._gripper_index, 0]
-        c = w.control.joints
-        if np.all(c.motor_mode[self._followers] == MOTOR_POSITION):
-            c.motor_target[self._followers] = self._mimic[:, 0] * q + self._mimic[:, 1]
-            return
-        for name, (m, o) in self.gripper_followers.items():
-            j = self.world.joint(self.robot.joints[name])
-            mo = j.motor
-            j.set_motor("position", m * q + o, max_force=mo["max_force"], frequency=mo["frequency"],
-                        damping=mo["damping"])
-
     # ------------------------------------------------------------------ control tick
     def update(self, world=None):
         """One control tick: a DLS step of the joint targets towards the tip target."""
@@ -303,7 +285,6 @@ class Arm:
             self._run_program(self.world.time)
         if self.gripper_joint is not None:
             self._ramp_gripper()
-            self._follow_gripper()
         if self.target is None:
             return
         w = self.world

@@ -1,11 +1,12 @@
 """Model, state, control and the row table: the World's arrays, by who changes them.
 
     Model    what the user edits: bodies' mass properties, joints (type, frames, limits,
-             friction, motor strength), the row layout, Δt, gravity. An edit that changes
-             the layout (a body, joint or row added) bumps `version`; the World then
-             tells every solver (`model_changed`).
-    State    what time changes: poses, velocities, joint readouts, the rows' accumulated
-             impulses, time. `World.save_state()` / `restore_state()` copy it whole.
+             friction, motor strength), the row layout, the couplings between joints
+             (a URDF's mimic joints), Δt, gravity. An edit that changes the layout (a
+             body, joint, row or coupling added) bumps `version`; the World then tells
+             every solver (`model_changed`).
+    State    what time changes: poses, velocities, joint readouts, the rows' and couplings'
+             accumulated impulses, time. `World.save_state()` / `restore_state()` copy it whole.
     Control  what drives the model from outside: body forces, scripted loads, motor
              modes and targets (the motor program and the mouse spring live on World).
     Rows     the row table (joint_rows.py writes it from the state each step): per row
@@ -13,7 +14,7 @@
              the model and its impulse in the state. Solvers read rows.
     Work     scratch arrays of the step (force accumulators, M⁻¹Jᵀ, effective masses).
 
-Every array is one entry per body (index 0 is the static world), per joint or per row,
+Every array is one entry per body (index 0 is the static world), per joint, per row or per coupling,
 in SI units; vectors (n, 3) float64, quaternions (n, 4) as (x, y, z, w), Jacobians
 (n, 12) as [linear a, angular a, linear b, angular b]. The numba kernels receive them as
 the named tuples below (Env, Bodies, Loads, Joints, Drives, Rows, Scratch), built per call from the tables.
@@ -38,6 +39,15 @@ Joints = namedtuple("Joints", "type body anchor_a anchor_b frame_a frame_b limit
 frame_a/b (m,4) body-local joint frame; limit_lo/hi (m,3) per free DOF (rad or m), limit_on (m,3);
 row_start/row_count (m,) the joint's rows; q, qd (m,3) readouts of the free DOFs (rad or m, /s);
 err (m,) largest violation (m or rad); free_used (m,) 1 if the solver uses the free rows."""
+Couplings = namedtuple("Couplings", "joint ratio offset body J minv mass C impulse impulse_pos W L S order vec")
+"""Coupling rows q_f = ratio·q_l + offset between two 1-DOF joints (solvers/couplings.py; a
+kernel gets None for a world without any), per coupling: joint (k,2) follower, leader;
+ratio, offset (k,); the row as two halves in the row format: body (k,2,2) each half's two
+bodies, J (k,2,12), minv (k,2,12) M⁻¹Jᵀ; mass (k,) 1/(J M⁻¹ Jᵀ); C (k,) value (rad or m);
+impulse (k,) accumulated (state); impulse_pos (k,) split impulses. Their solve with a
+joint tree's: W (k,n,6) the tree's velocity response to a unit impulse of each, L (k,r)
+the tree rows' impulses in it, S (k,k) J W and its factor, order (k+1,) the factor's row
+order then its rank, vec (3,k) right-hand side, multipliers, scratch."""
 Drives = namedtuple("Drives", "friction motor_mode motor_target motor_max motor_freq motor_damping")
 """friction (m,) N·m or N; motor_mode (m,) 0 off / 1 velocity / 2 position; motor_target (m,) rad(/s) or
 m(/s); motor_max (m,) N·m or N; motor_freq (m,) Hz; motor_damping (m,) damping ratio."""
@@ -79,6 +89,7 @@ class Model:
                                  motor_max=((), F, 0.0), motor_freq=((), F, 20.0), motor_damping=((), F, 1.0))
         self.rows = ArrayTable(joint=((), I, -1), kind=((), I, 0), rot=((), I, 0), body=((2,), I, 0))
         self.blocks = ArrayTable(row_start=((), I, 0), row_count=((), I, 0))   # rows sharing two bodies
+        self.couplings = ArrayTable(joint=((2,), I, 0), ratio=((), F, 1.0), offset=((), F, 0.0))
         self.body_info, self.joint_info = [], []
         self.version = 0
 
@@ -92,6 +103,7 @@ class State:
                                  omega=((3,), F, 0.0))
         self.joints = ArrayTable(q=((3,), F, 0.0), qd=((3,), F, 0.0), err=((), F, 0.0))
         self.rows = ArrayTable(impulse=((), F, 0.0))
+        self.couplings = ArrayTable(impulse=((), F, 0.0))
         self.time = 0.0             # s: epoch_time + (step_count − epoch_step)·Δt
         self.step_count = 0
         self.epoch_time = 0.0       # time and step count when Δt last changed
@@ -99,12 +111,14 @@ class State:
 
     def copy(self):
         return {"bodies": self.bodies.copy(), "joints": self.joints.copy(("q", "qd")),
-                "rows": self.rows.copy(), "clock": (self.time, self.step_count, self.epoch_time, self.epoch_step)}
+                "rows": self.rows.copy(), "couplings": self.couplings.copy(),
+                "clock": (self.time, self.step_count, self.epoch_time, self.epoch_step)}
 
     def load(self, saved):
         self.bodies.load(saved["bodies"])
         self.joints.load(saved["joints"])
         self.rows.load(saved["rows"])
+        self.couplings.load(saved["couplings"])
         self.time, self.step_count, self.epoch_time, self.epoch_step = saved["clock"]
 
 
@@ -128,6 +142,9 @@ class Work:
                                hi=((), F, np.inf), bias=((), F, 0.0), mass_scale=((), F, 1.0),
                                impulse_scale=((), F, 0.0), minv_jt=((12,), F, 0.0), mass=((), F, 0.0),
                                bound=((), F, 0.0), impulse_pos=((), F, 0.0))
+        self.couplings = ArrayTable(body=((2, 2), I, 0), J=((2, 12), F, 0.0), minv=((2, 12), F, 0.0),
+                                    mass=((), F, 0.0), C=((), F, 0.0), impulse_pos=((), F, 0.0))
+        self.coupling_solve = ()        # Couplings.W, L, S, order, vec (coupling_bundle)
         self.body_row_ptr = np.zeros(1, I)
         self.body_row_idx = np.zeros((0, 2), I)
         self.zero_force = np.zeros((0, 3))
@@ -161,6 +178,20 @@ def bundles(model, state, control, work, free_used, coupled=False):
                  model.blocks.row_count),
             Scratch(wb.force_acc, wb.torque_acc, wb.pvel, wb.pomega, wb.inv_inertia_world, wr.minv_jt, wr.mass,
                  wr.bound, wr.impulse_pos, work.body_row_ptr, work.body_row_idx))
+
+
+def coupling_bundle(model, state, work):
+    """The Couplings bundle of the model's couplings, None without any. The arrays of
+    their solve with a joint tree (W, L, S, order, vec) are sized here for the layout."""
+    mc, wc = model.couplings, work.couplings
+    k = mc.count
+    if k == 0:
+        return None
+    shapes = ((k, model.bodies.count, 6), (k, model.rows.count), (k, k), (k + 1,), (3, k))
+    if tuple(a.shape for a in work.coupling_solve) != shapes:
+        work.coupling_solve = tuple(np.zeros(s, I if len(s) == 1 else F) for s in shapes)
+    return Couplings(mc.joint, mc.ratio, mc.offset, wc.body, wc.J, wc.minv, wc.mass, wc.C, state.couplings.impulse,
+                     wc.impulse_pos, *work.coupling_solve)
 
 
 _ZERO3 = np.zeros(3)

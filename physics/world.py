@@ -24,7 +24,7 @@ from .joint_rows import MOTOR_MODES, MOTOR_OFF, ROW_EQ, ROW_FREE, ROW_LIMIT, com
 from .joint_types import BY_CODE, JOINT_TYPES, SPHERICAL, UNIVERSAL
 from .integrate import body_energy, gather_forces, integrate_velocities
 from .contacts import Contacts
-from .model import Control, Model, State, Work, bundles
+from .model import Control, Model, State, Work, bundles, coupling_bundle
 from .runaway import RunawayWatch
 from .quat import frame_from_axes, q_conj, q_from_matrix, q_mul, q_rotate, q_to_matrix, qmul, rotate
 from .settings import DT, GYROSCOPIC
@@ -795,6 +795,46 @@ class World:
             out[dof] = (lo, hi)
         return out
 
+    def add_coupling(self, follower, leader, ratio=1.0, offset=0.0):
+        """Tie joint `follower`'s position to joint `leader`'s: q_f = ratio·q_l + offset (rad
+        or m; a URDF <mimic>), a coupling row the families in whose HONOURS "couplings" is
+        solve with the joints (physics/solvers/couplings.py). Both must be 1-DOF joints
+        (revolute or prismatic); a joint follows at most one other."""
+        names = []
+        for role, name in (("follower", follower), ("leader", leader)):
+            if not isinstance(name, str) or name not in self._joint_index:
+                raise ValueError(f"coupling: {role} {name!r} is not a joint")
+            j = self._joint_index[name]
+            if not JOINT_TYPES[self.model.joint_info[j].kind].motor:
+                raise ValueError(f"coupling: {role} {name!r} is a {self.model.joint_info[j].kind} joint; "
+                                 "couplings tie 1-DOF joints (revolute, prismatic)")
+            names.append(j)
+        f, lead = names
+        if f == lead:
+            raise ValueError(f"coupling: joint {follower!r} cannot follow itself")
+        mc = self.model.couplings
+        if f in mc.joint[:, 0]:
+            raise ValueError(f"coupling: joint {follower!r} already follows another joint")
+        ratio, offset = float(ratio), float(offset)
+        if not (math.isfinite(ratio) and math.isfinite(offset)):
+            raise ValueError(f"coupling {follower!r} ← {leader!r}: ratio and offset must be finite, "
+                             f"got {ratio!r}, {offset!r}")
+        c = mc.add()
+        self.state.couplings.add()
+        self.work.couplings.add()
+        mc.joint[c], mc.ratio[c], mc.offset[c] = (f, lead), ratio, offset
+        self._model_changed()
+
+    def coupling_data(self):
+        """The couplings as the kernels take them (model.Couplings), None without any."""
+        return coupling_bundle(self.model, self.state, self.work)
+
+    def couplings(self):
+        """The couplings between joints: [(follower, leader, ratio, offset)] (add_coupling)."""
+        mc, info = self.model.couplings, self.model.joint_info
+        return [(info[f].name, info[lead].name, float(m), float(o))
+                for (f, lead), m, o in zip(mc.joint.tolist(), mc.ratio, mc.offset)]
+
     def _index_body_rows(self):
         """work.body_row_ptr/body_row_idx: for each body, the (row, side) pairs of the
         equality and limit rows acting on it (CSR)."""
@@ -1053,8 +1093,9 @@ class World:
 
     def unhonoured(self):
         """What the active solver does not act on here: [(feature, names)] — "friction",
-        "motors" and "limits" set on joints, "contacts" (the moving colliding bodies) and
-        "restitution" (the colliding bodies with e > 0), kept for the families that do."""
+        "motors" and "limits" set on joints, "couplings" (the followers of add_coupling),
+        "contacts" (the moving colliding bodies) and "restitution" (the colliding bodies
+        with e > 0), kept for the families that do."""
         honours, m, c = self.active_solver.HONOURS, self.model.joints, self.control.joints
         mb = self.model.bodies
         driven = {e[1] for e in self._events}
@@ -1064,6 +1105,8 @@ class World:
         for feature, mask in used.items():
             if feature not in honours and mask.any():
                 out.append((feature, [self.model.joint_info[j].name for j in np.flatnonzero(mask)]))
+        if "couplings" not in honours and self.model.couplings.count:
+            out.append(("couplings", [f for f, *_ in self.couplings()]))
         if "contacts" not in honours and self.collides():
             movers = [self.model.body_info[i].name for i in range(1, mb.count) if mb.collide[i] and mb.inv_mass[i] > 0]
             out.append(("contacts", movers))
@@ -1165,6 +1208,7 @@ class World:
             h.update(repr([j.name for j in self.model.joint_info]).encode())
             h.update(np.ascontiguousarray(mj.type).tobytes() + np.ascontiguousarray(mj.body).tobytes())
             h.update(repr((self.model.rows.count, tuple(self.ropes))).encode())
+            h.update(np.ascontiguousarray(self.model.couplings.joint).tobytes())
             self._layout_key = (key, np.frombuffer(h.digest(), np.uint8).copy())
         return self._layout_key[1].copy()
 
@@ -1199,7 +1243,7 @@ class World:
         what = "restore_state: expected a state saved by World.save_state()"
         if not isinstance(s, dict):
             raise ValueError(f"{what}, got {type(s).__name__}")
-        missing = [k for k in ("layout", "bodies", "joints", "rows", "clock", "dt", "solvers") if k not in s]
+        missing = [k for k in ("layout", "bodies", "joints", "rows", "couplings", "clock", "dt", "solvers") if k not in s]
         if missing:
             raise ValueError(f"{what}; this one has no {', '.join(missing)}")
         layout = s["layout"]
@@ -1220,7 +1264,8 @@ class World:
             clock_ok = clock_ok and float(steps).is_integer() and float(epoch_step).is_integer()
             arrays = [(name, s[table][name], getattr(getattr(self.state, table), name))
                       for table, names in (("bodies", ("pos", "quat", "vel", "omega")), ("joints", ("q", "qd")),
-                                           ("rows", self.state.rows.names)) for name in names]
+                                           ("rows", self.state.rows.names),
+                                           ("couplings", self.state.couplings.names)) for name in names]
             dt = float(s["dt"])
         except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
             raise ValueError(f"{what}: {type(e).__name__}: {e}"[:300]) from None
@@ -1295,10 +1340,11 @@ class World:
         if old is None:
             return
         new = self.save_state()
-        for table in ("bodies", "joints", "rows"):
+        for table in ("bodies", "joints", "rows", "couplings"):
             for name, arr in old[table].items():
                 new[table][name][:len(arr)] = arr
         new["rows"]["impulse"][len(old["rows"]["impulse"]):] = 0.0
+        new["couplings"]["impulse"][len(old["couplings"]["impulse"]):] = 0.0
         for k in range(2):
             new["motors"][k][:len(old["motors"][k])] = old["motors"][k]
         new["ropes"].update({name: r for name, r in old["ropes"].items() if name in new["ropes"]})

@@ -240,8 +240,8 @@ def _pick_world(solver):
     arm = w.robots["xarm"].arm
     A = np.array([0.35, -0.15])
     arm.set_program([(0.0, (*A, 0.30), DOWN, "open"), (1.0, (*A, 0.30), DOWN, None),
-                     (1.6, (*A, 0.125), DOWN, None), (1.8, None, None, "closed"), (2.4, (*A, 0.125), DOWN, None),
-                     (3.2, (*A, 0.33), DOWN, None)])
+                     (1.6, (*A, 0.135), DOWN, None), (1.8, None, None, "closed"), (2.4, (*A, 0.135), DOWN, None),
+                     (3.2, (*A, 0.345), DOWN, None)])
     return w, arm
 
 

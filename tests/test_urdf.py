@@ -252,6 +252,8 @@ def test_written_urdf_loads_every_joint_kind_mimic_dynamics_and_fused_link(rig, 
     assert world.joint("rig/slide").friction == 0.3                         # <dynamics friction>
     assert robot.damping == {"slide": 0.1, "pivot": 0.02, "finger": 0.0}   # kept, not applied
     assert robot.mimic == {"finger": ("pivot", 0.5, 0.1)}
+    assert world.couplings() == [("rig/finger", "rig/pivot", 0.5, 0.1)]     # <mimic> → a coupling row
+    assert world.joint("rig/finger").motor["mode"] == "off"                   # the coupling carries it
     assert robot.velocity == {"slide": 1.5, "pivot": None, "finger": 2.0}
     motor = world.joint("rig/slide").motor                                  # effort → the servo's limit
     assert motor["mode"] == "position" and motor["max_force"] == 30.0 and motor["target"] == pytest.approx(0.1)
@@ -280,41 +282,59 @@ def test_written_urdf_loads_every_joint_kind_mimic_dynamics_and_fused_link(rig, 
     assert np.abs(world_inertia(world, "rig/arm") - com[:3, :3] @ tensor @ com[:3, :3].T).max() <= TOL * 0.02
 
 
-def test_pendulum_from_the_written_urdf_swings_with_the_physical_pendulum_period(rig):
-    """The carriage and the finger held by joint friction, the arm, its welded tip and the
-    finger swing on the continuous joint as one physical pendulum about a tilted axis:
-    T = 2π √(I_a / (M g⊥ d⊥)), I_a the moment about the axis, d⊥ the centre of mass's
-    distance from it, g⊥ gravity's part across it (all from this file's reading)."""
-    q0 = {"slide": 0.1, "pivot": 0.1, "finger": 0.5 * 0.1 + 0.1}
+def test_pendulum_from_the_written_urdf_swings_with_the_coupled_pendulums_period(rig):
+    """The carriage held by joint friction, the arm, its welded tip and the mimic finger
+    (q_f = 0.5 q + 0.1, a coupling row) swing on the continuous joint as one degree of
+    freedom q: small oscillations about the potential's minimum q* have the period
+    T = 2π √(I(q*) / U''(q*)), I(q) = Σ m |∂c/∂q|² + ω_qᵀ I_w ω_q the inertia the links'
+    motion per unit q̇ gives (ω_q from ∂R/∂q), U(q) = −Σ m g·c — all from this file's
+    reading, by finite differences of its forward kinematics."""
     world = physics.World(dt=0.001, solver="impulse")
     add_robot(world, read_urdf(rig), "rig", joint_positions={"slide": 0.1, "pivot": 0.1}, servo={"mode": "off"},
-              friction={"slide": 1e4, "finger": 1e4})
+              friction={"slide": 1e4})
+    assert world.couplings() == [("rig/finger", "rig/pivot", 0.5, 0.1)]
     links, joints, root = parse(rig)
-    poses = link_poses(links, joints, root, q0)
-    jf = poses["carriage"] @ joints["pivot"]["origin"]
-    a, p = jf[:3, :3] @ np.array([0.0, 1.0, 0.0]), jf[:3, 3]
-    total, moment, first = 0.0, 0.0, np.zeros(3)
-    for name in ("arm", "tip", "finger"):
-        m, inertial, tensor = links[name]
-        com = poses[name] @ inertial
-        r = com[:3, 3] - p
-        r_perp = r - (r @ a) * a
-        total += m
-        first += m * r_perp
-        moment += a @ (com[:3, :3] @ tensor @ com[:3, :3].T) @ a + m * (r_perp @ r_perp)
     g = np.array([0.0, 0.0, -9.81])
-    g_perp = np.linalg.norm(g - (g @ a) * a)
-    period = 2 * math.pi * math.sqrt(moment / (g_perp * np.linalg.norm(first)))
-    pivot = world.joint("rig/pivot")
+    moving = ("arm", "tip", "finger")
+
+    def frames(q):
+        poses = link_poses(links, joints, root, {"slide": 0.1, "pivot": q, "finger": 0.5 * q + 0.1})
+        return {name: poses[name] @ links[name][1] for name in moving}      # centre-of-mass frames
+
+    def potential(q):
+        return -sum(links[name][0] * g @ f[:3, 3] for name, f in frames(q).items())
+
+    def inertia(q, d=1e-6):
+        lo, hi, at = frames(q - d), frames(q + d), frames(q)
+        total = 0.0
+        for name in moving:
+            m, _, tensor = links[name]
+            v = (hi[name][:3, 3] - lo[name][:3, 3]) / (2 * d)
+            spin = (hi[name][:3, :3] - lo[name][:3, :3]) / (2 * d) @ at[name][:3, :3].T     # [ω_q]×
+            w = np.array([spin[2, 1], spin[0, 2], spin[1, 0]])
+            total += m * v @ v + w @ (at[name][:3, :3] @ tensor @ at[name][:3, :3].T) @ w
+        return total
+
+    d = 1e-4
+    q = 0.0
+    for _ in range(30):                             # Newton on U'(q) = 0
+        du = (potential(q + d) - potential(q - d)) / (2 * d)
+        ddu = (potential(q + d) - 2 * potential(q) + potential(q - d)) / (d * d)
+        q -= du / ddu
+    period = 2 * math.pi * math.sqrt(inertia(q) / ddu)
+    pivot, finger = world.joint("rig/pivot"), world.joint("rig/finger")
     peaks, last = [], (0.0, pivot.rate)
+    worst = 0.0
     while world.time < 4.5 * period:
         world.step()
+        worst = max(worst, abs(finger.angle - (0.5 * pivot.angle + 0.1)))
         if last[1] > 0.0 >= pivot.rate:           # a maximum of q: interpolate the rate's zero
             peaks.append(last[0] + world.dt * last[1] / (last[1] - pivot.rate))
         last = (world.time, pivot.rate)
     assert len(peaks) >= 4
     measured = (peaks[-1] - peaks[0]) / (len(peaks) - 1)
     assert measured == pytest.approx(period, rel=0.01)
+    assert worst <= 1e-4                                          # the finger follows its coupling
     assert abs(world.joint("rig/slide").angle - 0.1) < 1e-5      # held by its friction (creep of µm)
 
 

@@ -458,6 +458,10 @@ class Panel:
                 self._setting(solver, name, params)
         for note in solver.notes(world):
             imgui.text_colored(WARNING, note)
+        for feature, joints in world.unhonoured():
+            if feature == "couplings":
+                imgui.text_colored(WARNING, f"the {world.solver} solver does not solve couplings: {len(joints)}")
+                imgui.text_colored(WARNING, "(a robot's mimic joints follow by servo instead)")
         for i, line in enumerate(solver.readouts(world.stats, (self.capped_steps, self.counted_steps))):
             if i % 2:
                 imgui.same_line(self.col2)

@@ -163,7 +163,7 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
     gain = 20.0                    # 1/s: the tip's error closes at this rate
     damping = 0.05                 # m: λ of the damped least-squares step
     max_speed = 1.0                # m/s: the tip's commanded speed at most
-    lookahead = 0.05               # s: the error is the target's from the tip predicted this far ahead
+    lookahead = 0.04               # s: the error is the target's from the tip predicted this far ahead (gain·lookahead < 1)
     program_period = 12.0          # s: the program repeats (default: it runs once)
     [[robots.program]]             # the tip's program: at `time` be at `target` (linear between)
     time = 1.0                     # required, s

@@ -33,8 +33,9 @@ roll-pitch-yaw, R = Rz(y) Ry(p) Rx(r)):
   `<dynamics friction>` → the joint's Coulomb friction (seed 001); `<dynamics damping>`
   is kept on the robot (Robot.damping) but not applied: the solvers have no viscous
   joint row yet (said once in a warning when a file has any). `<mimic>` (q_b = m q_a + o)
-  is kept as data (Robot.mimic) for the coupling row that will honour it; until then a
-  follower with a servo targets m·target_a + o.
+  → a coupling row between the two joints (World.add_coupling); the follower gets no
+  servo of its own (under a family that does not honour couplings, MimicServos —
+  physics/mimic_servos.py — servos it on m·q_a + o instead).
 - `<visual>`: meshes (STL, OBJ, DAE) and primitives with their origin, scale and
   material colour (a named `<material>` of the robot or an inline `<color>`) →
   VisualPart tuples the viewer draws (physics/visual.py). A link without visuals is
@@ -70,6 +71,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from ..mimic_servos import MimicServos
 from ..quat import q_from_matrix, q_to_matrix
 from ..shapes import MAX_SIZE, MIN_SIZE, Box, Capsule, Compound, Cylinder, Sphere
 from ..visual import MESH_SUFFIXES, VisualPart
@@ -705,6 +707,9 @@ def add_robot(world, model, name, position=(0.0, 0.0, 0.0), orientation=(0.0, 0.
                         friction=friction.get(j.name, j.friction))
         joints[j.name] = jname
     movable = [j for j in model.joints.values() if j.kind in MOVABLE and j.name in joints]
+    for j in movable:
+        if j.mimic is not None:
+            world.add_coupling(joints[j.name], joints[j.mimic[0]], j.mimic[1], j.mimic[2])
     robot = Robot(name, model, tuple(float(x) for x in position), tuple(float(x) for x in orientation),
                   bool(fixed_base), tuple(search_path), {lk: bodies_of[carrier[lk]][0] for lk in carrier}, joints,
                   {j.name: float(joint_positions.get(j.name, 0.0)) for j in movable},
@@ -717,6 +722,8 @@ def add_robot(world, model, name, position=(0.0, 0.0, 0.0), orientation=(0.0, 0.
     world.keep_apart([b for b, _ in bodies_of.values()])      # no self-collision: links meet at their joints
     _place(world, robot, start, bodies_of)
     set_servos(world, robot)
+    if robot.mimic:
+        world.add_controller(MimicServos(world, robot))
     if not hasattr(world, "robots"):
         world.robots = {}
     world.robots[name] = robot
@@ -772,12 +779,13 @@ def _place(world, robot, poses, bodies_of):
 
 def set_servos(world, robot):
     """Each movable joint's motor as the robot's servo settings say: a position servo on
-    its initial position (a mimic follower: on m·q_leader + o) limited to its effort, or off."""
+    its initial position limited to its effort, or off; a mimic follower's off (its
+    coupling row carries it)."""
     for j, jname in robot.joints.items():
         if j not in robot.initial:
             continue
         joint = world.joint(jname)
-        if robot.servo["mode"] == "off":
+        if robot.servo["mode"] == "off" or j in robot.mimic:
             joint.set_motor("off")
             continue
         per = robot.servo_joint.get(j, {})

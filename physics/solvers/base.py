@@ -4,7 +4,8 @@ A family (one package under physics/solvers/, one line in FAMILIES) subclasses i
 gives:
 
     name, description     its key (scene files, --solver, the API) and one line for menus
-    HONOURS               the features it acts on: "limits", "friction", "motors" of joints;
+    HONOURS               the features it acts on: "limits", "friction", "motors" of joints,
+                          "couplings" between joints (World.add_coupling);
                           "contacts", "restitution" (World.unhonoured names the rest)
     SETTINGS              its settings (physics/settings.py Setting entries)
     PANEL                 how the panel lays them out: rows of setting names (a row of
@@ -135,9 +136,10 @@ class SolverBase:
         return done
 
     def begin(self, world, coupled):
-        """What the kernel calls of one step call share (the bundles, the params …)."""
+        """What the kernel calls of one step call share (the bundles, the couplings between
+        joints, the params …)."""
         return {"bundles": world.kernel_bundles(self.free_rows_used(world), coupled),
-                "params": self.params(world, coupled)}
+                "couplings": world.coupling_data(), "params": self.params(world, coupled)}
 
     def params(self, world, coupled):
         raise NotImplementedError

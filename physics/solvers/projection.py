@@ -120,18 +120,20 @@ def make_projection(world):
     loop_rows = np.array([start[j] + i for j in plan.loop_joints for i in range(int(N_EQ[jt[j]]))], np.int64)
     nl = len(loop_rows)
     L = max(nl, 1)
-    grounded = grounded_bodies(m.joints.body, static)
+    coupled = m.joints.body[m.couplings.joint].reshape(-1, 4)        # the four bodies of each coupling
+    grounded = grounded_bodies(m.joints.body, static, coupled)
     return Projection(tree, loop_rows, np.zeros((nl, nb, 6)), np.zeros((L, L)), np.zeros(L, np.int64), np.zeros(L),
                       np.zeros(L), np.zeros(L), np.zeros((nb, 3)), np.zeros((nb, 3)), np.zeros((max(n_rows, 1), 12)),
                       np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros((nb, 10)),
                       grounded, np.zeros((max(int(grounded.max(initial=0)), 1), N_ENERGY)), np.zeros(max(n_rows, 1)))
 
 
-def grounded_bodies(joint_body, static):
+def grounded_bodies(joint_body, static, coupled=()):
     """(nb,) int64: k ≥ 1 for a dynamic body of the k-th group of dynamic bodies joined to
     each other that some joint ties to a static body (their momentum is not conserved: the
     energy projection may scale their velocities, group by group, so that no energy passes
-    from one group to another), else 0."""
+    from one group to another), else 0. `coupled`: rows of bodies a coupling between joints
+    ties together (energy passes through it: one group)."""
     nb = len(static)
     parent = list(range(nb))
 
@@ -144,6 +146,10 @@ def grounded_bodies(joint_body, static):
     for a, b in pairs:
         if not static[a] and not static[b]:
             parent[find(int(a))] = find(int(b))
+    for tied_bodies in coupled:
+        moving = [int(i) for i in tied_bodies if not static[i]]
+        for i in moving[1:]:
+            parent[find(i)] = find(moving[0])
     tied = {find(int(b if static[a] else a)) for a, b in pairs if static[a] != static[b]}
     label = {root: k + 1 for k, root in enumerate(sorted(tied))}
     return np.array([0 if static[i] else label.get(find(i), 0) for i in range(nb)], np.int64)

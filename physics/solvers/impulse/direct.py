@@ -19,7 +19,9 @@ joint of the arm — and the closing solve holds them exactly. A limit in the di
 whose impulse comes out pulling (the joint leaves its stop) is handed back to the
 one-sided sweeps for the rest of the substep and the direct solve is redone
 (release_pulling_limits); so is a servo whose impulse comes out beyond its bound
-(release_saturated_servos). A joint whose friction impulse ends the sweeps inside its
+(release_saturated_servos). The couplings between joints (a URDF's mimic joints) are
+not iterated: each tree solve closes them exactly by their Schur complement on its factor
+(../couplings.py). A joint whose friction impulse ends the sweeps inside its
 Coulomb ball (it sticks) is locked in that closing solve — its free rows join the direct
 set — so it is held exactly, not to ε (lock_sticking_friction); should the locked
 impulse come out beyond the ball, the joint slides: unlocked, its impulse on the ball,
@@ -50,6 +52,7 @@ from ...jit import helper
 from ...clock import past_cap, ticks
 from ...joint_rows import ROW_LIMIT
 from ...joint_types import PRISMATIC
+from ..couplings import add_coupling_impulses, close_couplings, coupling_response
 from ..row_ops import copy2d, fill2d, point_arm, world_inverse_inertia
 from ..tree import (FAST as _FAST, articulated_factor, articulated_lambda, articulated_solve, augmented_inertia,
                     invert_tree_inertia, tree_momentum, zero_tree)
@@ -204,12 +207,14 @@ def refactor(h, use_k, targets, n_iter_known, may_iterate, rows_done, bodies, jo
 # ---------------------------------------------------------------------------- velocities
 @helper(cache=True, _nrt=False)
 def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work, tree, crows, cwork, cdirect, cblocks,
-                      swept):
+                      swept, couplings):
     """The velocity solve of one substep on the direct path (see the module docstring).
     With nothing to iterate (no limit outside the direct solve, motor, friction, loop or
     contact) and split impulses, the pseudo-velocities (J V* = −ERP·C/h) are solved in the
     same sweeps. Contact rows (crows, cwork, cdirect; cblocks: ContactWork.block) iterate
-    like loop joints. Returns the number of blocks with rows that iterate."""
+    like loop joints. The couplings between joints (None: none) are closed exactly on
+    every tree solve (../couplings.py). Returns the number of blocks with rows that
+    iterate."""
     body_vel, body_omega = bodies.vel, bodies.omega
     body_inv_mass = bodies.inv_mass
     joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
@@ -264,18 +269,29 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
     contacts = 0.0          # the contacts' last sweep: the largest momentum change of a body
     capped = False
     locked = False          # some joint is locked by its static friction (the closing solve)
+    stale = False           # the couplings' response is of an earlier factor (a fixed-point iterate's)
     cblock = cblocks[:0]
     while True:
         refreshed = factor
         if factor:
             known = n_iter if rows_done else -1
+            # the couplings' response on a new set of rows, and on the fixed point's last factor
+            # (in between, the iterates' closures need not be exact: the closing solve's is)
+            respond = not rows_done or n_iter == 0 or it >= K_ITERATIONS - 1
             n_iter = refactor(h, use_k, targets, known, may_iterate, rows_done, bodies, joints, rows, work, tree, crows,
                               cwork, cdirect)
+            if couplings is not None:
+                if respond:     # (work.pvel, pomega as scratch: the split pass sets them after)
+                    coupling_response(tree, joint_body, row_J, body_inv_mass, couplings, body_pvel, body_pomega)
+                stale = not respond
             if n_iter > 0 and crows.block_start.shape[0] > 0:
                 cblock = cblocks[:prepare_contact_blocks(crows, cwork, cblocks)]
             if it == 0 and not rows_done and n_iter > 0:
                 warm_start(params.warm_start, rows, work, body_vel, body_omega, row_direct, False)
                 warm_start(params.warm_start, crows, cwork, body_vel, body_omega, cdirect, True)
+            if couplings is not None:
+                if it == 0 and not rows_done and not params.warm_start:
+                    couplings.impulse[:] = 0.0
             factor = False
         positions = n_iter == 0 and (stabilization == SPLIT or stabilization == SHAKE) and \
             params.position_iterations > 0
@@ -284,6 +300,8 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
         if n_iter > 0:
             add_iterative_impulses(rows, work, row_lambda, row_direct, body_z)
             add_iterative_impulses(crows, cwork, crows.impulse, cdirect, body_z)
+        if couplings is not None:
+            add_coupling_impulses(couplings, couplings.impulse, body_z)
         if positions:
             fill2d(body_pvel, 0.0)
             fill2d(body_pomega, 0.0)
@@ -291,6 +309,12 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
         articulated_solve(tree, joint_body, rate, body_z, body_vel, body_omega, positions, params.erp / h, body_z2,
                           body_pvel, body_pomega, 1.0)
         change = articulated_lambda(tree, row_J, body_z, body_vel, body_omega, row_lambda)
+        if couplings is not None:
+            close_couplings(couplings, rate, body_vel, body_omega, couplings.impulse, row_lambda, True)
+            if positions:               # the pseudo-velocities' second right-hand side, from V* = 0
+                couplings.impulse_pos[:] = 0.0
+                close_couplings(couplings, params.erp / h, body_pvel, body_pomega, couplings.impulse_pos, row_lambda,
+                                False)
         released = release_pulling_limits(tree, joint_type, joint_row_start, row_active, row_direct, row_lambda)
         released = release_saturated_servos(tree, rows.lo, row_hi, row_direct, row_lambda) or released
         if last and locked:
@@ -336,6 +360,10 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
                 choose_direct_rows(tree, joint_type, joint_row_start, rows, bodies, row_direct)
                 factor = True
                 rows_done = False
+            elif stale:             # the closing solve closes the couplings on its own factor
+                if couplings is not None:
+                    coupling_response(tree, joint_body, row_J, body_inv_mass, couplings, body_pvel, body_pomega)
+                stale = False
             continue
         # next fixed-point iterate of the geometric stiffness, from the newest impulses
         factor = use_k and it < K_ITERATIONS
@@ -346,12 +374,12 @@ def direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work,
 
 # ---------------------------------------------------------------------------- positions (split impulses)
 @helper(cache=True)
-def direct_positions(params, h, joints, rows, work, tree, crows, cwork, cdirect):
+def direct_positions(params, h, joints, rows, work, tree, crows, cwork, cdirect, couplings):
     """Split impulses on the direct path when some rows iterate (else direct_velocities
     did it): pseudo-velocities V* with J V* = −ERP·C/h, the rows of the direct solve by
     the direct solve on the velocity solve's factor, limits outside it, sticking friction
     rows and loop joints by sweep_positions around it, `position_iterations` times,
-    ending on the direct solve."""
+    ending on the direct solve; the couplings closed on each solve."""
     joint_body = joints.body
     row_lambda_pos, pvel, pomega = work.impulse_pos, work.pvel, work.pomega
     order, roots, joint_child = tree.order, tree.roots, tree.joint_child
@@ -361,6 +389,8 @@ def direct_positions(params, h, joints, rows, work, tree, crows, cwork, cdirect)
     pomega[:, :] = 0.0
     row_lambda_pos[:] = 0.0
     cwork.impulse_pos[:] = 0.0
+    if couplings is not None:
+        couplings.impulse_pos[:] = 0.0
     n_pos = params.position_iterations
     if n_pos == 0:
         return
@@ -369,7 +399,11 @@ def direct_positions(params, h, joints, rows, work, tree, crows, cwork, cdirect)
         zero_tree(order, roots, joint_child, body_z)
         add_iterative_impulses(rows, work, row_lambda_pos, row_direct, body_z)
         add_iterative_impulses(crows, cwork, cwork.impulse_pos, cdirect, body_z)
+        if couplings is not None:
+            add_coupling_impulses(couplings, couplings.impulse_pos, body_z)
         articulated_solve(tree, joint_body, rate, body_z, pvel, pomega, False, 0.0, body_z2, pvel, pomega, 0.0)
+        if couplings is not None:
+            close_couplings(couplings, rate, pvel, pomega, couplings.impulse_pos, row_lambda_pos, False)
         if it < n_pos:
             sweep_positions(rate, rows, work, pvel, pomega, row_direct)
             if crows.block_start.shape[0] > 0:

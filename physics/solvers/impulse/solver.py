@@ -29,7 +29,7 @@ class ImpulseSolver(SolverBase):
     joint graph (build_tree); between steps it carries keep_energy's budget."""
     name = "impulse"
     description = "Sequential impulses with joint friction, seed 001."
-    HONOURS = frozenset({"limits", "friction", "motors", "contacts", "restitution"})
+    HONOURS = frozenset({"limits", "friction", "motors", "couplings", "contacts", "restitution"})
     SETTINGS = SETTINGS
     PANEL = (("warm_start",), ("iterations", "epsilon"), ("contact_epsilon", "time_cap_ms"), ("erp",),
              ("stabilization", "position_iterations"), ("method", "keep_energy"))
@@ -73,7 +73,7 @@ class ImpulseSolver(SolverBase):
         # resting on its stop through it
         s = self.settings
         drift = s["projection_above"] > 0 and not self.drive_use(world).limits
-        return make_params(s, ticks_per_ms(), self.uses_direct(world), self.may_iterate(world),
+        return make_params(s, ticks_per_ms(), world.dt, self.uses_direct(world), self.may_iterate(world),
                            s["projection_iterations"] if s["post_projection"] or drift else 0,
                            0.0 if s["post_projection"] else s["projection_above"],
                            s["keep_energy"] and not coupled and self.energy_inactive(world) is None)
@@ -89,7 +89,7 @@ class ImpulseSolver(SolverBase):
         project = params.projection > 0
         return Features(bool(params.direct), contacts, project,
                         params.stabilization == SHAKE, bool(params.keep_energy) or project,
-                        contacts and world.has_hulls())
+                        contacts and world.has_hulls(), world.model.couplings.count > 0)
 
     def begin(self, world, coupled):
         call = super().begin(world, coupled)
@@ -103,8 +103,9 @@ class ImpulseSolver(SolverBase):
 
     def run(self, world, call, n, t0):
         env, bodies, loads, joints, drives, rows, work = call["bundles"]
-        return call["kernel"](n, world.dt, t0, call["params"], self.kernel_stats, env, bodies, loads, joints, drives,
-                              rows, work, call["tree"], world.contact_data(), projection.projection_for(world))
+        return call["kernel"](n, t0, call["params"], self.kernel_stats, env, bodies, loads, joints, drives,
+                              rows, work, call["tree"], world.contact_data(), projection.projection_for(world),
+                              call["couplings"])
 
     def after_run(self, world, call, k):
         call["capped"] += int(self.kernel_stats[S_CAPPED_STEPS])

@@ -6,8 +6,9 @@
    impacts through groups of touching bodies resolved pair by pair (../impacts.py)
 3. forces: the loads gathered, velocities integrated (external impulses, eq. 10);
    speculative limits (the limits the joint may reach)
-4. the solve: the direct path (direct.py) or the iterative one (rows.py prepare_rows and
-   warm_start, iterative.py's sweeps until ε), then split impulses
+4. the solve: the couplings between joints at the substep's poses (../couplings.py), then
+   the direct path (direct.py) or the iterative one (rows.py prepare_rows and warm_start,
+   iterative.py's sweeps until ε), then split impulses
 5. positions with V + V* (eq. 11), the rows at the new poses (the SHAKE correction with
    stabilization "shake"); the contacts' impulses kept for the next warm start
 
@@ -25,6 +26,7 @@ from ...integrate import blown_up, gather_forces, integrate_positions, integrate
 from ...joint_rows import compute_joint_rates, compute_joint_rows, speculative_limits, write_drive_rows
 from .. import projection
 from ..base import compiled_variants
+from ..couplings import prepare_couplings, warm_start_couplings, write_couplings
 from ..impacts import propagate_impacts
 from ..row_ops import world_inverse_inertia
 from ..tree import select_rows
@@ -36,24 +38,27 @@ from .settings import (LIMIT_REACH, S_CAPPED, S_CAPPED_STEPS, S_SOLVE_TICKS, S_T
                        SHAKE as SHAKE_CODE, SHAKE_ITERATIONS, SHAKE_TOLERANCE, SPLIT)
 
 
-Features = namedtuple("Features", "direct contacts project shake energy hulls")
+Features = namedtuple("Features", "direct contacts project shake energy hulls couplings")
 """Which paths a world's step can take (ImpulseSolver.features): the direct solve (else the
 iterations), contact detection (World.collides), seed 004's position projection, the SHAKE
 correction, the energy projection (compiled in with the position projection), the hulls'
-narrow phase (World.has_hulls; else contacts.narrow_contacts_primitive)."""
+narrow phase (World.has_hulls; else contacts.narrow_contacts_primitive), couplings between
+joints (the kernel then takes a Couplings bundle, else None)."""
 
 @compiled_variants
-def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS):    # noqa: N803 (compile-time constants)
+def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS, COUPLINGS):    # noqa: N803 (compile-time constants)
     @kernel(cache=True)
-    def impulse_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drives, rows, work, tree, contacts, proj):
-        """Advance n_steps steps of dt, each in `substeps` substeps. Rows must hold the current
+    def impulse_kernel(n_steps, t0, params, stats, env, bodies, loads, joints, drives, rows, work, tree, contacts, proj,
+                       couplings):
+        """Advance n_steps steps of params.dt from time t0, each in `substeps` substeps. Rows must hold the current
         poses on entry and hold the final ones on return. params (settings.Params): with
         params.direct the equality rows of the tree (order, …: tree.TreePlan) are solved
         directly; params.may_iterate: some joint has a limit or a free row in use. Contacts
         (physics/contacts.py ContactData) are found at the start of each substep and their rows
         swept after the joints'. proj (projection.Projection): the SHAKE correction's factor
-        (stabilization "shake"), the energy projection's groups and budget. Returns the steps
-        done before a blow-up (n_steps when none)."""
+        (stabilization "shake"), the energy projection's groups and budget. couplings
+        (model.Couplings, None for none): rows tying joints to others (../couplings.py).
+        Returns the steps done before a blow-up (n_steps when none)."""
         body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega
         body_inv_inertia = bodies.inv_inertia
         joint_type = joints.type
@@ -64,6 +69,7 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS):    # noqa: N803
         row_direct = tree.row_direct
         gravity, gyroscopic, max_speed, max_spin = env.gravity, env.gyroscopic, env.max_speed, env.max_spin
         substeps = params.substeps
+        dt = params.dt
         h = dt / substeps
         warm = params.warm_start
         split = params.stabilization == SPLIT or (SHAKE and params.stabilization == SHAKE_CODE)
@@ -125,28 +131,34 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS):    # noqa: N803
                 integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
                 if may_iterate:
                     speculative_limits(bodies, joints, rows, h, LIMIT_REACH)   # limits the joint may reach
+                if COUPLINGS:
+                    write_couplings(couplings, joints, rows)
                 if DIRECT:
                     n_iter = direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work, tree, crows, cwork,
-                                               cdirect, contacts.work.block, contacts.work.swept)
+                                               cdirect, contacts.work.block, contacts.work.swept, couplings)
                     solve_ticks += stats[S_SOLVE_TICKS]
                     cut = cut or stats[S_CAPPED] != 0.0
                     if split and (n_iter > 0 or params.position_iterations == 0):
-                        direct_positions(params, h, joints, rows, work, tree, crows, cwork, cdirect)
+                        direct_positions(params, h, joints, rows, work, tree, crows, cwork, cdirect, couplings)
                 else:
                     world_inverse_inertia(body_quat, body_inv_inertia, body_inv_inertia_world)
                     prepare_rows(rows, bodies, work, row_direct)
                     warm_start(warm, rows, work, body_vel, body_omega, row_direct, True)
+                    if COUPLINGS:
+                        prepare_couplings(couplings, bodies.inv_mass, body_inv_inertia_world)
+                        warm_start_couplings(warm, couplings, body_vel, body_omega, True)
                     cblock = contacts.work.block[:0]
                     if n_contacts > 0:
                         prepare_rows(crows, bodies, cwork, cdirect)
                         cblock = contacts.work.block[:prepare_contact_blocks(crows, cwork, contacts.work.block)]
                         warm_start(warm, crows, cwork, body_vel, body_omega, cdirect, True)
                     solve_velocities(params, h, rows, work, bodies, stats, row_direct, crows, cwork, cdirect, cblock,
-                                     contacts.work.swept)
+                                     contacts.work.swept, couplings)
                     solve_ticks += stats[S_SOLVE_TICKS]
                     cut = cut or stats[S_CAPPED] != 0.0
                     if split:
-                        solve_positions(params, h, rows, work, body_pvel, body_pomega, row_direct, crows, cwork, cdirect)
+                        solve_positions(params, h, rows, work, body_pvel, body_pomega, row_direct, crows, cwork, cdirect,
+                                        couplings)
                 if ENERGY and keep_energy and may_iterate:
                     projection.add_friction_work(joints, rows, grounded, energy, 1, proj.rate0)
                 if SHAKE and params.stabilization == SHAKE_CODE:
