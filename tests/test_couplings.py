@@ -2,6 +2,7 @@
 closed form, energy through a coupling, the API's checks, the state, and the families
 that do not solve them saying so."""
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -103,3 +104,11 @@ def test_a_family_that_does_not_solve_couplings_says_so_and_the_followers_are_na
     assert ("couplings", ["hb"]) in w.unhonoured()
     w.solver = "impulse"
     assert all(feature != "couplings" for feature, _ in w.unhonoured())
+
+
+def test_saving_a_scene_refuses_a_coupling_made_in_python_and_keeps_a_robots_mimic(tmp_path):
+    from physics.io.scene_writer import scene_dict
+    with pytest.raises(ValueError, match="'hb' follows another through a coupling made in Python"):
+        scene_dict(_gears(1.0))
+    w = physics.load_scene(Path(__file__).resolve().parents[1] / "scenes" / "xarm_pick.toml")
+    assert len(w.couplings()) == 5 and "robots" in scene_dict(w)       # the URDF's <mimic>: written as [[robots]]

@@ -272,6 +272,11 @@ def scene_dict(world, view=None, folder=None):
     """The scene file's data for `world` (plain dicts, lists, numbers and strings).
     `view`: {"eye", "target"} to store instead of world.view (e.g. the current camera);
     `folder`: where the file will be (visual mesh paths are written relative to it)."""
+    robot_joints = _robot_parts(world)[1]
+    loose = [f for f, *_ in world.couplings() if f not in robot_joints]
+    if loose:
+        raise ValueError(f"joint {loose[0]!r} follows another through a coupling made in Python (not a URDF "
+                         "<mimic>): it cannot be written to a scene")
     state = _initial(world)
     data = _world_tables(world, view)
     for key, items in (("bodies", _bodies(world, state, folder)), ("robots", _robots(world, state, folder)),
