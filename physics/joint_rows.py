@@ -395,28 +395,18 @@ def swing_rise(body_quat, body_omega, frame_a, frame_b, a, b, j, h):
     return 0.5 * ut2 * h * h * c / sn
 
 
-def motors_in_use(model_joints, control_joints):
-    """Per joint (bool): a motor on a 1-DOF joint (what write_drive_rows makes FREE_MOTOR)."""
-    return (N_FREE[model_joints.type] == 1) & (control_joints.motor_mode != MOTOR_OFF)
-
-
-def free_rows_in_use(model_joints, control_joints):
-    """Per joint (int64, 0/1): 1 where its free rows act this step — a motor on a 1-DOF
-    joint, or friction on a joint with free DOFs (what write_drive_rows makes FREE_MOTOR or
-    FREE_FRICTION). The one place this is decided; solvers and the World ask it."""
-    return drive_use(model_joints, control_joints).free
-
-
 DriveUse = namedtuple("DriveUse", "free any_free limits motors")
-"""What the joints' limit and free rows do this step: free (per joint, free_rows_in_use),
-any_free (some joint's free rows act), limits (some joint has a limit on), motors (some
-1-DOF joint has a motor on)."""
+"""What the joints' limit and free rows do this step: free (per joint, int64 0/1: 1 where
+its free rows act — a motor on a 1-DOF joint, or friction on a joint with free DOFs, what
+write_drive_rows makes FREE_MOTOR or FREE_FRICTION), any_free (some joint's free rows act),
+limits (some joint has a limit on), motors (some 1-DOF joint has a motor on)."""
 
 
 def drive_use(model_joints, control_joints):
-    """DriveUse of the joints' current limits, friction and motor modes."""
+    """DriveUse of the joints' current limits, friction and motor modes: the one place this
+    is decided; solvers and the World ask it (SolverBase.drive_use)."""
     n_free = N_FREE[model_joints.type]
-    motor = (n_free == 1) & (control_joints.motor_mode != MOTOR_OFF)        # motors_in_use
+    motor = (n_free == 1) & (control_joints.motor_mode != MOTOR_OFF)
     free = motor | ((n_free > 0) & (model_joints.friction > 0.0))
     return DriveUse(free.astype(np.int64), np.count_nonzero(free) > 0, np.count_nonzero(model_joints.limit_on) > 0,
                     np.count_nonzero(motor) > 0)

@@ -7,8 +7,8 @@ family the row is not solved, and a follower would hang limp; this World control
 makes each follower a position servo on m·q_l + o (within the follower's limits; the
 robot's servo settings, limited to its effort), q_l the leader's servo target while the
 leader tracks it, else where the leader is (a gripper stalled on an object: the fingers
-stay parallel; a target that moves with the leader's measured jitter shakes a penalty
-arm held at a joint stop), and turns those servos off again when the
+stay parallel; a target that moves with the leader's measured jitter can shake an arm
+held at a joint stop), and turns those servos off again when the
 family changes back, so that a live switch keeps the robot working either way.
 """
 import math

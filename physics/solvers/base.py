@@ -136,10 +136,9 @@ class SolverBase:
         return done
 
     def begin(self, world, coupled):
-        """What the kernel calls of one step call share (the bundles, the couplings between
-        joints, the params …)."""
+        """What the kernel calls of one step call share (the bundles, the params …)."""
         return {"bundles": world.kernel_bundles(self.free_rows_used(world), coupled),
-                "couplings": world.coupling_data(), "params": self.params(world, coupled)}
+                "params": self.params(world, coupled)}
 
     def params(self, world, coupled):
         raise NotImplementedError

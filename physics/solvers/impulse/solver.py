@@ -98,6 +98,7 @@ class ImpulseSolver(SolverBase):
             tree.row_direct[:] = 0
         call["tree"] = tree if call["params"].direct else no_direct
         call["kernel"] = kernel_for(*self.features(world, call["params"]))
+        call["couplings"] = world.coupling_data()       # None without any
         call["capped"] = 0
         return call
 

@@ -239,7 +239,7 @@ def check_drives(h, bodies, joints, rows, plan):
 
 @helper(cache=True, error_model="numpy", _nrt=False)
 def any_drive(joints):
-    """Whether some joint's free rows are in use (joints.free_used: joint_rows.free_rows_in_use)."""
+    """Whether some joint's free rows are in use (joints.free_used: joint_rows.drive_use)."""
     free_used = joints.free_used
     for j in range(free_used.shape[0]):
         if free_used[j]:
