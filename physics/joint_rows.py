@@ -395,21 +395,23 @@ def swing_rise(body_quat, body_omega, frame_a, frame_b, a, b, j, h):
     return 0.5 * ut2 * h * h * c / sn
 
 
-DriveUse = namedtuple("DriveUse", "free any_free limits motors")
+DriveUse = namedtuple("DriveUse", "free any_free limits motors damped any_damped")
 """What the joints' limit and free rows do this step: free (per joint, int64 0/1: 1 where
 its free rows act — a motor on a 1-DOF joint, or friction on a joint with free DOFs, what
 write_drive_rows makes FREE_MOTOR or FREE_FRICTION), any_free (some joint's free rows act),
-limits (some joint has a limit on), motors (some 1-DOF joint has a motor on)."""
+limits (some joint has a limit on), motors (some 1-DOF joint has a motor on), damped (per
+joint, int64 0/1: viscous damping on its free DOFs, solvers/damping.py), any_damped."""
 
 
 def drive_use(model_joints, control_joints):
-    """DriveUse of the joints' current limits, friction and motor modes: the one place this
-    is decided; solvers and the World ask it (SolverBase.drive_use)."""
+    """DriveUse of the joints' current limits, friction, damping and motor modes: the one
+    place this is decided; solvers and the World ask it (SolverBase.drive_use)."""
     n_free = N_FREE[model_joints.type]
     motor = (n_free == 1) & (control_joints.motor_mode != MOTOR_OFF)
     free = motor | ((n_free > 0) & (model_joints.friction > 0.0))
+    damped = (n_free > 0) & (model_joints.damping > 0.0)
     return DriveUse(free.astype(np.int64), np.count_nonzero(free) > 0, np.count_nonzero(model_joints.limit_on) > 0,
-                    np.count_nonzero(motor) > 0)
+                    np.count_nonzero(motor) > 0, damped.astype(np.int64), np.count_nonzero(damped) > 0)
 
 
 @helper(cache=True, error_model="numpy", _nrt=False)

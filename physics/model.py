@@ -47,10 +47,12 @@ bodies, J (k,2,12), minv (k,2,12) M⁻¹Jᵀ; mass (k,) 1/(J M⁻¹ Jᵀ); C (k,
 impulse (k,) accumulated (state); impulse_pos (k,) split impulses. Their solve with a
 joint tree's: W (k,n,6) the tree's velocity response to a unit impulse of each, L (k,r)
 the tree rows' impulses in it, S (k,k) J W and its factor, order (k+1,) the factor's row
-order then its rank, vec (3,k) right-hand side, multipliers, scratch."""
-Drives = namedtuple("Drives", "friction motor_mode motor_target motor_max motor_freq motor_damping")
+order then its rank, vec (3,k) right-hand side, multipliers, scratch (the penalty family:
+its spring's C_lin, w, g)."""
+Drives = namedtuple("Drives", "friction motor_mode motor_target motor_max motor_freq motor_damping damping")
 """friction (m,) N·m or N; motor_mode (m,) 0 off / 1 velocity / 2 position; motor_target (m,) rad(/s) or
-m(/s); motor_max (m,) N·m or N; motor_freq (m,) Hz; motor_damping (m,) damping ratio."""
+m(/s); motor_max (m,) N·m or N; motor_freq (m,) Hz; motor_damping (m,) damping ratio; damping (m,)
+viscous damping of the free DOFs, N·m·s/rad or N·s/m (solvers/damping.py)."""
 Loads = namedtuple("Loads", "body_force body_torque body force torque point at_point window")
 """body_force/body_torque (n,3) N, N·m constant on each body; scripted loads (k entries): body (k,),
 force (k,3) N, torque (k,3) N·m, point (k,3) body-local, at_point (k,), window (k,2) [start, end) s."""
@@ -86,7 +88,8 @@ class Model:
                                  anchor_b=((3,), F, 0.0), frame_a=((4,), F, 0.0), frame_b=((4,), F, 0.0),
                                  limit_lo=((3,), F, 0.0), limit_hi=((3,), F, 0.0), limit_on=((3,), I, 0),
                                  row_start=((), I, 0), row_count=((), I, 0), friction=((), F, 0.0),
-                                 motor_max=((), F, 0.0), motor_freq=((), F, 20.0), motor_damping=((), F, 1.0))
+                                 damping=((), F, 0.0), motor_max=((), F, 0.0), motor_freq=((), F, 20.0),
+                                 motor_damping=((), F, 1.0))
         self.rows = ArrayTable(joint=((), I, -1), kind=((), I, 0), rot=((), I, 0), body=((2,), I, 0))
         self.blocks = ArrayTable(row_start=((), I, 0), row_count=((), I, 0))   # rows sharing two bodies
         self.couplings = ArrayTable(joint=((2,), I, 0), ratio=((), F, 1.0), offset=((), F, 0.0))
@@ -172,7 +175,8 @@ def bundles(model, state, control, work, free_used, coupled=False):
             loads,
             Joints(mj.type, mj.body, mj.anchor_a, mj.anchor_b, mj.frame_a, mj.frame_b, mj.limit_lo, mj.limit_hi,
                    mj.limit_on, mj.row_start, mj.row_count, sj.q, sj.qd, sj.err, free_used),
-            Drives(mj.friction, cj.motor_mode, cj.motor_target, mj.motor_max, mj.motor_freq, mj.motor_damping),
+            Drives(mj.friction, cj.motor_mode, cj.motor_target, mj.motor_max, mj.motor_freq, mj.motor_damping,
+                   mj.damping),
             Rows(model.rows.joint, model.rows.kind, model.rows.rot, model.rows.body, wr.J, wr.C, wr.active, wr.lo,
                  wr.hi, wr.bias, wr.mass_scale, wr.impulse_scale, state.rows.impulse, model.blocks.row_start,
                  model.blocks.row_count),

@@ -288,6 +288,19 @@ class Joint:
             raise ValueError(f"joint {self.name!r}: friction must be finite and >= 0, got {value!r}")
         self._w.model.joints.friction[self.index] = value
 
+    @property
+    def damping(self):
+        """Viscous damping c of the free DOFs: the torque −c·q̇ (N·m·s/rad), or force
+        (N·s/m, prismatic), every family applies implicitly (solvers/damping.py)."""
+        return float(self._w.model.joints.damping[self.index])
+
+    @damping.setter
+    def damping(self, value):
+        value = float(value)
+        if not (math.isfinite(value) and value >= 0.0):
+            raise ValueError(f"joint {self.name!r}: damping must be finite and >= 0, got {value!r}")
+        self._w.model.joints.damping[self.index] = value
+
     def _free_rows(self):
         m, j = self._w.model.joints, self.index
         end = m.row_start[j] + m.row_count[j]
@@ -643,7 +656,7 @@ class World:
         return [light, heavy]
 
     def add_joint(self, name, kind, parent, child, anchor, axis=(1.0, 0.0, 0.0), axis2=None,
-                  limits=None, limits2=None, swing=None, twist=None, friction=0.0):
+                  limits=None, limits2=None, swing=None, twist=None, friction=0.0, damping=0.0):
         """Join `parent` (a body name or "world") and `child` at a world `anchor` (m).
 
         axis:   revolute hinge axis, prismatic slide axis, universal first axis (on the
@@ -651,17 +664,19 @@ class World:
         axis2:  universal second axis (on the child), perpendicular to `axis`.
         limits: (lo, hi) of the first free DOF (rad, or m for prismatic); limits2 of the
                 universal's second; swing: spherical cone half-angle (rad); twist: (lo, hi).
+        friction: dry friction torque (N·m) or force (N) of the free DOFs (seed 001);
+        damping: their viscous damping c (N·m·s/rad or N·s/m; Joint.damping).
         """
         return self.add_joints([name], kind, [parent], [child], anchor, axis, axis2, limits, limits2, swing, twist,
-                               friction)[0]
+                               friction, damping)[0]
 
     def add_joints(self, names, kind, parents, children, anchors, axis=(1.0, 0.0, 0.0), axis2=None,
-                   limits=None, limits2=None, swing=None, twist=None, friction=0.0):
+                   limits=None, limits2=None, swing=None, twist=None, friction=0.0, damping=0.0):
         """Add k joints of one type at once, as k calls of add_joint would (same checks,
         same errors naming the first offending joint, the same arrays bit for bit) in O(k)
         numpy work: `names`, `parents`, `children` k names each (a parent may be one name
         for all); `anchors`, `axis`, `axis2` one (3,) or (k, 3) (world coordinates);
-        limits, limits2, swing, twist and friction shared. Returns the k Joint views."""
+        limits, limits2, swing, twist, friction and damping shared. Returns the k Joint views."""
         names = _new_names(names, self._joint_index, "joint")
         k = len(names)
         parents = [parents] * k if isinstance(parents, str) else list(parents)
@@ -699,9 +714,10 @@ class World:
             raise ValueError(f"joint {first!r}: swing and twist limits are only for spherical joints")
         if limits2 is not None and t != UNIVERSAL:
             raise ValueError(f"joint {first!r}: limits2 is only for universal joints")
-        friction = float(friction)
-        if not (math.isfinite(friction) and friction >= 0.0):
-            raise ValueError(f"joint {first!r}: friction must be finite and >= 0, got {friction!r}")
+        friction, damping = float(friction), float(damping)
+        for what, value in (("friction", friction), ("damping", damping)):
+            if not (math.isfinite(value) and value >= 0.0):
+                raise ValueError(f"joint {first!r}: {what} must be finite and >= 0, got {value!r}")
         # the joint frame (world) of each distinct axis (pair), computed once
         frames = {}
         keyed = zip(axes.tolist(), axes2.tolist()) if t == UNIVERSAL else ((a, None) for a in axes.tolist())
@@ -748,6 +764,7 @@ class World:
         m.row_start[new] = r0 + nrows * np.arange(k)
         m.row_count[new] = nrows
         m.friction[new] = friction
+        m.damping[new] = damping
         for dof, (lo, hi) in lims.items():
             m.limit_lo[new, dof], m.limit_hi[new, dof], m.limit_on[new, dof] = lo, hi, 1
         b0 = self.model.blocks.add(k)
@@ -797,8 +814,8 @@ class World:
 
     def add_coupling(self, follower, leader, ratio=1.0, offset=0.0):
         """Tie joint `follower`'s position to joint `leader`'s: q_f = ratio·q_l + offset (rad
-        or m; a URDF <mimic>), a coupling row the families in whose HONOURS "couplings" is
-        solve with the joints (physics/solvers/couplings.py). Both must be 1-DOF joints
+        or m; a URDF <mimic>), a coupling row every family solves with the joints
+        (physics/solvers/couplings.py). Both must be 1-DOF joints
         (revolute or prismatic); a joint follows at most one other."""
         names = []
         for role, name in (("follower", follower), ("leader", leader)):
@@ -1093,13 +1110,13 @@ class World:
 
     def unhonoured(self):
         """What the active solver does not act on here: [(feature, names)] — "friction",
-        "motors" and "limits" set on joints, "couplings" (the followers of add_coupling),
+        "damping", "motors" and "limits" set on joints, "couplings" (the followers of add_coupling),
         "contacts" (the moving colliding bodies) and "restitution" (the colliding bodies
         with e > 0), kept for the families that do."""
         honours, m, c = self.active_solver.HONOURS, self.model.joints, self.control.joints
         mb = self.model.bodies
         driven = {e[1] for e in self._events}
-        used = {"friction": m.friction > 0.0, "limits": m.limit_on.any(axis=1),
+        used = {"friction": m.friction > 0.0, "damping": m.damping > 0.0, "limits": m.limit_on.any(axis=1),
                 "motors": (c.motor_mode != MOTOR_OFF) | np.isin(np.arange(m.count), list(driven))}
         out = []
         for feature, mask in used.items():

@@ -7,12 +7,12 @@ the project's own packages, then run this script from the repository's top:
     PYTHONPATH=. /tmp/mjvenv/bin/python scripts/compare_mujoco_kuka.py [--duration 1] [--dt 0.001] [--json]
 
 The robot: assets/robots/kuka_iiwa/model.urdf with its base fixed, servos off, no joint
-friction and no damping (the file's <dynamics damping="0.5"> is dropped for both: Sharnir
-does not apply it, MuJoCo would), released at rest from a bent pose, no contacts. MuJoCo
-reads a copy of the URDF without its meshes (its URDF reader looks for mesh files by
-their bare name; the comparison is of the dynamics) and without the <dynamics>
-elements: the same links, inertials, joint origins, axes and limits. Sharnir runs with
-`gyroscopic = true` (the ω×Iω term MuJoCo's equations of motion have).
+friction, the file's viscous damping (<dynamics damping="0.5"> on every joint; both
+engines apply it, MuJoCo's Euler step implicitly; `--no-damping` drops it from both),
+released at rest from a bent pose, no contacts. MuJoCo reads a copy of the URDF without
+its meshes (its URDF reader looks for mesh files by their bare name; the comparison is of
+the dynamics): the same links, inertials, joint origins, axes, limits and damping.
+Sharnir runs with `gyroscopic = true` (the ω×Iω term MuJoCo's equations of motion have).
 
 Gravity is along +z: the arm hangs from its base, as if mounted on a ceiling, and swings
 about that stable pose with its 7 joints coupled, no limit reached. The bend is a few
@@ -53,10 +53,10 @@ G = 9.81
 GRAVITY = [0.0, 0.0, G]       # the arm hangs from its base (a ceiling mount): see the docstring
 
 
-def sharnir(solver, dt, duration, limits):
+def sharnir(solver, dt, duration, limits, damping):
     world = World(dt=dt, solver=solver, gravity=GRAVITY, gyroscopic=True)
     add_robot(world, read_urdf(URDF), "kuka", joint_positions=BENT, servo={"mode": "off"},
-              friction={j: 0.0 for j in JOINTS})
+              friction={j: 0.0 for j in JOINTS}, damping=None if damping else {j: 0.0 for j in JOINTS})
     if not limits:
         for j in JOINTS:
             world.joint(f"kuka/{j}").limits = None
@@ -64,11 +64,13 @@ def sharnir(solver, dt, duration, limits):
     return np.array([world.joint(f"kuka/{j}").angle for j in JOINTS]), world.max_constraint_error()
 
 
-def mujoco_model(dt, integrator, limits):
-    """MuJoCo's model of the same URDF: meshes and <dynamics> dropped (with --no-limits the
-    limits too: revolute → continuous)."""
+def mujoco_model(dt, integrator, limits, damping):
+    """MuJoCo's model of the same URDF: meshes dropped (with --no-limits the limits too:
+    revolute → continuous; with --no-damping the <dynamics> elements)."""
     text = URDF.read_text()
-    text = re.sub(r"<visual>.*?</visual>|<collision>.*?</collision>|<dynamics[^>]*/>", "", text, flags=re.S)
+    text = re.sub(r"<visual>.*?</visual>|<collision>.*?</collision>", "", text, flags=re.S)
+    if not damping:
+        text = re.sub(r"<dynamics[^>]*/>", "", text)
     if not limits:
         text = text.replace('type="revolute"', 'type="continuous"')
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,8 +83,8 @@ def mujoco_model(dt, integrator, limits):
     return model
 
 
-def run_mujoco(dt, duration, integrator, limits):
-    model = mujoco_model(dt, integrator, limits)
+def run_mujoco(dt, duration, integrator, limits, damping):
+    model = mujoco_model(dt, integrator, limits, damping)
     data = mujoco.MjData(model)
     names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, k) for k in range(model.njnt)]
     adr = {n: model.jnt_qposadr[k] for k, n in enumerate(names)}
@@ -100,16 +102,18 @@ def main(argv=None):
     ap.add_argument("--upright", action="store_true",
                     help="gravity along -z: the arm falls from the bent pose instead of swinging under its base")
     ap.add_argument("--no-limits", dest="limits", action="store_false", help="take the joint limits out of both")
+    ap.add_argument("--no-damping", dest="damping", action="store_false",
+                    help="take the joints' viscous damping out of both")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.upright:
         GRAVITY[2] = -G
-    mj, model = run_mujoco(args.dt, args.duration, mujoco.mjtIntegrator.mjINT_EULER, args.limits)
-    ref, _ = run_mujoco(args.dt / 10, args.duration, mujoco.mjtIntegrator.mjINT_RK4, args.limits)
+    mj, model = run_mujoco(args.dt, args.duration, mujoco.mjtIntegrator.mjINT_EULER, args.limits, args.damping)
+    ref, _ = run_mujoco(args.dt / 10, args.duration, mujoco.mjtIntegrator.mjINT_RK4, args.limits, args.damping)
     rows = {"mujoco euler": mj, "reference rk4 dt/10": ref}
     gaps = {}
     for solver in ("impulse", "lcp"):
-        q, gap = sharnir(solver, args.dt, args.duration, args.limits)
+        q, gap = sharnir(solver, args.dt, args.duration, args.limits, args.damping)
         rows[f"sharnir {solver}"] = q
         gaps[solver] = gap
     limited = [(float(lo), float(hi)) if args.limits else (-np.inf, np.inf) for lo, hi in model.jnt_range]
@@ -117,7 +121,8 @@ def main(argv=None):
         print(json.dumps({k: v.tolist() for k, v in rows.items()} | {"joint_gap_m": gaps}))
         return 0
     print(f"KUKA iiwa released from {', '.join(f'{v:g}' for v in BENT.values())} rad, {args.duration:g} s at "
-          f"dt = {args.dt:g} s (MuJoCo {mujoco.__version__}); joint angles (rad):")
+          f"dt = {args.dt:g} s, joint damping {'as in the file' if args.damping else 'off'} "
+          f"(MuJoCo {mujoco.__version__}); joint angles (rad):")
     print(f"{'joint':>8} " + " ".join(f"{k:>20}" for k in rows) + f" {'impulse-mujoco':>15} {'lcp-mujoco':>12}")
     for i, j in enumerate(JOINTS):
         print(f"{j[-7:]:>8} " + " ".join(f"{rows[k][i]:>20.6f}" for k in rows)

@@ -53,7 +53,7 @@ def test_every_solver_family_has_the_same_small_surface(family):
     assert shown <= set(schema) and set(cls.WHEN) <= shown, "the panel lays out the family's own settings"
     assert all(name in schema and set(values) <= set(schema[name].choices or (True, False))
                for name, values in cls.WHEN.values())
-    assert solver.HONOURS <= {"limits", "friction", "motors", "couplings", "contacts", "restitution"}
+    assert solver.HONOURS <= {"limits", "friction", "damping", "motors", "couplings", "contacts", "restitution"}
     assert all(isinstance(s, Setting) for s in cls.SETTINGS)
     assert solver.settings == {s.name: s.default for s in cls.SETTINGS}
     for attr in ("configure", "step", "model_changed", "free_rows_used", "stats"):

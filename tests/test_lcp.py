@@ -330,7 +330,8 @@ def test_params_have_one_numba_type_whatever_the_settings():
         solver.configure(lcp_method=method, lcp_stabilization=stabilization, impact_lcp=flag, projection=flag,
                          geometric_stiffness=not flag, pgs_tolerance=1 if flag else 1e-9, lcp_erp=1 if flag else 0.2,
                          lcp_time_cap_ms=0 if flag else 0.5)
-        types.add(typeof(make_params(solver.settings, 0 if flag else 1e3, flag)))
+        types.add(typeof(make_params(solver.settings, 0 if flag else 1e3, 0.01 if flag else 1, flag,
+                                     np.bool_(not flag))))
     assert len(types) == 1, types
 
 

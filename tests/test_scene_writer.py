@@ -13,7 +13,7 @@ SCENES = sorted((Path(__file__).resolve().parent.parent / "scenes").glob("*.toml
 ARRAYS = ([("state", "bodies", f) for f in ("pos", "quat", "vel", "omega")]
           + [("model", "bodies", f) for f in ("inv_mass", "inertia")]
           + [("model", "joints", f) for f in ("type", "body", "anchor_a", "anchor_b", "frame_a", "frame_b",
-                                               "limit_on", "friction", "motor_max", "motor_freq", "motor_damping")]
+                                               "limit_on", "friction", "damping", "motor_max", "motor_freq", "motor_damping")]
           + [("control", "joints", f) for f in ("motor_mode", "motor_target")]
           + [("control", "loads", f) for f in ("body", "force", "torque", "point", "at_point", "window")])
 
@@ -82,6 +82,7 @@ def test_edits_are_written_and_the_state_before_the_first_step(tmp_path):
     world.advance(0.2)                       # the file keeps the initial state, not this one
     world.joint("hinge").set_limit(math.radians(-20), math.radians(35))
     world.joint("hinge").friction = 1.5
+    world.joint("ball").damping = 0.25
     world.joint("rail").set_limit(-0.05, 0.3)
     world.joint("ball").set_limit(0.0, math.radians(25))           # swing cone
     world.joint("cross").set_limit(None, dof=1)

@@ -250,7 +250,8 @@ def test_written_urdf_loads_every_joint_kind_mimic_dynamics_and_fused_link(rig, 
     assert world.joint("rig/pivot").limits is None                          # continuous
     assert world.joint("rig/finger").limits == pytest.approx((-0.5, 0.5))
     assert world.joint("rig/slide").friction == 0.3                         # <dynamics friction>
-    assert robot.damping == {"slide": 0.1, "pivot": 0.02, "finger": 0.0}   # kept, not applied
+    assert robot.damping == {"slide": 0.1, "pivot": 0.02, "finger": 0.0}
+    assert [world.joint(f"rig/{j}").damping for j in ("slide", "pivot", "finger")] == [0.1, 0.02, 0.0]
     assert robot.mimic == {"finger": ("pivot", 0.5, 0.1)}
     assert world.couplings() == [("rig/finger", "rig/pivot", 0.5, 0.1)]     # <mimic> → a coupling row
     assert world.joint("rig/finger").motor["mode"] == "off"                   # the coupling carries it

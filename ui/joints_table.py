@@ -75,6 +75,18 @@ def friction_param(joint):
                  lambda: joint.friction, set_, 0.0, 1e6, fmt="%.4g", unit=funit)
 
 
+def damping_param(joint):
+    _, unit, _, funit = _units(joint.kind)
+    what = "force" if joint.kind == "prismatic" else "torque"
+
+    def set_(v):
+        joint.damping = v
+    cunit = f"{funit}·s/{unit}" if joint.kind == "prismatic" else f"{funit}·s/rad"
+    return Param(f"joint.{joint.name}.damping", "damping",
+                 f"Viscous damping c on the free axes ({cunit}): a {what} −c·q' against the joint's motion.",
+                 lambda: joint.damping, set_, 0.0, 1e6, fmt="%.4g", unit=cunit)
+
+
 def motor_params(joint):
     """Params of a 1-DOF joint's motor: target, maximum force, frequency, damping."""
     scale, unit, rate_unit, funit = _units(joint.kind)
@@ -237,7 +249,7 @@ class JointsTable:
         imgui.pop_id()
 
     def draw_details(self, world, j):
-        """Everything editable of joint j: all limits, friction, the motor."""
+        """Everything editable of joint j: all limits, friction, damping, the motor."""
         if not world.joint_info:
             return
         if j is None or j >= len(world.joint_info):
@@ -271,10 +283,11 @@ class JointsTable:
                     imgui.same_line()
                 self.w.param(hi_p, width=70)
         if dofs:
-            self.w.param(friction_param(joint), width=90)
-            if "friction" not in world.active_solver.HONOURS:
-                imgui.same_line()
-                imgui.text_disabled(f"(not acted on by {world.solver})")
+            for name, param in (("friction", friction_param(joint)), ("damping", damping_param(joint))):
+                self.w.param(param, width=90)
+                if name not in world.active_solver.HONOURS:
+                    imgui.same_line()
+                    imgui.text_disabled(f"(not acted on by {world.solver})")
         if dofs == 1:
             changed, mode = self.w.combo(f"joint.{joint.name}.motor.mode.details", "motor", joint.motor["mode"],
                                          MOTOR_MODES, "Motor mode: off, velocity (drive at a speed) or position "

@@ -95,6 +95,7 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
     swing_deg = 40                 # spherical cone half-angle, (0, 180]
     twist_deg = [-30, 30]          # spherical twist range
     friction = 20.0                # N·m (N for prismatic), >= 0; not on fixed joints
+    damping = 0.0                  # viscous: N·m·s/rad (N·s/m for prismatic), >= 0; not on fixed joints
     motor = "off"                  # revolute, prismatic: "off" | "velocity" | "position"
     motor_target = 0.0             # rad/s, rad, m/s or m — or motor_target_deg (revolute)
     motor_max = 0.0                # N·m or N
@@ -148,7 +149,7 @@ Schema (lengths m, masses kg, times s; angles in degrees where the key ends in
     [robots.joints.lbr_iiwa_joint_2]   # per joint, by its URDF name (all keys optional)
     q_deg = 30                     # initial position, degrees — or q (rad, or m on a prismatic joint)
     friction = 1.0                 # N·m or N: instead of the URDF's <dynamics friction>
-    damping = 0.5                  # instead of <dynamics damping> (kept, not applied yet)
+    damping = 0.5                  # N·m·s/rad or N·s/m: instead of <dynamics damping>
     max_force = 100.0              # N·m or N: the servo's limit instead of the URDF's effort
     servo_frequency = 40.0         # this joint's servo
     servo_damping = 0.7
@@ -232,7 +233,7 @@ CHAIN_KEYS = ("name", "links", "joint", "link_length", "radius", "mass", "origin
               "parent", "color")
 MOTOR_KEYS = ("motor", "motor_target", "motor_target_deg", "motor_max", "motor_frequency", "motor_damping")
 JOINT_KEYS = (("name", "type", "parent", "child", "anchor", "axis", "axis2", "limits_deg", "limits2_deg",
-               "limits", "swing_deg", "twist_deg", "friction") + MOTOR_KEYS)
+               "limits", "swing_deg", "twist_deg", "friction", "damping") + MOTOR_KEYS)
 LOAD_KEYS = ("body", "force", "torque", "point", "start", "end")
 ROPE_KEYS = ("name", "start", "end", "segments", "radius", "density", "E", "G", "damping", "friction", "ground",
              "color", "start_attach", "end_attach", "start_clamp", "end_clamp")
@@ -251,7 +252,7 @@ SHAPE_ONLY = {"size": ("box",), "radius": ("sphere", "capsule", "cylinder"), "le
               "mesh": ("convex", "compound")}
 JOINT_ONLY = {"axis2": ("universal",), "limits_deg": ("revolute", "universal"), "limits2_deg": ("universal",),
               "limits": ("prismatic",), "swing_deg": ("spherical",), "twist_deg": ("spherical",),
-              "friction": ("spherical", "revolute", "universal", "prismatic"),
+              **{k: ("spherical", "revolute", "universal", "prismatic") for k in ("friction", "damping")},
               "motor_target_deg": ("revolute",),
               **{k: ("revolute", "prismatic") for k in MOTOR_KEYS if k != "motor_target_deg"}}
 JOINT_HINTS = {("limits_deg", "prismatic"): "limits = [lo, hi] in metres on a prismatic joint",
@@ -907,7 +908,8 @@ def _joint(path, world, i, entry):
     kw = dict(anchor=t.get("anchor", 3, required=True), axis=axis, axis2=axis2,
               limits=lim_m if jtype == "prismatic" else rad(lim), limits2=rad(lim2),
               swing=None if swing is None else math.radians(swing), twist=rad(twist),
-              friction=t.get("friction", "number", 0.0, check=_nonneg, what=NON_NEGATIVE))
+              friction=t.get("friction", "number", 0.0, check=_nonneg, what=NON_NEGATIVE),
+              damping=t.get("damping", "number", 0.0, check=_nonneg, what=NON_NEGATIVE))
     motor = t.choice("motor", ("off", "velocity", "position"), "off")
     target = t.get("motor_target", "number")
     target_deg = t.get("motor_target_deg", "number")

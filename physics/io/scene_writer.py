@@ -163,6 +163,8 @@ def _joints(world, state):
                 d["twist_deg"] = _deg(lim1)
         if kind != "fixed" and joint.friction > 0.0:
             d["friction"] = joint.friction
+        if kind != "fixed" and joint.damping > 0.0:
+            d["damping"] = joint.damping
         if kind in ("revolute", "prismatic"):
             m = joint.motor
             mode, target = m["mode"], m["target"]
@@ -197,8 +199,8 @@ def _robots(world, state, folder=None):
                 e["q"] = _f(r.initial[j])
             if joint.friction != spec.friction:
                 e["friction"] = joint.friction
-            if r.damping[j] != spec.damping:
-                e["damping"] = _f(r.damping[j])
+            if joint.damping != spec.damping:
+                e["damping"] = joint.damping
             if r.effort[j] != (spec.effort or 0.0):
                 e["max_force"] = _f(r.effort[j])
             for k, v in r.servo_joint.get(j, {}).items():

@@ -30,12 +30,10 @@ roll-pitch-yaw, R = Rz(y) Ry(p) Rx(r)):
   bodies; two static ones need nothing). Joint anchors and axes go to the World in world
   coordinates at q = 0; `joint_positions` then moves the bodies to the initial pose.
   `<limit effort>` → the servo's force limit (N·m or N), `velocity` kept as data;
-  `<dynamics friction>` → the joint's Coulomb friction (seed 001); `<dynamics damping>`
-  is kept on the robot (Robot.damping) but not applied: the solvers have no viscous
-  joint row yet (said once in a warning when a file has any). `<mimic>` (q_b = m q_a + o)
-  → a coupling row between the two joints (World.add_coupling); the follower gets no
-  servo of its own (under a family that does not honour couplings, MimicServos —
-  physics/mimic_servos.py — servos it on m·q_a + o instead).
+  `<dynamics friction>` → the joint's Coulomb friction (seed 001), `<dynamics damping>` →
+  its viscous damping (Joint.damping, physics/solvers/damping.py). `<mimic>` (q_b = m q_a + o)
+  → a coupling row between the two joints (World.add_coupling, solved by every family);
+  the follower gets no servo of its own.
 - `<visual>`: meshes (STL, OBJ, DAE) and primitives with their origin, scale and
   material colour (a named `<material>` of the robot or an inline `<color>`) →
   VisualPart tuples the viewer draws (physics/visual.py). A link without visuals is
@@ -71,7 +69,6 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from ..mimic_servos import MimicServos
 from ..quat import q_from_matrix, q_to_matrix
 from ..shapes import MAX_SIZE, MIN_SIZE, Box, Capsule, Compound, Cylinder, Sphere
 from ..visual import MESH_SUFFIXES, VisualPart
@@ -139,7 +136,7 @@ class RobotModel:
 @dataclass
 class Robot:
     """A robot built in a World: the names it got and the URDF data the World has no
-    place for yet (the control layer's: mimic, damping, velocity limits)."""
+    place for (the control layer's: mimic, velocity limits) and what it was built with."""
     name: str
     model: RobotModel
     position: tuple
@@ -151,7 +148,7 @@ class Robot:
     initial: dict               # URDF joint → initial position (rad or m)
     effort: dict                # URDF joint → servo force limit (N·m or N)
     friction: dict              # URDF joint → Coulomb friction (N·m or N)
-    damping: dict               # URDF joint → viscous damping (N·m·s/rad), not applied yet
+    damping: dict               # URDF joint → viscous damping (N·m·s/rad or N·s/m)
     velocity: dict              # URDF joint → velocity limit (rad/s or m/s)
     mimic: dict                 # follower joint → (leader joint, multiplier, offset)
     servo: dict                 # {"mode", "frequency", "damping"} of the robot's servos
@@ -704,7 +701,7 @@ def add_robot(world, model, name, position=(0.0, 0.0, 0.0), orientation=(0.0, 0.
         limits = None if j.lower is None else (j.lower, j.upper)
         jname = f"{name}/{j.name}"
         world.add_joint(jname, kind, parent_body, child_body, anchor=anchor, axis=axis, limits=limits,
-                        friction=friction.get(j.name, j.friction))
+                        friction=friction.get(j.name, j.friction), damping=damping.get(j.name, j.damping))
         joints[j.name] = jname
     movable = [j for j in model.joints.values() if j.kind in MOVABLE and j.name in joints]
     for j in movable:
@@ -722,16 +719,11 @@ def add_robot(world, model, name, position=(0.0, 0.0, 0.0), orientation=(0.0, 0.
     world.keep_apart([b for b, _ in bodies_of.values()])      # no self-collision: links meet at their joints
     _place(world, robot, start, bodies_of)
     set_servos(world, robot)
-    if robot.mimic:
-        world.add_controller(MimicServos(world, robot))
     if not hasattr(world, "robots"):
         world.robots = {}
     world.robots[name] = robot
     if no_contact:
         warn(model.path, f"collision meshes unusable, these links touch nothing: {'; '.join(no_contact)}")
-    if any(robot.damping.values()):
-        warn(model.path, "joint damping is kept on the robot but not applied (no viscous joint row in the solvers "
-                         "yet)")
     return robot
 
 

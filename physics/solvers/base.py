@@ -4,7 +4,8 @@ A family (one package under physics/solvers/, one line in FAMILIES) subclasses i
 gives:
 
     name, description     its key (scene files, --solver, the API) and one line for menus
-    HONOURS               the features it acts on: "limits", "friction", "motors" of joints,
+    HONOURS               the features it acts on: "limits", "friction", "damping", "motors"
+                          of joints,
                           "couplings" between joints (World.add_coupling);
                           "contacts", "restitution" (World.unhonoured names the rest)
     SETTINGS              its settings (physics/settings.py Setting entries)
@@ -165,8 +166,10 @@ class SolverBase:
         return drive_use(world.model.joints, world.control.joints)
 
     def free_rows_used(self, world):
-        """Per joint, 1 where its free rows carry friction or a motor (joint_rows says)."""
-        return self.drive_use(world).free
+        """Per joint, 1 where its free rows carry friction or a motor, or damping acts along
+        them (joint_rows says): the rows are written then."""
+        use = self.drive_use(world)
+        return use.free | use.damped if use.any_damped else use.free
 
     # ------------------------------------------------------------------ state between steps
     def save_state(self, world):

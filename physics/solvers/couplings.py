@@ -89,7 +89,7 @@ def prepare_couplings(cp, body_inv_mass, inv_inertia_world):
 
 
 # ---------------------------------------------------------------------------- one row's velocity and impulse
-@helper(cache=True, _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def coupling_velocity(cp, c, vel, omega):
     """J·V of coupling c (q̇_f − m q̇_l)."""
     s = 0.0

@@ -103,7 +103,7 @@ def row_dot(row_J, r, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
             + row_J[r, 10] * b4 + row_J[r, 11] * b5)
 
 
-@helper(cache=True, _nrt=False)
+@helper(cache=True, error_model="numpy", _nrt=False)
 def plain_k(row_J, r, a, b, body_inv_mass, body_inv_inertia, body_quat):
     """J M⁻¹ Jᵀ of one row with the bodies' own inertia (a soft row's effective mass⁻¹)."""
     k = 0.0

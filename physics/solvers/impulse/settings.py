@@ -59,15 +59,15 @@ SETTINGS = (
             help="Energy projection after a step with joints whose work it counts only (no limit or motor on any "
                  "joint; no rope or mouse spring): the velocities of each group of bodies jointed to the ground and "
                  "touching nothing in the step are scaled (by at most 1 % a step) so that its energy is its "
-                 "energy when the run started (or was last edited) plus the loads' and the joints' friction's "
-                 "work, never above it. "
+                 "energy when the run started (or was last edited) plus the loads' and the joints' friction's and "
+                 "damping's work, never above it. "
                  "Takes back what the drift correction and the velocity solve at the start pose lose (~(ωh)² a step); "
                  "what a step cannot take back at once is owed and taken back over the next steps."),
 )
 
 Params = namedtuple("Params", "iterations epsilon contact_epsilon time_cap_ms warm_start stabilization erp substeps "
                               "position_iterations ticks_per_ms dt direct may_iterate projection projection_above "
-                              "keep_energy")
+                              "keep_energy damped")
 """What the kernels read: the settings of those names (stabilization as SPLIT, BAUMGARTE,
 NO_STABILIZATION or SHAKE), and per step call — ticks_per_ms: the clock's ticks per ms;
 dt: the World's Δt (s); direct: the tree's rows are solved directly (direct.uses_direct_solve); may_iterate: some
@@ -75,13 +75,14 @@ joint has a limit or a free row in use (friction or a motor), so rows may iterat
 the direct solve; projection: Newton iterations of seed 004's position projection after
 a step (0: off); projection_above: it runs only on steps whose joints drifted beyond
 this (m or rad; 0: every step); keep_energy: the energy projection after each step
-(not coupled to ropes or the mouse spring; with no limit or motor: ImpulseSolver.energy_inactive)."""
+(not coupled to ropes or the mouse spring; with no limit or motor: ImpulseSolver.energy_inactive);
+damped: some joint has viscous damping (../damping.py)."""
 
 
-def make_params(s, ticks_per_ms, dt, direct, may_iterate, projection, projection_above, keep_energy):
+def make_params(s, ticks_per_ms, dt, direct, may_iterate, projection, projection_above, keep_energy, damped):
     """Params of a settings dict and of what the step call knows (every field of one
     type, so the kernels compile once)."""
     return Params(int(s["iterations"]), float(s["epsilon"]), float(s["contact_epsilon"]), float(s["time_cap_ms"]), bool(s["warm_start"]),
                   STABILIZATIONS[s["stabilization"]], float(s["erp"]), int(s["substeps"]),
                   int(s["position_iterations"]), float(ticks_per_ms), float(dt), bool(direct), bool(may_iterate),
-                  int(projection), float(projection_above), bool(keep_energy))
+                  int(projection), float(projection_above), bool(keep_energy), bool(damped))

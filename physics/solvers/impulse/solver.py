@@ -29,7 +29,7 @@ class ImpulseSolver(SolverBase):
     joint graph (build_tree); between steps it carries keep_energy's budget."""
     name = "impulse"
     description = "Sequential impulses with joint friction, seed 001."
-    HONOURS = frozenset({"limits", "friction", "motors", "couplings", "contacts", "restitution"})
+    HONOURS = frozenset({"limits", "friction", "damping", "motors", "couplings", "contacts", "restitution"})
     SETTINGS = SETTINGS
     PANEL = (("warm_start",), ("iterations", "epsilon"), ("contact_epsilon", "time_cap_ms"), ("erp",),
              ("stabilization", "position_iterations"), ("method", "keep_energy"))
@@ -76,7 +76,8 @@ class ImpulseSolver(SolverBase):
         return make_params(s, ticks_per_ms(), world.dt, self.uses_direct(world), self.may_iterate(world),
                            s["projection_iterations"] if s["post_projection"] or drift else 0,
                            0.0 if s["post_projection"] else s["projection_above"],
-                           s["keep_energy"] and not coupled and self.energy_inactive(world) is None)
+                           s["keep_energy"] and not coupled and self.energy_inactive(world) is None,
+                           self.drive_use(world).any_damped)
 
     def features(self, world, params):
         """The paths this world's step can take (step.Features): the kernel is compiled for

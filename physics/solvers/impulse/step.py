@@ -4,8 +4,9 @@
    with no limit or free row in use, once per call)
 2. contacts at the substep's start (broad and narrow phase, contact rows: contacts.py);
    impacts through groups of touching bodies resolved pair by pair (../impacts.py)
-3. forces: the loads gathered, velocities integrated (external impulses, eq. 10);
-   speculative limits (the limits the joint may reach)
+3. forces: the loads gathered, velocities integrated (external impulses, eq. 10); the
+   joints' viscous damping (../damping.py); speculative limits (the limits the joint may
+   reach)
 4. the solve: the couplings between joints at the substep's poses (../couplings.py), then
    the direct path (direct.py) or the iterative one (rows.py prepare_rows and warm_start,
    iterative.py's sweeps until ε), then split impulses
@@ -27,6 +28,7 @@ from ...joint_rows import compute_joint_rates, compute_joint_rows, speculative_l
 from .. import projection
 from ..base import compiled_variants
 from ..couplings import prepare_couplings, warm_start_couplings, write_couplings
+from ..damping import add_damper_work, damp_joints
 from ..impacts import propagate_impacts
 from ..row_ops import world_inverse_inertia
 from ..tree import select_rows
@@ -123,12 +125,14 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS, COUPLINGS):    #
                 else:                           # the empty views, made once per call
                     crows, cwork, cdirect = crows0, cwork0, cdirect0
                 gather_forces(t, bodies, loads, force_acc, torque_acc)
-                if ENERGY and keep_energy:      # the loads' and friction's work, by the trapezoid over the substep
+                if ENERGY and keep_energy:      # the loads', friction's, dampers' work: the trapezoid over the substep
                     projection.mark_touching(grounded, energy, crows)
                     projection.add_load_work(bodies, force_acc, torque_acc, grounded, energy, 1, 0.5 * h)
                     if may_iterate:
                         projection.friction_rates(bodies, joints, drives, rows, proj.rate0)
                 integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
+                if params.damped:               # the joints' viscous damping and its work (../damping.py)
+                    damp_joints(bodies, joints, drives, rows, h, proj.damp, grounded, energy, ENERGY and keep_energy)
                 if may_iterate:
                     speculative_limits(bodies, joints, rows, h, LIMIT_REACH)   # limits the joint may reach
                 if COUPLINGS:
@@ -185,13 +189,15 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS, COUPLINGS):    #
                     if may_iterate:
                         projection.friction_rates(bodies, joints, drives, rows, proj.rate0)
                         projection.add_friction_work(joints, rows, grounded, energy, 2, proj.rate0)
+                    if params.damped:
+                        add_damper_work(bodies, joints, drives, rows, proj.damp, grounded, energy, 2)
                     if sub < substeps - 1:
                         energy[:, 1] += energy[:, 2]
             if PROJECT and n_project > 0:       # post-stabilization: seed 004 eqs. 15-16
                 projection.project_positions_step(h, n_project, params.projection_above, bodies, joints, rows, proj,
                                                   stats[S_VIOLATION:S_VIOLATION + 4])
                 proj.fresh[0] = 0
-            if ENERGY and keep_energy:          # back to E_n + the loads' and friction's work (Dinev, Liu & Kavan 2018)
+            if ENERGY and keep_energy:          # back to E_n + the loads', friction's, dampers' work (Dinev, Liu & Kavan 2018)
                 projection.energy_projection(bodies, gravity, h, grounded, energy)
             stats[S_SOLVE_TICKS] = solve_ticks
             if blown_up(bodies, max_speed, max_spin):

@@ -23,7 +23,9 @@ path (tree.articulated_factor / articulated_solve: momenta f in, velocities with
 M⁻¹). The rows of joints closing loops (L, not in the tree) are eliminated densely in a
 second Schur complement on M̂: G_L = J_L M̂ J_Lᵀ, factored by a pivoted Cholesky that
 drops dependent rows (a four-bar of revolutes in 3-D: the loop's 5 rows have rank 2 on
-top of the tree), A ← A − B G_L⁺ Bᵀ with B = J_U M̂ J_Lᵀ.
+top of the tree), A ← A − B G_L⁺ Bᵀ with B = J_U M̂ J_Lᵀ. A coupling between joints
+(q_f = m·q_l + o, ../couplings.py) is one more such row, over its two halves (the two
+joints' bodies, up to four).
 
 The LCP (method `auto`): Lemke's method (dense.lemke, exact, lexicographic so it
 cannot cycle) when |U| ≤ lemke_max_rows, else projected Gauss–Seidel from the warm
@@ -80,12 +82,12 @@ step inside the kernel (projection.project_step; the `projection` setting, on by
 A step (step.py, lcp_kernel), by stage:
 
 1. drive rows and speculative limits; contacts found; the joint tree factored
-   (tree.articulated_factor); the loops' equality rows (rows.collect_loops) and G_L
-   factored (system.build_loops)
+   (tree.articulated_factor); the loops' equality rows and the couplings between joints
+   (rows.collect_loops) and G_L factored (system.build_loops)
 2. impacts: the contact points classified (impacts.classify_contacts); with some
    impacting, the impact LCP from the start velocities (stages 4-6 without forces), its
    impacts recorded (impacts.record_impact)
-3. forces, velocities integrated
+3. forces, velocities integrated; the joints' viscous damping (../damping.py)
 4. the free motion (velocities.free_velocity); friction turned along the sliding
    (rows.align_friction); the U rows (rows.collect_rows)
 5. A (system.build_system) and b (velocities.phase_rhs); the LCP (solve.solve_lcp)

@@ -53,20 +53,22 @@ SETTINGS = (
 )
 
 Params = namedtuple("Params", "method lemke_max pgs_iterations pgs_tolerance pgs_contact_tolerance time_cap_ms stabilization erp impact "
-                              "geometric projection ticks_per_ms may_iterate")
+                              "geometric projection ticks_per_ms dt may_iterate damped")
 """What the kernel reads: method (AUTO, LEMKE, PGS), lemke_max (most U rows Lemke takes),
 pgs_iterations, pgs_tolerance and pgs_contact_tolerance (N·s), time_cap_ms (0: none), stabilization (SPLIT,
 BAUMGARTE, NO_STABILIZATION), erp, impact (the impact LCP on), geometric (the geometric
 stiffness on), projection (Newton iterations of seed 004's projection after each step; 0:
-off); of the call: ticks_per_ms (the clock's; 0: no counter, the cap is not enforced) and
+off); of the call: ticks_per_ms (the clock's; 0: no counter, the cap is not enforced), dt (the
+World's Δt, s) and
 may_iterate (a limit on or a free row in use: the drive rows are written every step and
-limits bind speculatively)."""
+limits bind speculatively) and damped (some joint has viscous damping: ../damping.py)."""
 
 
-def make_params(s, ticks_per_ms, may_iterate):
+def make_params(s, ticks_per_ms, dt, may_iterate, damped):
     """Params of a settings dict and the call's values (every field of one type, so the
     kernel compiles once)."""
     return Params(METHODS[s["lcp_method"]], int(s["lemke_max_rows"]), int(s["pgs_iterations"]),
                   float(s["pgs_tolerance"]), float(s["pgs_contact_tolerance"]), float(s["lcp_time_cap_ms"]), STABILIZATIONS[s["lcp_stabilization"]],
                   float(s["lcp_erp"]), bool(s["impact_lcp"]), bool(s["geometric_stiffness"]),
-                  int(s["projection_iterations"]) if s["projection"] else 0, float(ticks_per_ms), bool(may_iterate))
+                  int(s["projection_iterations"]) if s["projection"] else 0, float(ticks_per_ms), float(dt), bool(may_iterate),
+                  bool(damped))

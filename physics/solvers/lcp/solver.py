@@ -49,7 +49,7 @@ class LcpSolver(SolverBase):
     world's projection's (tree)."""
     name = "lcp"
     description = "One mixed LCP per step (seeds 003, 004): trees eliminated in O(N), Lemke or PGS, impacts."
-    HONOURS = frozenset({"limits", "friction", "motors", "contacts", "restitution"})
+    HONOURS = frozenset({"limits", "friction", "damping", "motors", "couplings", "contacts", "restitution"})
     SETTINGS = SETTINGS
     PANEL = (("lcp_method", "lemke_max_rows"), ("pgs_iterations", "pgs_tolerance"),
              ("pgs_contact_tolerance", "lcp_time_cap_ms"), ("lcp_erp", "lcp_stabilization"),
@@ -92,15 +92,17 @@ class LcpSolver(SolverBase):
 
     # ------------------------------------------------------------------ the step (SolverBase.step)
     def params(self, world, coupled):
-        """Params of the settings; may_iterate: a limit on, or a free row in use."""
+        """Params of the settings; may_iterate: a limit on, or a free row in use; damped: a
+        joint's viscous damping."""
         use = self.drive_use(world)
         may_iterate = use.limits or use.any_free
-        return make_params(self.settings, ticks_per_ms(), may_iterate)
+        return make_params(self.settings, ticks_per_ms(), world.dt, may_iterate, use.any_damped)
 
     def begin(self, world, coupled):
         call = super().begin(world, coupled)
+        # compiled with the hulls' narrow phase or without, with couplings between joints or without
         call.update(tree=self.tree(world), fallbacks=0, capped=0, impacts=[],
-                    kernel=kernel_for(world.has_hulls()))       # compiled with the hulls' narrow phase or without
+                    kernel=kernel_for(world.has_hulls(), world.model.couplings.count > 0))
         return call
 
     def run(self, world, call, n, t0):
@@ -109,8 +111,8 @@ class LcpSolver(SolverBase):
         env, bodies, loads, joints, drives, rows, work = call["bundles"]
         contacts = world.contact_data()
         lw = call["lw"] = self._work_for(world, contacts)
-        return call["kernel"](n, world.dt, t0, call["params"], self.kernel_stats, env, bodies, loads, joints, drives,
-                              rows, work, call["tree"], contacts, lw)
+        return call["kernel"](n, t0, call["params"], self.kernel_stats, env, bodies, loads, joints, drives, rows, work,
+                              call["tree"], contacts, lw, world.coupling_data())
 
     def after_run(self, world, call, k):
         """Add up the call's fallbacks, capped steps and impacts; a step that needed more U

@@ -7,6 +7,8 @@ from ...contacts import (S_THRESHOLD, contact_views, detection_overflowed, keep_
 from ...integrate import blown_up, gather_forces, integrate_positions, integrate_velocities
 from ...joint_rows import row_velocity, compute_joint_rates, compute_joint_rows, speculative_limits, write_drive_rows
 from ..base import compiled_variants
+from ..couplings import write_couplings
+from ..damping import damp_joints
 from ..impacts import propagate_impacts
 from ..projection import project_step
 from ..row_ops import world_inverse_inertia
@@ -22,11 +24,13 @@ from .work import S_FALLBACKS, S_IMPACTS, S_LOOP_RANK, S_LOOP_ROWS, S_NEED_LOOPS
 
 
 @compiled_variants
-def kernel_for(HULLS):    # noqa: N803 (a compile-time constant)
+def kernel_for(HULLS, COUPLINGS):    # noqa: N803 (compile-time constants)
     @kernel(cache=True)
-    def lcp_kernel(n_steps, dt, t0, params, stats, env, bodies, loads, joints, drives, rows, work, tree, contacts, lw):
-        """Advance n_steps steps of dt (package docstring). Rows hold the current poses on entry
-        and the final ones on return. Returns the steps done: fewer than n_steps after a
+    def lcp_kernel(n_steps, t0, params, stats, env, bodies, loads, joints, drives, rows, work, tree, contacts, lw,
+                   couplings):
+        """Advance n_steps steps of params.dt (package docstring). Rows hold the current poses on
+        entry and the final ones on return. couplings (model.Couplings, None for none): rows
+        tying joints to others, solved as loop rows (../couplings.py writes them). Returns the steps done: fewer than n_steps after a
         blow-up, or when a step needs more room than lw has (stats S_NEED_ROWS/LOOPS > 0: the
         caller grows lw and calls again from there)."""
         body_pos, body_quat, body_vel, body_omega = bodies.pos, bodies.quat, bodies.vel, bodies.omega
@@ -39,7 +43,7 @@ def kernel_for(HULLS):    # noqa: N803 (a compile-time constant)
             tree.body_I
         gravity, gyroscopic, max_speed, max_spin = env.gravity, env.gyroscopic, env.max_speed, env.max_spin
         c_vn, c_imp, c_S, impacts = lw.c_vn, lw.c_imp, lw.c_S, lw.impacts
-        h = dt
+        h = params.dt
         stab = params.stabilization
         erp = params.erp
         rate_v = erp / h if stab == BAUMGARTE else 0.0
@@ -92,7 +96,9 @@ def kernel_for(HULLS):    # noqa: N803 (a compile-time constant)
                     articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, body_inv_mass, body_I,
                                        targets, False)
             proj.fresh[0] = 0
-            nl = collect_loops(joints, rows, tree, body_inv_mass, lw)
+            if COUPLINGS:                       # the couplings' rows at the step's poses
+                write_couplings(couplings, joints, rows)
+            nl = collect_loops(joints, rows, tree, body_inv_mass, lw, couplings)
             if nl > lw.l_row.shape[0]:
                 stats[S_NEED_LOOPS] = nl
                 return step
@@ -132,6 +138,8 @@ def kernel_for(HULLS):    # noqa: N803 (a compile-time constant)
             # forces, then the contact LCP of the step
             gather_forces(t, bodies, loads, force_acc, torque_acc)
             integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
+            if params.damped:                   # the joints' viscous damping (../damping.py)
+                damp_joints(bodies, joints, drives, rows, h, proj.damp, proj.grounded, proj.energy, False)
             nu = 0
             sparse = False
             if n_need > 0 or nl > 0:            # else the tree solve below is the whole step
@@ -144,7 +152,7 @@ def kernel_for(HULLS):    # noqa: N803 (a compile-time constant)
             solve_lcp(params, stats, nu, sparse, lw)
             clear_joint_drive_impulses(joints, rows)
             gather_impulses(nu, nl, lw.x, lw)
-            store_impulses(nu, nl, lw.x, c_S, rows, crows, lw)
+            store_impulses(nu, nl, lw.x, c_S, rows, crows, lw, couplings)
             pvel[:, :] = 0.0
             pomega[:, :] = 0.0
             apply_impulses(rate_v, rate_p != 0.0 and has_tree, rate_p, bodies, joint_body, tree, body_I, row_J,

@@ -7,7 +7,7 @@ from ...joint_types import N_EQ, N_FREE, N_LIMIT
 from ..dense import pivoted_solve
 from ..tree import articulated_lambda, articulated_solve, tree_momentum, zero_tree
 from ...joint_rows import row_velocity
-from .system import add_impulse, inverse_mass_times
+from .system import add_impulse, add_loop_impulse, inverse_mass_times, loop_velocity
 
 
 # ---------------------------------------------------------------------------- free motion and right-hand side
@@ -30,10 +30,10 @@ def phase_rhs(nu, nl, rank, rate, lw):
     """λ_L0 = G_L⁺(−J_L V_f − rate·C_L) (the loops' impulses in the free motion) and the
     LCP's right-hand side b = J_U V_f + bias + B λ_L0."""
     fv, fw, u_J, u_body, u_bias, b, B = lw.fv, lw.fw, lw.u_J, lw.u_body, lw.u_bias, lw.b, lw.B
-    l_J, l_body, l_C, G, l_perm, lam_l, tmp_l, work_l = lw.l_J, lw.l_body, lw.l_C, lw.G, lw.l_perm, lw.lam_l, \
-        lw.tmp_l, lw.work_l
+    l_J, l_body, l_J2, l_body2, l_C = lw.l_J, lw.l_body, lw.l_J2, lw.l_body2, lw.l_C
+    G, l_perm, lam_l, tmp_l, work_l = lw.G, lw.l_perm, lw.lam_l, lw.tmp_l, lw.work_l
     for l in range(nl):
-        tmp_l[l] = -row_velocity(l_J, l, l_body[l, 0], l_body[l, 1], fv, fw) - rate * l_C[l]
+        tmp_l[l] = -loop_velocity(l_J, l_body, l_J2, l_body2, l, fv, fw) - rate * l_C[l]
     pivoted_solve(G, l_perm, rank, nl, tmp_l, lam_l, work_l)
     for u in range(nu):
         s = row_velocity(u_J, u, u_body[u, 0], u_body[u, 1], fv, fw) + u_bias[u]
@@ -46,7 +46,8 @@ def phase_rhs(nu, nl, rank, rate, lw):
 @helper(cache=True)
 def gather_impulses(nu, nl, x, lw):
     """The loops' final impulses λ_L = λ_L0 − W x and P = J_Uᵀ x + J_Lᵀ λ_L (lw.P)."""
-    u_J, u_body, W, l_J, l_body, lam_l, P = lw.u_J, lw.u_body, lw.W, lw.l_J, lw.l_body, lw.lam_l, lw.P
+    u_J, u_body, W, lam_l, P = lw.u_J, lw.u_body, lw.W, lw.lam_l, lw.P
+    l_J, l_body, l_J2, l_body2 = lw.l_J, lw.l_body, lw.l_J2, lw.l_body2
     for u in range(nu):
         if x[u] != 0.0:
             add_impulse(u_J, u, u_body[u, 0], u_body[u, 1], x[u], P)
@@ -54,7 +55,7 @@ def gather_impulses(nu, nl, x, lw):
                 lam_l[l] -= W[u, l] * x[u]
     for l in range(nl):
         if lam_l[l] != 0.0:
-            add_impulse(l_J, l, l_body[l, 0], l_body[l, 1], lam_l[l], P)
+            add_loop_impulse(l_J, l_body, l_J2, l_body2, l, lam_l[l], P)
 
 
 @helper(cache=True)
@@ -107,9 +108,10 @@ def apply_free_bodies(bodies, inv_I, vel, omega, lw):
 
 # ---------------------------------------------------------------------------- impulses stored
 @helper(cache=True)
-def store_impulses(nu, nl, x, extra, rows, crows, lw):
+def store_impulses(nu, nl, x, extra, rows, crows, lw, couplings):
     """Write the U rows' λ (contact rows: plus their impact impulse `extra`, c_S) and the
-    loop rows' into the row tables; the joints' limit and free rows not in U get 0."""
+    loop rows' into the row tables (a coupling's into `couplings`); the joints' limit and
+    free rows not in U get 0."""
     u_tab, u_row, l_row, lam_l = lw.u_tab, lw.u_row, lw.l_row, lw.lam_l
     row_lambda, c_lambda = rows.impulse, crows.impulse
     for r in range(c_lambda.shape[0]):
@@ -121,7 +123,10 @@ def store_impulses(nu, nl, x, extra, rows, crows, lw):
         else:
             c_lambda[r] = x[u] + extra[r]
     for l in range(nl):
-        row_lambda[l_row[l]] = lam_l[l]
+        if l_row[l] >= 0:
+            row_lambda[l_row[l]] = lam_l[l]
+        elif couplings is not None:
+            couplings.impulse[-1 - l_row[l]] = lam_l[l]
 
 
 @helper(cache=True)

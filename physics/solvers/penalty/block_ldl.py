@@ -529,7 +529,7 @@ def minimum_degree(nn, ea, eb):
     return order, later_ptr, later[:later_ptr[nn]]
 
 
-@helper(cache=True, error_model="numpy")
+@helper(cache=True, error_model="numpy", _nrt=False)
 def find_slot(up_ptr, up_node, k, n):
     """The slot of block A[n, k] (n a later neighbour of node k; −1: none), by bisection."""
     lo, hi = up_ptr[k], up_ptr[k + 1]

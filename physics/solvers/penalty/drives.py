@@ -21,6 +21,9 @@
 
 Under the paper and critical presets the same rows act with M (the bodies' own inertia)
 and the joint springs pass them on.
+
+* dampers — a joint's viscous damping (../damping.py) as a plain row of the system,
+  w = Δt c on each free row, unbounded (add_dampers).
 """
 import numpy as np
 from ...jit import helper
@@ -235,6 +238,28 @@ def check_drives(h, bodies, joints, rows, plan):
             drive_clamped[j] = 0
             changed = True
     return changed
+
+
+@helper(cache=True, error_model="numpy", _nrt=False)
+def add_dampers(h, joints, drives, rows, plan):
+    """The joints' viscous damping (../damping.py) into the step's matrix: on each free row
+    of a joint with damping c > 0 the force −c J·V⁺, backward Euler in the whole system,
+    w = Δt c (no right side)."""
+    joint_type, joint_body, joint_row_start, joint_row_count = joints.type, joints.body, joints.row_start, joints.row_count
+    row_J, row_rot, damping = rows.J, rows.rot, drives.damping
+    body_node, joint_slot, joint_b_late = plan.body_node, plan.joint_slot, plan.joint_b_late
+    diag0, offd0, rhs0 = plan.diag0, plan.offd0, plan.rhs0
+    for j in range(joint_type.shape[0]):
+        c = damping[j]
+        if c <= 0.0:
+            continue
+        na, nb = body_node[joint_body[j, 0]], body_node[joint_body[j, 1]]
+        end = joint_row_start[j] + joint_row_count[j]
+        for r in range(end - N_FREE[joint_type[j]], end):
+            if row_rot[r]:
+                add_angular_row(row_J, r, na, nb, joint_slot[j], joint_b_late[j], h * c, 0.0, diag0, offd0, rhs0)
+            else:
+                add_row(row_J, r, na, nb, joint_slot[j], joint_b_late[j], h * c, 0.0, diag0, offd0, rhs0)
 
 
 @helper(cache=True, error_model="numpy", _nrt=False)

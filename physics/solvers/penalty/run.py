@@ -12,8 +12,8 @@ hulls' narrow phase), by stage:
    than NEWTON_TOL, the same backward Euler step is solved again from its start,
    linearized at those poses (a Newton iteration, at most Params.newton).
    The paper and critical presets: explicit forces (explicit.py), then velocities —
-   through the same system with only the drives' rows when a joint has them, else
-   semi-implicit Euler — positions and rows
+   through the same system with only the drives' and dampers' rows when a joint has
+   them, else semi-implicit Euler — positions and rows
 3. seed 004's projection (projection.project_step) when post_projection is on
 4. blow-up check
 """
@@ -30,27 +30,35 @@ from ..projection import project_step
 from ..row_ops import copy2d, fill2d
 from .assemble import body_blocks, limit_raw, stiff_rows, store_impulses
 from .block_ldl import factor_solve
+from ..couplings import write_couplings
 from .contact_graph import contact_pair_keys, contact_plan, same_keys
 from .contact_springs import (CONTACT_PASSES, FRICTION_PASSES, REFINED, SWITCHED, UNCHANGED, add_contacts,
                               check_contacts, contact_springs, new_springs, relax_contacts, store_contact_impulses)
-from .drives import PASSES, add_drives, any_drive, check_drives, servo_masses, setup_drives
+from .couplings import coupling_nonlinearity, coupling_springs, store_coupling_impulses
+from .drives import PASSES, add_dampers, add_drives, any_drive, check_drives, servo_masses, setup_drives
 from .explicit import CONTACT_KAPPA, penalty_forces
 from .settings import STIFF
 
 NEWTON_TOL = 1e-3       # m or rad: a linearization that missed the reached poses by more is iterated
 
 @helper(cache=True, error_model="numpy", _nrt=False)
-def open_system(params, h, relin, gravity, bodies, joints, drives, rows, work, plan, drives_on):
+def open_system(params, h, relin, gravity, bodies, joints, drives, rows, work, plan, drives_on, couplings):
     """The step's implicit system in plan.diag0, offd0, rhs0: the bodies' blocks
-    (body_blocks), the stiff preset's rows (stiff_rows) and the drives set up
-    (setup_drives, servo_masses); returns the number of drives in use."""
+    (body_blocks), the stiff preset's rows (stiff_rows), the couplings between joints
+    (couplings.py; None: none), the drives set up (setup_drives, servo_masses: a servo
+    sees what its joint's couplings carry) and the joints' dampers (add_dampers); returns
+    the number of drives in use."""
     stiff = params.preset == STIFF
     body_blocks(h, stiff, gravity, bodies, joints, rows, work.force_acc, work.torque_acc, plan)
     if stiff:
         stiff_rows(params, h, relin, bodies, joints, rows, plan)
+    if couplings is not None:
+        coupling_springs(params, h, relin, bodies, couplings, plan)
     n_drives = setup_drives(h, bodies, joints, drives, rows, plan) if drives_on else 0
     if stiff and n_drives > 0:
         servo_masses(h, joints, drives, rows, plan)
+    if params.damped:                       # after the servos' masses: they see the arm alone
+        add_dampers(h, joints, drives, rows, plan)
     return n_drives
 
 
@@ -65,11 +73,13 @@ def write_velocities(bodies, plan, x):
 
 
 @helper(cache=True, error_model="numpy", _nrt=False)
-def close_system(h, stiff, gyroscopic, bodies, joints, rows, plan):
-    """After the last solve: the rows' impulses (store_impulses), then the implicit
-    gyroscopic update of the spins."""
+def close_system(h, stiff, gyroscopic, bodies, joints, rows, plan, couplings):
+    """After the last solve: the rows' and couplings' impulses (store_impulses,
+    store_coupling_impulses), then the implicit gyroscopic update of the spins."""
     body_quat, body_inertia, body_omega, node_body = bodies.quat, bodies.inertia, bodies.omega, plan.node_body
     store_impulses(h, stiff, bodies, joints, rows, plan)
+    if couplings is not None:
+        store_coupling_impulses(h, couplings, bodies)
     if gyroscopic:
         for k in range(node_body.shape[0]):
             i = node_body[k]
@@ -89,7 +99,8 @@ def restart_system(plan):
 
 
 @helper(cache=True, error_model="numpy", _nrt=False)
-def joint_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, drives_on):
+def joint_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, drives_on,
+                     couplings):
     """V⁺ from the implicit system of the module docstring with no contact spring (nothing
     touching, or a preset whose contacts push explicitly): the stiff preset's equality and
     limit rows and every drive (friction, motors) as rows of one system, solved exactly;
@@ -102,7 +113,7 @@ def joint_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, driv
     up_ptr, up_node, pair_ptr, pair_lo, pair_hi, pair_target = (plan.up_ptr, plan.up_node, plan.pair_ptr,
                                                                  plan.pair_lo, plan.pair_hi, plan.pair_target)
     diag0, offd0, rhs0, diag, offd, rhs = plan.diag0, plan.offd0, plan.rhs0, plan.diag, plan.offd, plan.rhs
-    n_drives = open_system(params, h, relin, gravity, bodies, joints, drives, rows, work, plan, drives_on)
+    n_drives = open_system(params, h, relin, gravity, bodies, joints, drives, rows, work, plan, drives_on, couplings)
     if n_drives == 0:                               # one solve: factor the step's matrix in place
         factor_solve(diag0, offd0, up_ptr, up_node, pair_ptr, pair_lo, pair_hi, pair_target, rhs0)
         write_velocities(bodies, plan, rhs0)
@@ -114,12 +125,12 @@ def joint_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, driv
             write_velocities(bodies, plan, rhs)
             if it == PASSES - 1 or not check_drives(h, bodies, joints, rows, plan):
                 break
-    close_system(h, params.preset == STIFF, gyroscopic, bodies, joints, rows, plan)
+    close_system(h, params.preset == STIFF, gyroscopic, bodies, joints, rows, plan, couplings)
 
 
 @helper(cache=True, error_model="numpy")
 def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, contacts,
-                        springs, drives_on):
+                        springs, drives_on, couplings):
     """joint_velocities with the stiff preset's contact rows (contact_springs.py: normal
     springs and the patches' friction, `springs` sized for this step's contacts, `plan` laid
     out with the contacts between dynamic bodies: contact_graph) in the same system; the
@@ -130,7 +141,7 @@ def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, d
     up_ptr, up_node = plan.up_ptr, plan.up_node
     pair_ptr, pair_lo, pair_hi, pair_target = plan.pair_ptr, plan.pair_lo, plan.pair_hi, plan.pair_target
     diag, offd, rhs = plan.diag, plan.offd, plan.rhs
-    n_drives = open_system(params, h, relin, gravity, bodies, joints, drives, rows, work, plan, drives_on)
+    n_drives = open_system(params, h, relin, gravity, bodies, joints, drives, rows, work, plan, drives_on, couplings)
     contact_springs(h, np.sqrt(gravity[0] ** 2 + gravity[1] ** 2 + gravity[2] ** 2), bodies, contacts, plan, springs)
     refined = 0
     for it in range(CONTACT_PASSES):
@@ -150,7 +161,7 @@ def implicit_velocities(params, h, relin, gravity, gyroscopic, bodies, joints, d
         if changed == UNCHANGED or (changed == REFINED and refined > FRICTION_PASSES):
             break
     store_contact_impulses(bodies, contacts, springs)
-    close_system(h, params.preset == STIFF, gyroscopic, bodies, joints, rows, plan)
+    close_system(h, params.preset == STIFF, gyroscopic, bodies, joints, rows, plan, couplings)
 
 
 @helper(cache=True, error_model="numpy", _nrt=False)
@@ -192,7 +203,7 @@ def begin_newton(bodies, plan, keep_start):
 
 
 @helper(cache=True, error_model="numpy", _nrt=False)
-def end_newton(h, it, newton, bodies, joints, rows, plan, readout):
+def end_newton(h, it, newton, bodies, joints, rows, plan, readout, couplings):
     """A stiff step's positions from the velocities solved in Newton iteration `it` (of at
     most `newton` more than the first), and the rows at them; returns True when the step is
     done (the last iteration, or the rows' linearization missed the reached poses by at
@@ -201,7 +212,11 @@ def end_newton(h, it, newton, bodies, joints, rows, plan, readout):
     next iteration, linearized at the poses reached: X_k = X + Δt V_k, from the step's start."""
     integrate_positions(bodies, h)
     compute_joint_rows(bodies, joints, rows, readout)
-    if it == newton or nonlinearity(joints, rows, plan) <= NEWTON_TOL:
+    missed = 0.0
+    if couplings is not None:
+        write_couplings(couplings, joints, rows)
+        missed = coupling_nonlinearity(couplings)
+    if it == newton or max(missed, nonlinearity(joints, rows, plan)) <= NEWTON_TOL:
         if it > 0:
             fill2d(plan.vel_k, 0.0)
             fill2d(plan.omega_k, 0.0)
@@ -216,7 +231,8 @@ def end_newton(h, it, newton, bodies, joints, rows, plan, readout):
 
 
 @helper(cache=True, error_model="numpy", _nrt=False)
-def stiff_joint_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, readout, drives_on):
+def stiff_joint_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, readout, drives_on,
+                     couplings):
     """One step of the stiff preset with nothing touching: the implicit velocities
     linearized at the current poses (joint_velocities), then positions; while the rows'
     linearization missed the reached poses by more than NEWTON_TOL, another Newton
@@ -225,13 +241,15 @@ def stiff_joint_step(params, h, gravity, gyroscopic, bodies, joints, drives, row
     newton = params.newton
     begin_newton(bodies, plan, newton > 0)
     for it in range(newton + 1):
-        joint_velocities(params, h, it > 0, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, drives_on)
-        if end_newton(h, it, newton, bodies, joints, rows, plan, readout):
+        joint_velocities(params, h, it > 0, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, drives_on,
+                         couplings)
+        if end_newton(h, it, newton, bodies, joints, rows, plan, readout, couplings):
             break
 
 
 @helper(cache=True, error_model="numpy")
-def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, readout, contacts, drives_on):
+def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, readout, contacts, drives_on,
+               couplings):
     """stiff_joint_step with this step's contacts as rows of the implicit system
     (implicit_velocities; `plan` laid out with the contacts between dynamic bodies), then,
     at the poses reached, no separating rate left where a contact still penetrates
@@ -241,34 +259,39 @@ def stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, wor
     begin_newton(bodies, plan, newton > 0)
     for it in range(newton + 1):
         implicit_velocities(params, h, it > 0, gravity, gyroscopic, bodies, joints, drives, rows, work, plan, contacts,
-                            springs, drives_on)
-        if end_newton(h, it, newton, bodies, joints, rows, plan, readout):
+                            springs, drives_on, couplings)
+        if end_newton(h, it, newton, bodies, joints, rows, plan, readout, couplings):
             break
     relax_contacts(h, bodies, contacts, plan, springs)
 
 
 @compiled_variants
-def kernel_for(HULLS):    # noqa: N803 (a compile-time constant)
+def kernel_for(HULLS, COUPLINGS):    # noqa: N803 (compile-time constants)
     @kernel(cache=True, error_model="numpy")
-    def penalty_run(n_steps, h, t0, params, env, bodies, loads, joints, drives, rows, work, plan, contacts, proj,
-                    violation):
+    def penalty_run(n_steps, t0, params, env, bodies, loads, joints, drives, rows, work, plan, contacts, proj, violation,
+                    couplings):
         """Advance n_steps fixed steps. Rows must hold the current poses on entry; they hold
         the final poses on return. With params.projection > 0, seed 004's projection ends
         each step (projection.project_step with that many Newton iterations; proj its
-        Projection, violation (4,) its last Violation numbers). Contacts (physics/contacts.py) push as one-sided springs:
+        Projection, violation (4,) its last Violation numbers). couplings (model.Couplings,
+        None for none): rows tying joints to others, springs of the implicit system in every
+        preset (couplings.py). Contacts (physics/contacts.py) push as one-sided springs:
         implicit under the stiff preset (module docstring, "Contacts"), explicit under the
         others (contacts.penalty_contact_forces, κ = CONTACT_KAPPA, ζ = 1). Returns the number
         of steps done before a blow-up (n_steps when none)."""
+        h = params.dt
         force_acc, torque_acc = work.force_acc, work.torque_acc
         gravity, gyroscopic, max_speed, max_spin = env.gravity, env.gyroscopic, env.max_speed, env.max_spin
         stiff = params.preset == STIFF
         drives_on = any_drive(joints)
-        implicit = stiff or drives_on
+        implicit = stiff or drives_on or COUPLINGS
         n_project = params.projection
-        cplan, contact_keys, joint_body = plan, np.empty(0, np.int64), joints.body
+        cplan, contact_keys, n_joints = plan, np.empty(0, np.int64), joints.body.shape[0]
         if not drives_on:                       # no friction or motor for the whole run: clear the drives once
             setup_drives(h, bodies, joints, drives, rows, plan)
         for step in range(n_steps):
+            if COUPLINGS:                       # the couplings' rows at the step's poses (../couplings.py)
+                write_couplings(couplings, joints, rows)
             gather_forces(t0 + step * h, bodies, loads, force_acc, torque_acc)
             n_contacts = (prepare_contacts(contacts, bodies, h) if HULLS
                           else prepare_contacts_primitive(contacts, bodies, h))
@@ -280,20 +303,20 @@ def kernel_for(HULLS):    # noqa: N803 (a compile-time constant)
                 keys = contact_pair_keys(contacts, plan.body_node)
                 if not same_keys(keys, contact_keys):       # the touching pairs changed: lay the system out again
                     contact_keys = keys
-                    cplan = contact_plan(plan, joint_body, keys) if keys.shape[0] > 0 else plan
+                    cplan = contact_plan(plan, plan.pairs, n_joints, keys) if keys.shape[0] > 0 else plan
                 stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, cplan, step == n_steps - 1,
-                           contacts, drives_on)
+                           contacts, drives_on, couplings)
                 keep_contact_impulses(contacts, n_contacts)
             elif stiff:
                 stiff_joint_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, plan,
-                                 step == n_steps - 1, drives_on)
+                                 step == n_steps - 1, drives_on, couplings)
             else:
                 penalty_forces(params, h, bodies, rows, work)
                 if implicit:
                     # relin = stiff, False here: a typed bool, not the literal False (numba would
                     # compile joint_velocities a second time for the literal)
                     joint_velocities(params, h, stiff, gravity, gyroscopic, bodies, joints, drives, rows, work, plan,
-                                     drives_on)
+                                     drives_on, couplings)
                 else:
                     integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
                 integrate_positions(bodies, h)

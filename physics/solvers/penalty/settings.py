@@ -41,16 +41,18 @@ SETTINGS = (
 )
 
 Params = namedtuple("Params", "preset alpha_lin beta_lin alpha_rot beta_rot kappa zeta stiff_kappa stiff_zeta "
-                              "newton projection")
+                              "newton projection dt damped")
 """What the kernels read: preset (PAPER, CRITICAL, STIFF), the paper preset's α*, β* per row
 kind (1/s², 1/s), the critical preset's κ, ζ and the stiff preset's κ, ζ; newton: the most
 extra solves of a stiff step; projection: Newton iterations of seed 004's projection after
-each step (0: off)."""
+each step (0: off); of the call: dt the World's Δt (s), damped (some joint has viscous
+damping: drives.add_dampers)."""
 
 
-def make_params(s):
-    """Params of a settings dict (every field of one type, so the kernels compile once)."""
+def make_params(s, dt, damped):
+    """Params of a settings dict and of the call (every field of one type, so the kernels
+    compile once)."""
     return Params(PRESETS[s["penalty_preset"]], float(s["alpha_lin"]), float(s["beta_lin"]), float(s["alpha_rot"]),
                   float(s["beta_rot"]), float(s["kappa"]), float(s["zeta"]), float(s["stiff_kappa"]),
                   float(s["stiff_zeta"]), NEWTON_ITERATIONS,
-                  int(s["projection_iterations"]) if s["post_projection"] else 0)
+                  int(s["projection_iterations"]) if s["post_projection"] else 0, float(dt), bool(damped))

@@ -17,7 +17,7 @@ class PenaltySolver(SolverBase):
     description = "Penalty forces, seed 000: every row a spring-damper (stiff: implicit)."
     # no restitution: its contact springs are critically damped (a resting body must not
     # bounce), so contacts do not bounce
-    HONOURS = frozenset({"limits", "friction", "motors", "contacts"})
+    HONOURS = frozenset({"limits", "friction", "damping", "motors", "couplings", "contacts"})
     SETTINGS = SETTINGS
     PANEL = (("penalty_preset",), ("alpha_lin", "beta_lin"), ("alpha_rot", "beta_rot"), ("kappa", "zeta"),
              ("stiff_kappa", "stiff_zeta"), ("post_projection", "projection_iterations"))
@@ -36,7 +36,7 @@ class PenaltySolver(SolverBase):
         return super().shorthand(text)
 
     def params(self, world, coupled):
-        return make_params(self.settings)
+        return make_params(self.settings, world.dt, self.drive_use(world).any_damped)
 
     def plan(self, world):
         """The implicit step's layout and scratch for the world's layout (assemble.Plan)."""
@@ -46,14 +46,16 @@ class PenaltySolver(SolverBase):
         call = super().begin(world, coupled)
         call["plan"] = self.plan(world)
         call["violation"] = np.zeros(4)
-        call["kernel"] = kernel_for(world.has_hulls())     # compiled with the hulls' narrow phase or without
+        # compiled with the hulls' narrow phase or without, with couplings between joints or without
+        call["kernel"] = kernel_for(world.has_hulls(), world.model.couplings.count > 0)
         call["t0"] = time.perf_counter()
         return call
 
     def run(self, world, call, n, t0):
         env, bodies, loads, joints, drives, rows, work = call["bundles"]
-        return call["kernel"](n, world.dt, t0, call["params"], env, bodies, loads, joints, drives, rows, work,
-                              call["plan"], world.contact_data(), projection.projection_for(world), call["violation"])
+        return call["kernel"](n, t0, call["params"], env, bodies, loads, joints, drives, rows, work, call["plan"],
+                              world.contact_data(), projection.projection_for(world), call["violation"],
+                              world.coupling_data())
 
     def finish(self, world, call, done):
         ms = (time.perf_counter() - call["t0"]) * 1e3 / max(call["n"], 1)
