@@ -79,7 +79,7 @@ DRIFT_REMAINDER = 0.01
 LOOP_RANK_TOL = 1e-10
 
 Projection = namedtuple("Projection", "tree loop_rows loop_W loop_G loop_perm loop_r loop_mu loop_work dq_lin dq_ang "
-                                       "J0 rank fresh pose0 grounded energy rate0 damp")
+                                       "J0 rank fresh pose0 grounded energy row_work")
 """The projection's arrays for one joint graph: tree (tree.Tree) its own factor of the
 spanning tree's equality rows; loop_rows (nL,) the equality rows of the joints closing
 loops; loop_W (nL, nb, 6) the tree's response (v, ω) to a unit impulse along each loop row;
@@ -95,9 +95,9 @@ each such group alone); energy (groups, 9) per group the step's E_n, the work of
 and of the joints' friction and damping, that work in the step's last half-substep, two
 scratch numbers, 1 while no contact touched the group in the step, the energy still owed
 to it (J), its energy after the last step and the part of its energy linear in the
-velocities (group_energies; impulse_kernel: energy_projection); rate0 (rows,) the friction rows'
-speeds at a substep's start (friction_rates); damp (rows,) the joints' dampers' impulses in
-the substep (damping.damp_joints)."""
+velocities (group_energies; impulse_kernel: energy_projection); row_work (2, rows): the friction
+rows' speeds at a substep's start (friction_rates), the joints' dampers' impulses in the
+substep (damping.damp_joints). (Every field more in this bundle slows the impulse step.)"""
 
 N_ENERGY = 9        # the columns of Projection.energy
 E_OWED, E_AFTER = 6, 7
@@ -126,8 +126,8 @@ def make_projection(world):
     return Projection(tree, loop_rows, np.zeros((nl, nb, 6)), np.zeros((L, L)), np.zeros(L, np.int64), np.zeros(L),
                       np.zeros(L), np.zeros(L), np.zeros((nb, 3)), np.zeros((nb, 3)), np.zeros((max(n_rows, 1), 12)),
                       np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros((nb, 10)),
-                      grounded, np.zeros((max(int(grounded.max(initial=0)), 1), N_ENERGY)), np.zeros(max(n_rows, 1)),
-                      np.zeros(max(n_rows, 1)))
+                      grounded, np.zeros((max(int(grounded.max(initial=0)), 1), N_ENERGY)),
+                      np.zeros((2, max(n_rows, 1))))
 
 
 def grounded_bodies(joint_body, static, coupled=()):

@@ -82,6 +82,7 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS, COUPLINGS):    #
         # says) and the loads' work known (not with ropes or the mouse spring)
         keep_energy = ENERGY and params.keep_energy
         grounded, energy = proj.grounded, proj.energy
+        rate0, damp = proj.row_work[0], proj.row_work[1]     # friction's speeds, the dampers' impulses
         stats[S_CAPPED_STEPS] = 0.0
         stats[S_TOTAL_ITERATIONS] = 0.0
         proj.fresh[0] = 0                   # the poses may have been edited since the last call
@@ -129,10 +130,10 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS, COUPLINGS):    #
                     projection.mark_touching(grounded, energy, crows)
                     projection.add_load_work(bodies, force_acc, torque_acc, grounded, energy, 1, 0.5 * h)
                     if may_iterate:
-                        projection.friction_rates(bodies, joints, drives, rows, proj.rate0)
+                        projection.friction_rates(bodies, joints, drives, rows, rate0)
                 integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
                 if params.damped:               # the joints' viscous damping and its work (../damping.py)
-                    damp_joints(bodies, joints, drives, rows, h, proj.damp, grounded, energy, ENERGY and keep_energy)
+                    damp_joints(bodies, joints, drives, rows, h, damp, grounded, energy, ENERGY and keep_energy)
                 if may_iterate:
                     speculative_limits(bodies, joints, rows, h, LIMIT_REACH)   # limits the joint may reach
                 if COUPLINGS:
@@ -164,7 +165,7 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS, COUPLINGS):    #
                         solve_positions(params, h, rows, work, body_pvel, body_pomega, row_direct, crows, cwork, cdirect,
                                         couplings)
                 if ENERGY and keep_energy and may_iterate:
-                    projection.add_friction_work(joints, rows, grounded, energy, 1, proj.rate0)
+                    projection.add_friction_work(joints, rows, grounded, energy, 1, rate0)
                 if SHAKE and params.stabilization == SHAKE_CODE:
                     projection.shake_prepare(proj, bodies, joints, rows)     # the rows at q_n
                 if split:
@@ -187,17 +188,17 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS, COUPLINGS):    #
                     energy[:, 2] = 0.0
                     projection.add_load_work(bodies, force_acc, torque_acc, grounded, energy, 2, 0.5 * h)
                     if may_iterate:
-                        projection.friction_rates(bodies, joints, drives, rows, proj.rate0)
-                        projection.add_friction_work(joints, rows, grounded, energy, 2, proj.rate0)
+                        projection.friction_rates(bodies, joints, drives, rows, rate0)
+                        projection.add_friction_work(joints, rows, grounded, energy, 2, rate0)
                     if params.damped:
-                        add_damper_work(bodies, joints, drives, rows, proj.damp, grounded, energy, 2)
+                        add_damper_work(bodies, joints, drives, rows, damp, grounded, energy, 2)
                     if sub < substeps - 1:
                         energy[:, 1] += energy[:, 2]
             if PROJECT and n_project > 0:       # post-stabilization: seed 004 eqs. 15-16
                 projection.project_positions_step(h, n_project, params.projection_above, bodies, joints, rows, proj,
                                                   stats[S_VIOLATION:S_VIOLATION + 4])
                 proj.fresh[0] = 0
-            if ENERGY and keep_energy:          # back to E_n + the loads', friction's, dampers' work (Dinev, Liu & Kavan 2018)
+            if ENERGY and keep_energy:          # to E_n + the loads', friction's, dampers' work (Dinev, Liu & Kavan 2018)
                 projection.energy_projection(bodies, gravity, h, grounded, energy)
             stats[S_SOLVE_TICKS] = solve_ticks
             if blown_up(bodies, max_speed, max_spin):

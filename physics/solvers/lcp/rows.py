@@ -42,8 +42,8 @@ def collect_loops(joints, rows, tree, body_inv_mass, lw, couplings):
     poses; None: none): returns their count (written while it fits the capacity)."""
     joint_type, joint_body, joint_row_start = joints.type, joints.body, joints.row_start
     row_J, row_C, loop_joints = rows.J, rows.C, tree.loop_joints
-    l_row, l_body, l_J, l_C, l_body2, l_J2 = lw.l_row, lw.l_body, lw.l_J, lw.l_C, lw.l_body2, lw.l_J2
-    cap = l_row.shape[0]
+    l_row, l_body, l_J, l_C = lw.l_row, lw.l_body, lw.l_J, lw.l_C
+    cap = l_row.shape[0]                        # a coupling's second half at cap + n
     n = 0
     for t in range(loop_joints.shape[0]):
         k = loop_joints[t]
@@ -58,7 +58,7 @@ def collect_loops(joints, rows, tree, body_inv_mass, lw, couplings):
                 for q in range(12):
                     l_J[n, q] = row_J[r, q]
                 l_C[n] = row_C[r]
-                l_body2[n, 0] = -1
+                l_body[cap + n, 0] = -1
             n += 1
     if couplings is not None:
         cb, cJ = couplings.body, couplings.J
@@ -73,10 +73,10 @@ def collect_loops(joints, rows, tree, body_inv_mass, lw, couplings):
                 l_row[n] = -1 - c
                 for side in range(2):
                     l_body[n, side] = cb[c, 0, side]
-                    l_body2[n, side] = cb[c, 1, side]
+                    l_body[cap + n, side] = cb[c, 1, side]
                 for q in range(12):
                     l_J[n, q] = cJ[c, 0, q]
-                    l_J2[n, q] = cJ[c, 1, q]
+                    l_J[cap + n, q] = cJ[c, 1, q]
                 l_C[n] = couplings.C[c]
             n += 1
     return n

@@ -98,7 +98,7 @@ def position_pass(params, nu, nl, rank, rate, sparse, bodies, joint_body, tree, 
     A, bp, xp, plo, phi, x = lw.A, lw.bp, lw.xp, lw.plo, lw.phi, lw.x
     u_J, u_body, u_C, u_lo, u_hi, u_mu, u_g0, u_g1, u_pos = lw.u_J, lw.u_body, lw.u_C, lw.u_lo, lw.u_hi, \
         lw.u_mu, lw.u_g0, lw.u_g1, lw.u_pos
-    B, l_J, l_body, l_J2, l_body2, l_C = lw.B, lw.l_J, lw.l_body, lw.l_J2, lw.l_body2, lw.l_C
+    B, l_J, l_body, l_C = lw.B, lw.l_J, lw.l_body, lw.l_C
     G, l_perm, lam_l, tmp_l, work_l = lw.G, lw.l_perm, lw.lam_l, lw.tmp_l, lw.work_l
     P, zc = lw.P, lw.zc
     any_row = False
@@ -124,7 +124,7 @@ def position_pass(params, nu, nl, rank, rate, sparse, bodies, joint_body, tree, 
     if not any_row and nl == 0:
         return
     for l in range(nl):
-        tmp_l[l] = -loop_velocity(l_J, l_body, l_J2, l_body2, l, pvel, pomega) - rate * l_C[l]
+        tmp_l[l] = -loop_velocity(l_J, l_body, l, pvel, pomega) - rate * l_C[l]
     pivoted_solve(G, l_perm, rank, nl, tmp_l, lam_l, work_l)
     for u in range(nu):
         s = row_velocity(u_J, u, u_body[u, 0], u_body[u, 1], pvel, pomega) + rate * u_C[u]

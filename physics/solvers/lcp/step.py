@@ -139,7 +139,7 @@ def kernel_for(HULLS, COUPLINGS):    # noqa: N803 (compile-time constants)
             gather_forces(t, bodies, loads, force_acc, torque_acc)
             integrate_velocities(bodies, force_acc, torque_acc, gravity, gyroscopic, h)
             if params.damped:                   # the joints' viscous damping (../damping.py)
-                damp_joints(bodies, joints, drives, rows, h, proj.damp, proj.grounded, proj.energy, False)
+                damp_joints(bodies, joints, drives, rows, h, proj.row_work[1], proj.grounded, proj.energy, False)
             nu = 0
             sparse = False
             if n_need > 0 or nl > 0:            # else the tree solve below is the whole step

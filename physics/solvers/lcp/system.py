@@ -93,68 +93,83 @@ def mhat_column(J, r, a, b, tree, joint_body, in_tree, body_inv_mass, inv_I, zc,
     return live
 
 
-# a loop row: one row on two bodies (l_J, l_body), or a coupling between joints: two
-# halves (the second in l_J2, l_body2; l_body2[l, 0] = −1 for none), their products summed
+# a loop row l: one row on two bodies (l_J, l_body at l), or a coupling between joints: two
+# halves, the second at L + l (L = the capacity, half of l_body's rows; l_body[L + l, 0] = −1
+# for none); their products summed
 @helper(cache=True, _nrt=False)
-def loop_dot(l_J, l_body, l_J2, l_body2, l, yv, yw, in_tree, live):
+def second_half(l_body, l):
+    """Where loop row l's second half is, −1 for none."""
+    s = l_body.shape[0] // 2 + l
+    return s if l_body[s, 0] >= 0 else -1
+
+
+@helper(cache=True, _nrt=False)
+def loop_dot(l_J, l_body, l, yv, yw, in_tree, live):
     """J_l · y of loop row l (column_dot over its halves)."""
     s = column_dot(l_J, l, l_body[l, 0], l_body[l, 1], yv, yw, in_tree, live)
-    if l_body2[l, 0] >= 0:
-        s += column_dot(l_J2, l, l_body2[l, 0], l_body2[l, 1], yv, yw, in_tree, live)
+    h = second_half(l_body, l)
+    if h >= 0:
+        s += column_dot(l_J, h, l_body[h, 0], l_body[h, 1], yv, yw, in_tree, live)
     return s
 
 
 @helper(cache=True, _nrt=False)
-def loop_velocity(l_J, l_body, l_J2, l_body2, l, vel, omega):
+def loop_velocity(l_J, l_body, l, vel, omega):
     """J_l · V of loop row l."""
     s = row_velocity(l_J, l, l_body[l, 0], l_body[l, 1], vel, omega)
-    if l_body2[l, 0] >= 0:
-        s += row_velocity(l_J2, l, l_body2[l, 0], l_body2[l, 1], vel, omega)
+    h = second_half(l_body, l)
+    if h >= 0:
+        s += row_velocity(l_J, h, l_body[h, 0], l_body[h, 1], vel, omega)
     return s
 
 
 @helper(cache=True, _nrt=False)
-def add_loop_impulse(l_J, l_body, l_J2, l_body2, l, s, P):
+def add_loop_impulse(l_J, l_body, l, s, P):
     """P += J_lᵀ s of loop row l."""
     add_impulse(l_J, l, l_body[l, 0], l_body[l, 1], s, P)
-    if l_body2[l, 0] >= 0:
-        add_impulse(l_J2, l, l_body2[l, 0], l_body2[l, 1], s, P)
+    h = second_half(l_body, l)
+    if h >= 0:
+        add_impulse(l_J, h, l_body[h, 0], l_body[h, 1], s, P)
 
 
 @helper(cache=True, _nrt=False)
-def loop_body(l_body, l_body2, l, e):
-    """Body e (0…3: the halves' a, b) of loop row l; −1 past its halves."""
+def loop_entry(l_body, l, e):
+    """(row, side) of entry e (0…3: the halves' bodies a, b) of loop row l; row −1 past its
+    halves."""
     if e < 2:
-        return l_body[l, e]
-    return l_body2[l, e - 2] if l_body2[l, 0] >= 0 else -1
+        return l, e
+    return second_half(l_body, l), e - 2
 
 
 @helper(cache=True)
-def loop_column(l_J, l_body, l_J2, l_body2, l, tree, joint_body, in_tree, body_inv_mass, inv_I, zc, yv, yw):
+def loop_column(l_J, l_body, l, tree, joint_body, in_tree, body_inv_mass, inv_I, zc, yv, yw):
     """y = M̂ J_lᵀ of loop row l over its halves (mhat_column's; the caller clears the
     bodies of no tree: clear_loop_column). Returns whether the tree part was solved."""
     live = False
     for e in range(4):
-        i = loop_body(l_body, l_body2, l, e)
-        live = live or (i >= 0 and in_tree[i] == 1)
+        r, side = loop_entry(l_body, l, e)
+        live = live or (r >= 0 and in_tree[l_body[r, side]] == 1)
     if live:
         zero_tree(tree.order, tree.roots, tree.joint_child, zc)
         for e in range(4):
-            i = loop_body(l_body, l_body2, l, e)
-            if i >= 0 and in_tree[i] == 1:
+            r, side = loop_entry(l_body, l, e)
+            if r >= 0 and in_tree[l_body[r, side]] == 1:
                 for q in range(6):
-                    zc[i, q] += l_J[l, 6 * e + q] if e < 2 else l_J2[l, 6 * (e - 2) + q]
+                    zc[l_body[r, side], q] += l_J[r, 6 * side + q]
         articulated_solve(tree, joint_body, 0.0, zc, yv, yw, False, 0.0, zc, yv, yw, 0.0)
     for e in range(4):
-        i = loop_body(l_body, l_body2, l, e)
-        if i >= 0 and in_tree[i] == 0 and body_inv_mass[i] != 0.0:
-            o = 6 * (e % 2)
-            J = l_J if e < 2 else l_J2
+        r, side = loop_entry(l_body, l, e)
+        if r < 0:
+            continue
+        i = l_body[r, side]
+        if in_tree[i] == 0 and body_inv_mass[i] != 0.0:
             first = True                        # the first of the row's parts on body i writes
             for f in range(e):
-                first = first and loop_body(l_body, l_body2, l, f) != i
-            v0, v1, v2, w0, w1, w2 = inverse_mass_times(i, J[l, o], J[l, o + 1], J[l, o + 2], J[l, o + 3],
-                                                        J[l, o + 4], J[l, o + 5], body_inv_mass, inv_I)
+                rf, sf = loop_entry(l_body, l, f)
+                first = first and l_body[rf, sf] != i
+            o = 6 * side
+            v0, v1, v2, w0, w1, w2 = inverse_mass_times(i, l_J[r, o], l_J[r, o + 1], l_J[r, o + 2], l_J[r, o + 3],
+                                                        l_J[r, o + 4], l_J[r, o + 5], body_inv_mass, inv_I)
             if first:
                 yv[i, 0], yv[i, 1], yv[i, 2] = v0, v1, v2
                 yw[i, 0], yw[i, 1], yw[i, 2] = w0, w1, w2
@@ -165,11 +180,12 @@ def loop_column(l_J, l_body, l_J2, l_body2, l, tree, joint_body, in_tree, body_i
 
 
 @helper(cache=True, _nrt=False)
-def clear_loop_column(l_body, l_body2, l, in_tree, yv, yw):
+def clear_loop_column(l_body, l, in_tree, yv, yw):
     """Zero loop row l's column on its bodies of no tree."""
     clear_column(l_body[l, 0], l_body[l, 1], in_tree, yv, yw)
-    if l_body2[l, 0] >= 0:
-        clear_column(l_body2[l, 0], l_body2[l, 1], in_tree, yv, yw)
+    h = second_half(l_body, l)
+    if h >= 0:
+        clear_column(l_body[h, 0], l_body[h, 1], in_tree, yv, yw)
 
 
 @kernel(cache=True, _nrt=False)
@@ -188,14 +204,13 @@ def clear_column(a, b, in_tree, yv, yw):
 def build_loops(nl, tree, joint_body, body_inv_mass, inv_I, lw):
     """G_L = J_L M̂ J_Lᵀ of the loop rows, factored by the pivoted Cholesky that drops
     dependent rows; returns its rank."""
-    l_J, l_body, l_J2, l_body2, G, l_perm = lw.l_J, lw.l_body, lw.l_J2, lw.l_body2, lw.G, lw.l_perm
+    l_J, l_body, G, l_perm = lw.l_J, lw.l_body, lw.G, lw.l_perm
     in_tree, zc, yv, yw = lw.in_tree, lw.zc, lw.yv, lw.yw
     for col in range(nl):
-        live = loop_column(l_J, l_body, l_J2, l_body2, col, tree, joint_body, in_tree, body_inv_mass, inv_I, zc, yv,
-                           yw)
+        live = loop_column(l_J, l_body, col, tree, joint_body, in_tree, body_inv_mass, inv_I, zc, yv, yw)
         for k in range(nl):
-            G[k, col] = loop_dot(l_J, l_body, l_J2, l_body2, k, yv, yw, in_tree, live)
-        clear_loop_column(l_body, l_body2, col, in_tree, yv, yw)
+            G[k, col] = loop_dot(l_J, l_body, k, yv, yw, in_tree, live)
+        clear_loop_column(l_body, col, in_tree, yv, yw)
     symmetrize(G, nl)
     return pivoted_cholesky(G, nl, l_perm, LOOP_RANK_TOL)
 
@@ -212,8 +227,7 @@ def build_system(nu, nl, rank, sparse, tree, joint_body, body_inv_mass, inv_I, l
     only each row's M⁻¹J_uᵀ and diagonal for the velocity-form PGS (velocity_pgs.py; fast
     set to 1)."""
     u_J, u_body, u_eps, A, B, W = lw.u_J, lw.u_body, lw.u_eps, lw.A, lw.B, lw.W
-    l_J, l_body, l_J2, l_body2 = lw.l_J, lw.l_body, lw.l_J2, lw.l_body2
-    G, l_perm, tmp_l, work_l = lw.G, lw.l_perm, lw.tmp_l, lw.work_l
+    l_J, l_body, G, l_perm, tmp_l, work_l = lw.l_J, lw.l_body, lw.G, lw.l_perm, lw.tmp_l, lw.work_l
     body_ptr, body_idx = lw.body_ptr, lw.body_idx
     in_tree, zc, yv, yw = lw.in_tree, lw.zc, lw.yv, lw.yw
     nb = in_tree.shape[0]
@@ -257,7 +271,7 @@ def build_system(nu, nl, rank, sparse, tree, joint_body, body_inv_mass, inv_I, l
                     i = body_idx[k]
                     A[i, u] = column_dot(u_J, i, u_body[i, 0], u_body[i, 1], yv, yw, in_tree, live)
         for l in range(nl):
-            B[u, l] = loop_dot(l_J, l_body, l_J2, l_body2, l, yv, yw, in_tree, live)
+            B[u, l] = loop_dot(l_J, l_body, l, yv, yw, in_tree, live)
         clear_column(a, b, in_tree, yv, yw)
     symmetrize(A, nu)
     for i in range(nu):

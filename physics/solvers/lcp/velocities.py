@@ -30,10 +30,10 @@ def phase_rhs(nu, nl, rank, rate, lw):
     """λ_L0 = G_L⁺(−J_L V_f − rate·C_L) (the loops' impulses in the free motion) and the
     LCP's right-hand side b = J_U V_f + bias + B λ_L0."""
     fv, fw, u_J, u_body, u_bias, b, B = lw.fv, lw.fw, lw.u_J, lw.u_body, lw.u_bias, lw.b, lw.B
-    l_J, l_body, l_J2, l_body2, l_C = lw.l_J, lw.l_body, lw.l_J2, lw.l_body2, lw.l_C
+    l_J, l_body, l_C = lw.l_J, lw.l_body, lw.l_C
     G, l_perm, lam_l, tmp_l, work_l = lw.G, lw.l_perm, lw.lam_l, lw.tmp_l, lw.work_l
     for l in range(nl):
-        tmp_l[l] = -loop_velocity(l_J, l_body, l_J2, l_body2, l, fv, fw) - rate * l_C[l]
+        tmp_l[l] = -loop_velocity(l_J, l_body, l, fv, fw) - rate * l_C[l]
     pivoted_solve(G, l_perm, rank, nl, tmp_l, lam_l, work_l)
     for u in range(nu):
         s = row_velocity(u_J, u, u_body[u, 0], u_body[u, 1], fv, fw) + u_bias[u]
@@ -47,7 +47,7 @@ def phase_rhs(nu, nl, rank, rate, lw):
 def gather_impulses(nu, nl, x, lw):
     """The loops' final impulses λ_L = λ_L0 − W x and P = J_Uᵀ x + J_Lᵀ λ_L (lw.P)."""
     u_J, u_body, W, lam_l, P = lw.u_J, lw.u_body, lw.W, lw.lam_l, lw.P
-    l_J, l_body, l_J2, l_body2 = lw.l_J, lw.l_body, lw.l_J2, lw.l_body2
+    l_J, l_body = lw.l_J, lw.l_body
     for u in range(nu):
         if x[u] != 0.0:
             add_impulse(u_J, u, u_body[u, 0], u_body[u, 1], x[u], P)
@@ -55,7 +55,7 @@ def gather_impulses(nu, nl, x, lw):
                 lam_l[l] -= W[u, l] * x[u]
     for l in range(nl):
         if lam_l[l] != 0.0:
-            add_loop_impulse(l_J, l_body, l_J2, l_body2, l, lam_l[l], P)
+            add_loop_impulse(l_J, l_body, l, lam_l[l], P)
 
 
 @helper(cache=True)

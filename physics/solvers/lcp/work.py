@@ -16,7 +16,7 @@ IMPACT_CAPACITY = 1024
 
 LcpWork = namedtuple("LcpWork", "u_tab u_row u_body u_J u_lo u_hi u_mu u_g0 u_g1 u_bias u_C u_eps u_pos "
                                 "A b x bp xp plo phi a_ptr a_idx a_val a_diag mark body_ptr body_idx "
-                                "l_row l_body l_J l_body2 l_J2 l_C G l_perm B W lam_l tmp_l work_l "
+                                "l_row l_body l_J l_C G l_perm B W lam_l tmp_l work_l "
                                 "in_tree zc yv yw P fv fw c_vn c_imp c_S c_gap impacts lemke proj u_mj u_k "
                                 "dvv dvw moved moving fast")
 """Work of the lcp kernel. U rows (capacity R): u_tab (R,) 0 joint row / 1 contact row, u_row
@@ -26,8 +26,9 @@ velocity target, u_C (R,) drift value, u_eps (R,) soft-row regularization, u_pos
 split pass; A (R,R), b, x (R,) the velocity LCP; bp, xp, plo, phi (R,) the position LCP; a_ptr
 (R+1,), a_idx (R·R,) A's sparsity, and a_val (R·R,) its off-diagonal values with a_diag (R,)
 its diagonal where A is built sparse (build_system); mark (R,) scratch; body_ptr (nb+1,), body_idx (2R,) U rows per body. Loop rows
-(capacity L): l_row (the row, or −1 − k for coupling k between joints), l_body, l_J, the second
-half of a coupling l_body2 (−1: none), l_J2, l_C; G (L,L) G_L then its pivoted factor, l_perm (L,), B (R,L),
+(capacity L): l_row (the row, or −1 − k for coupling k between joints), l_body (2L,2), l_J
+(2L,12): row l's, and at L + l a coupling's second half (l_body[L + l, 0] = −1: none), l_C;
+G (L,L) G_L then its pivoted factor, l_perm (L,), B (R,L),
 W (R,L) = B G_L⁺ per U row, lam_l, tmp_l, work_l (L,). Per body: in_tree (nb,) 1 for bodies of
 the joint tree, zc (nb,6) momenta of a column, yv, yw (nb,3) its velocities, P (nb,6) impulses
 Σ Jᵀλ, fv, fw (nb,3) free velocities. Per contact row (capacity Rc): c_vn (Rc,) ġ⁻, c_imp (Rc,)
@@ -49,7 +50,7 @@ def make_work(n_bodies, rows, loops, contact_rows, lemke_rows, proj):
     return LcpWork(z(R, i), z(R, i), z((R, 2), i), z((R, 12)), z(R), z(R), z(R), z(R, i), z(R, i), z(R), z(R), z(R),
                    z(R, i), z((R, R)), z(R), z(R), z(R), z(R), z(R), z(R), z(R + 1, i), z(R * R, i),
                    z(R * R), z(R), z(R, i), z(nb + 1, i),
-                   z(2 * R, i), z(L, i), z((L, 2), i), z((L, 12)), z((L, 2), i), z((L, 12)), z(L), z((L, L)), z(L, i), z((R, L)), z((R, L)),
+                   z(2 * R, i), z(L, i), z((2 * L, 2), i), z((2 * L, 12)), z(L), z((L, L)), z(L, i), z((R, L)), z((R, L)),
                    z(L), z(L), z(L), z(nb, i), z((nb, 6)), z((nb, 3)), z((nb, 3)), z((nb, 6)), z((nb, 3)),
                    z((nb, 3)), z(Rc), z(Rc, i), z(Rc), z(Rc), z((IMPACT_CAPACITY, IMPACT_COLUMNS), f),
                    lemke_work(lemke_rows), proj, z((R, 12)), z((R, RUN_MAX + 2)), z((nb, 3)), z((nb, 3)),

@@ -32,7 +32,7 @@ from .block_ldl import elimination_plan
 from .couplings import coupling_pairs
 
 Plan = namedtuple("Plan", "body_node node_body up_ptr up_node pair_ptr pair_lo pair_hi pair_target joint_slot "
-                          "joint_b_late pairs diag0 offd0 rhs0 diag offd rhs inertia_world inv_inertia_world row_w row_g "
+                          "joint_b_late diag0 offd0 rhs0 diag offd rhs inertia_world inv_inertia_world row_w row_g "
                           "c_lin engaged drive_kind drive_max drive_clamped drive_dir pos0 quat0 vel0 omega0 vel_k omega_k")
 """The implicit step's layout and scratch (PenaltySolver.plan). Layout, from the joint graph
 (build_plan): body_node (n,) the body's node in elimination order (−1: static), node_body
@@ -41,9 +41,10 @@ off-diagonal blocks, fill included: slot s is the block A[up_node[s], k]); per n
 pairs of its slots whose product updates a later block: pair_ptr (k+1,), pair_lo, pair_hi
 (p,) the slots of the earlier and the later neighbour, pair_target (p,) the slot updated
 (−1 − node: that node's diagonal block); joint_slot (m,) the slot of the joint's two
-bodies (−1: one is static), joint_b_late (m,) 1 if body b is the later node; pairs (p,2) the
-body pairs laid out: the joints' two bodies, then each two bodies of a coupling between
-joints (couplings.coupling_pairs; contact_graph adds the contacts' to them). Scratch:
+bodies (−1: one is static), joint_b_late (m,) 1 if body b is the later node; laid out on
+the joints' body pairs and each two bodies of a coupling between joints (build_plan;
+contact_graph adds the contacts'; the pairs are not kept here: every helper takes this
+bundle by value, and each field more slows every step). Scratch:
 diag0, offd0, rhs0 the step's matrix and right side before the bounded rows, diag, offd,
 rhs those of one solve (blocks 6×6 row-major, lower triangle of the diagonal blocks);
 inertia_world, inv_inertia_world (n,9); row_w, row_g (r,) each implicit row's weight and
@@ -64,8 +65,9 @@ def build_plan(world):
     layout = elimination_plan(nb, dynamic, pairs)
     nn, nu = len(layout[1]), len(layout[3])
     z = np.zeros
-    return Plan(*layout[:8], layout[8][:nj].copy(), layout[9][:nj].copy(), pairs, z((nn, 36)), z((nu, 36)),
-                z((nn, 6)), z((nn, 36)), z((nu, 36)), z((nn, 6)), z((nb, 9)), z((nb, 9)), z(nr), z(nr), z(nr), z(nr, np.int64), z(nj, np.int64), z(nj), z(nj, np.int64), z((nj, 3)), z((nb, 3)),
+    return Plan(*layout[:8], layout[8][:nj].copy(), layout[9][:nj].copy(), z((nn, 36)), z((nu, 36)),
+                z((nn, 6)), z((nn, 36)), z((nu, 36)), z((nn, 6)), z((nb, 9)), z((nb, 9)), z(nr), z(nr), z(nr),
+                z(nr, np.int64), z(nj, np.int64), z(nj), z(nj, np.int64), z((nj, 3)), z((nb, 3)),
                 z((nb, 4)), z((nb, 3)), z((nb, 3)), z((nb, 3)), z((nb, 3)))
 
 

@@ -49,27 +49,38 @@ def same_keys(a, b):
 
 
 @helper(cache=True)
-def contact_plan(plan, pairs, nj, keys):
-    """The Plan of the union of the joints' layout (plan.pairs, the body pairs it was laid
-    out on: the nj joints' first) and the contact pairs `keys` (contact_pair_keys), over the
-    dynamic bodies of `plan`: a new layout with room for its off-diagonal blocks; the
-    per-body and per-row scratch is plan's."""
+def contact_plan(plan, joint_body, keys, couplings):
+    """The Plan of the union of the joints (joint_body (m,2)), the couplings between joints
+    (each two of a coupling's bodies; None: none) and the contact pairs `keys`
+    (contact_pair_keys), over the dynamic bodies of `plan` (the joints' own layout): a new
+    layout with room for its off-diagonal blocks; the per-body and per-row scratch is
+    plan's."""
     n = plan.body_node.shape[0]
-    npairs = pairs.shape[0]
+    nj = joint_body.shape[0]
+    nc = 0 if couplings is None else couplings.body.shape[0]
+    npairs = nj + 6 * nc
     pair_a = np.empty(npairs + keys.shape[0], np.int64)
     pair_b = np.empty(npairs + keys.shape[0], np.int64)
     dynamic = np.empty(n, np.bool_)
     for i in range(n):
         dynamic[i] = plan.body_node[i] >= 0
-    for j in range(npairs):
-        pair_a[j], pair_b[j] = pairs[j, 0], pairs[j, 1]
+    for j in range(nj):
+        pair_a[j], pair_b[j] = joint_body[j, 0], joint_body[j, 1]
+    if couplings is not None:                   # entries e < f of each coupling's four (a pair of one body: none)
+        cb = couplings.body
+        p = nj
+        for c in range(nc):
+            for e in range(4):
+                for f in range(e + 1, 4):
+                    pair_a[p], pair_b[p] = cb[c, e // 2, e % 2], cb[c, f // 2, f % 2]
+                    p += 1
     for c in range(keys.shape[0]):
         pair_a[npairs + c], pair_b[npairs + c] = keys[c] // n, keys[c] % n
     body_node, node_body, up_ptr, up_node, pair_ptr, pair_lo, pair_hi, pair_target, slot, late = plan_layout(
         dynamic, pair_a, pair_b)
     nu = up_node.shape[0]
     return Plan(body_node, node_body, up_ptr, up_node, pair_ptr, pair_lo, pair_hi, pair_target, slot[:nj].copy(),
-                late[:nj].copy(), pairs, plan.diag0, np.zeros((nu, 36)), plan.rhs0, plan.diag, np.zeros((nu, 36)),
+                late[:nj].copy(), plan.diag0, np.zeros((nu, 36)), plan.rhs0, plan.diag, np.zeros((nu, 36)),
                 plan.rhs, plan.inertia_world, plan.inv_inertia_world, plan.row_w, plan.row_g, plan.c_lin, plan.engaged,
                 plan.drive_kind, plan.drive_max, plan.drive_clamped, plan.drive_dir, plan.pos0, plan.quat0, plan.vel0,
                 plan.omega0, plan.vel_k, plan.omega_k)

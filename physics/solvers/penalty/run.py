@@ -286,7 +286,7 @@ def kernel_for(HULLS, COUPLINGS):    # noqa: N803 (compile-time constants)
         drives_on = any_drive(joints)
         implicit = stiff or drives_on or COUPLINGS
         n_project = params.projection
-        cplan, contact_keys, n_joints = plan, np.empty(0, np.int64), joints.body.shape[0]
+        cplan, contact_keys, joint_body = plan, np.empty(0, np.int64), joints.body
         if not drives_on:                       # no friction or motor for the whole run: clear the drives once
             setup_drives(h, bodies, joints, drives, rows, plan)
         for step in range(n_steps):
@@ -303,7 +303,7 @@ def kernel_for(HULLS, COUPLINGS):    # noqa: N803 (compile-time constants)
                 keys = contact_pair_keys(contacts, plan.body_node)
                 if not same_keys(keys, contact_keys):       # the touching pairs changed: lay the system out again
                     contact_keys = keys
-                    cplan = contact_plan(plan, plan.pairs, n_joints, keys) if keys.shape[0] > 0 else plan
+                    cplan = contact_plan(plan, joint_body, keys, couplings) if keys.shape[0] > 0 else plan
                 stiff_step(params, h, gravity, gyroscopic, bodies, joints, drives, rows, work, cplan, step == n_steps - 1,
                            contacts, drives_on, couplings)
                 keep_contact_impulses(contacts, n_contacts)
