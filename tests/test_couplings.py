@@ -28,6 +28,19 @@ def _gears(ratio, method="auto", keep_energy=True, family="impulse"):
     return w
 
 
+def _mirrored_pendulums(family):
+    """Capsule pendulums of 1 and 2 kg hung from the world at ±0.6 rad, the second's hinge
+    tied to the first's at ratio −1."""
+    w = physics.World(dt=DT, solver=family)
+    for name, x, tilt, mass in (("p", 0.0, 0.6, 1.0), ("q", 1.0, -0.6, 2.0)):
+        w.add_body(name, Capsule(0.03, 0.2), mass=mass,
+                   position=(x + 0.25 * math.sin(tilt), 0, 1 - 0.25 * math.cos(tilt)),
+                   orientation=(0, math.sin(tilt / 2), 0, math.cos(tilt / 2)))
+        w.add_joint(f"h{name}", "revolute", "world", name, (x, 0, 1), axis=(0, 1, 0))
+    w.add_coupling("hq", "hp", -1.0)
+    return w
+
+
 def _inertia_y(half, mass):
     return mass * ((2 * half[0]) ** 2 + (2 * half[2]) ** 2) / 12.0
 
@@ -75,13 +88,7 @@ def test_energy_passes_through_a_coupling_between_two_pendulums_and_their_sum_is
     # to the first at ratio −1 (they swing mirrored, one degree of freedom): one grounded
     # group for the energy projection, its kinetic and potential energy kept (at the turns,
     # where there is too little motion to scale, what is owed is paid on the way down)
-    w = physics.World(dt=DT, solver="impulse")
-    for name, x, tilt, mass in (("p", 0.0, 0.6, 1.0), ("q", 1.0, -0.6, 2.0)):
-        w.add_body(name, Capsule(0.03, 0.2), mass=mass,
-                   position=(x + 0.25 * math.sin(tilt), 0, 1 - 0.25 * math.cos(tilt)),
-                   orientation=(0, math.sin(tilt / 2), 0, math.cos(tilt / 2)))
-        w.add_joint(f"h{name}", "revolute", "world", name, (x, 0, 1), axis=(0, 1, 0))
-    w.add_coupling("hq", "hp", -1.0)
+    w = _mirrored_pendulums("impulse")
     e0 = kept_energy(w)
     worst, apart, swing, last = 0.0, 0.0, 0.0, 0.0
     for _ in range(200):
@@ -123,13 +130,7 @@ def test_a_saved_state_keeps_the_couplings_impulses_and_replays_bit_for_bit():
 def test_every_family_holds_two_pendulums_mirrored_through_their_swing(family, tol):
     # the two pendulums of the energy test released under each family: q_q = −q_p along
     # the whole swing (penalty's spring gives by its load over its stiffness)
-    w = physics.World(dt=DT, solver=family)
-    for name, x, tilt, mass in (("p", 0.0, 0.6, 1.0), ("q", 1.0, -0.6, 2.0)):
-        w.add_body(name, Capsule(0.03, 0.2), mass=mass,
-                   position=(x + 0.25 * math.sin(tilt), 0, 1 - 0.25 * math.cos(tilt)),
-                   orientation=(0, math.sin(tilt / 2), 0, math.cos(tilt / 2)))
-        w.add_joint(f"h{name}", "revolute", "world", name, (x, 0, 1), axis=(0, 1, 0))
-    w.add_coupling("hq", "hp", -1.0)
+    w = _mirrored_pendulums(family)
     assert w.unhonoured() == []
     apart, swing = 0.0, 0.0
     for _ in range(200):

@@ -88,9 +88,8 @@ def _pendulum(family, gamma, kick=0.5):
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_a_damped_pendulum_rings_down_at_c_over_2I(family):
-    """γ = c/(2I) = 1 /s: the swings' peaks over 5 s fall as e^(−γt) with γ within 2 %
-    (measured: impulse +1.1 %, lcp +0.4 %, penalty −0.4 %); undamped, the peaks stay
-    (|γ| ≤ 1e-3 /s)."""
+    """γ = c/(2I) = 1 /s: the swings' peaks over 5 s fall as e^(−γt) with γ within 2 %;
+    undamped, the peaks stay (|γ| ≤ 1e-3 /s)."""
     for gamma, tol in ((1.0, 0.02), (0.0, 1e-3)):
         w = _pendulum(family, gamma)
         pin = w.joint("pin")
@@ -110,7 +109,7 @@ def test_a_damped_pendulum_rings_down_at_c_over_2I(family):
 def test_a_damped_chain_loses_exactly_the_dampers_work(family):
     """Three 0.1 kg, 0.3 m links released from horizontal, c = 0.005 N·m·s/rad on each
     hinge: over 2 s the energy falls by ∫ c Σ q̇² dt (the joints' rates, trapezoid) within
-    1 % (measured: impulse +0.3 %, penalty −0.2 %). The impulse family's energy projection
+    1 %. The impulse family's energy projection
     counts the dampers' work, as it counts friction's; penalty's backward Euler puts the
     dampers into its implicit system. (lcp loses energy of its own on this chain: not a
     check of the dampers.)"""

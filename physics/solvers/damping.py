@@ -7,7 +7,7 @@ update and the solve (damp_joints): the damper's impulse at the substep's start 
 solve then passes the change on through the joints. Why not backward Euler on the row,
 −c h q̇/(1 + c h k): the k of the row's two bodies about their centres is larger than that
 of the mechanism they are part of (a link also hangs on its other joints), so that
-under-damps by 1/(1 + c h k) — a third on a chain of 0.1 kg links at c = 0.05 N·m·s/rad.
+under-damps by 1/(1 + c h k), most on light links.
 The penalty family puts the dampers into its implicit system (penalty/drives.py
 add_dampers), where they are backward Euler in the whole mechanism.
 """
