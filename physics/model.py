@@ -47,8 +47,8 @@ bodies, J (k,2,12), minv (k,2,12) M⁻¹Jᵀ; mass (k,) 1/(J M⁻¹ Jᵀ); C (k,
 impulse (k,) accumulated (state); impulse_pos (k,) split impulses. Their solve with a
 joint tree's: W (k,n,6) the tree's velocity response to a unit impulse of each, L (k,r)
 the tree rows' impulses in it, S (k,k) J W and its factor, order (k+1,) the factor's row
-order then its rank, vec (3,k) right-hand side, multipliers, scratch (the penalty family:
-its spring's C_lin, w, g)."""
+order then its rank, vec (3,k) right-hand side, multipliers, scratch (a family that makes
+each coupling a spring: its C_lin, w, g)."""
 Drives = namedtuple("Drives", "friction motor_mode motor_target motor_max motor_freq motor_damping damping")
 """friction (m,) N·m or N; motor_mode (m,) 0 off / 1 velocity / 2 position; motor_target (m,) rad(/s) or
 m(/s); motor_max (m,) N·m or N; motor_freq (m,) Hz; motor_damping (m,) damping ratio; damping (m,)

@@ -30,9 +30,9 @@ def kernel_for(HULLS, COUPLINGS):    # noqa: N803 (compile-time constants)
                    couplings):
         """Advance n_steps steps of params.dt (package docstring). Rows hold the current poses on
         entry and the final ones on return. couplings (model.Couplings, None for none): rows
-        tying joints to others, solved as loop rows (../couplings.py writes them). Returns the steps done: fewer than n_steps after a
-        blow-up, or when a step needs more room than lw has (stats S_NEED_ROWS/LOOPS > 0: the
-        caller grows lw and calls again from there)."""
+        tying joints to others, solved as loop rows (../couplings.py writes them). Returns the
+        steps done: fewer than n_steps after a blow-up, or when a step needs more room than lw
+        has (stats S_NEED_ROWS/LOOPS > 0: the caller grows lw and calls again from there)."""
         body_pos, body_quat, body_vel, body_omega = bodies.pos, bodies.quat, bodies.vel, bodies.omega
         body_inv_mass, body_inv_inertia = bodies.inv_mass, bodies.inv_inertia
         joint_type, joint_body, joint_row_start = joints.type, joints.body, joints.row_start
