@@ -406,12 +406,30 @@ joint, int64 0/1: viscous damping on its free DOFs, solvers/damping.py), any_dam
 def drive_use(model_joints, control_joints):
     """DriveUse of the joints' current limits, friction, damping and motor modes: the one
     place this is decided; solvers and the World ask it (SolverBase.drive_use)."""
-    n_free = N_FREE[model_joints.type]
-    motor = (n_free == 1) & (control_joints.motor_mode != MOTOR_OFF)
-    free = motor | ((n_free > 0) & (model_joints.friction > 0.0))
-    damped = (n_free > 0) & (model_joints.damping > 0.0)
-    return DriveUse(free.astype(np.int64), np.count_nonzero(free) > 0, np.count_nonzero(model_joints.limit_on) > 0,
-                    np.count_nonzero(motor) > 0, damped.astype(np.int64), np.count_nonzero(damped) > 0)
+    m = model_joints.type.shape[0]
+    free, damped = np.empty(m, np.int64), np.empty(m, np.int64)
+    any_free, limits, motors, any_damped = drive_flags(model_joints.type, model_joints.friction, model_joints.damping,
+                                                       model_joints.limit_on, control_joints.motor_mode, free, damped)
+    return DriveUse(free, any_free, limits, motors, damped, any_damped)
+
+
+@kernel(cache=True, _nrt=False)
+def drive_flags(joint_type, friction, damping, limit_on, motor_mode, free, damped):
+    """drive_use's arrays written in one pass (free: a motor on a 1-DOF joint, or friction on
+    a joint with free DOFs; damped: damping on a joint with free DOFs); returns any_free,
+    limits (some limit on), motors (some motor on), any_damped."""
+    any_free = limits = motors = any_damped = False
+    for j in range(joint_type.shape[0]):
+        nf = N_FREE[joint_type[j]]
+        motor = nf == 1 and motor_mode[j] != MOTOR_OFF
+        free[j] = 1 if motor or (nf > 0 and friction[j] > 0.0) else 0
+        damped[j] = 1 if nf > 0 and damping[j] > 0.0 else 0
+        any_free |= free[j] == 1
+        any_damped |= damped[j] == 1
+        motors |= motor
+        for k in range(limit_on.shape[1]):
+            limits |= limit_on[j, k] != 0
+    return any_free, limits, motors, any_damped
 
 
 @helper(cache=True, error_model="numpy", _nrt=False)

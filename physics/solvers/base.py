@@ -29,6 +29,7 @@ line and the scene files ask the solver object and never its name.
 """
 from collections import namedtuple
 
+from ..joint_rows import drive_use
 from ..settings import by_name, checked, defaults
 from .stats import SolverStats
 
@@ -162,7 +163,6 @@ class SolverBase:
         answer through one step call, asked of the arrays outside one."""
         if self._call_drives is not None:
             return self._call_drives
-        from ..joint_rows import drive_use
         return drive_use(world.model.joints, world.control.joints)
 
     def free_rows_used(self, world):
