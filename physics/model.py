@@ -185,12 +185,10 @@ def bundles(model, state, control, work, free_used, coupled=False):
 
 
 def coupling_bundle(model, state, work):
-    """The Couplings bundle of the model's couplings, None without any. The arrays of
+    """The Couplings bundle of the model's couplings (empty without any). The arrays of
     their solve with a joint tree (W, L, S, order, vec) are sized here for the layout."""
     mc, wc = model.couplings, work.couplings
     k = mc.count
-    if k == 0:
-        return None
     shapes = ((k, model.bodies.count, 6), (k, model.rows.count), (k, k), (k + 1,), (3, k))
     if tuple(a.shape for a in work.coupling_solve) != shapes:
         work.coupling_solve = tuple(np.zeros(s, I if len(s) == 1 else F) for s in shapes)

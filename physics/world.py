@@ -843,8 +843,9 @@ class World:
         self._model_changed()
 
     def coupling_data(self):
-        """The couplings as the kernels take them (model.Couplings), None without any."""
-        return coupling_bundle(self.model, self.state, self.work)
+        """The couplings as the kernels take them (model.Couplings, empty without any), or
+        None for kernels compiled without them (robot_features)."""
+        return coupling_bundle(self.model, self.state, self.work) if self.robot_features() else None
 
     def couplings(self):
         """The couplings between joints: [(follower, leader, ratio, offset)] (add_coupling)."""
@@ -1176,9 +1177,17 @@ class World:
         return np.count_nonzero(on) >= 2 and np.count_nonzero(on & (mb.inv_mass[1:] > 0.0)) > 0
 
     def has_hulls(self):
-        """Whether some colliding body is a convex hull or a compound (Convex, Compound):
-        the solver kernels then compile the hulls' narrow phase (contacts.Contacts.hulls)."""
+        """Whether some colliding body is a convex hull or a compound (Convex, Compound)
+        (contacts.Contacts.hulls)."""
         return self.contact_model.hulls(self)
+
+    def robot_features(self):
+        """Whether the solver kernels compile the hulls' narrow phase and the couplings
+        between joints (their HULLS and COUPLINGS features, both or neither): a world with a
+        hull or with a coupling gets both. Robots bring both, and each variant compiles a
+        family's whole step kernel again, so one variant serves them all; a world without
+        couplings then passes an empty Couplings bundle."""
+        return self.has_hulls() or self.model.couplings.count > 0
 
     def max_constraint_error(self):
         """Largest joint constraint violation (m or rad) at the current poses."""

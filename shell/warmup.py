@@ -65,7 +65,7 @@ SHOW_AFTER = 0.5          # s: a warm-up quicker than this shows no message
 # bodies (or robots) compile
 COMMON_WEIGHT = 16.0
 ROPES_WEIGHT = 22.0
-HULLS_WEIGHT = 36.0
+HULLS_WEIGHT = 31.0
 SMALL = 0.3               # a step that compiles nothing new (loads from the cache)
 KERNELS = Path("shared kernels")   # the step running a family's warm_up_kernels (not a scene)
 HULL_KERNELS = Path("hull narrow phase")   # the step compiling the hulls' narrow phase alone (not a scene)

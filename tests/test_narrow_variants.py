@@ -1,7 +1,8 @@
 """The solver kernels' HULLS feature: a world whose colliding bodies include no Convex or
 Compound runs the narrow phase of the primitive pairs only (collision/narrow.py
 narrow_phase_primitive, contacts.narrow_contacts_primitive), one with a hull the full one;
-both give the same contacts, bit for bit, where there is no hull."""
+both give the same contacts, bit for bit, where there is no hull. A hull or a coupling
+between joints compiles both features (World.robot_features)."""
 from pathlib import Path
 
 import numpy as np
@@ -19,10 +20,15 @@ ROOT = Path(__file__).resolve().parent.parent
 ROCK = np.array([[0.1, 0.0, 0.0], [-0.08, 0.07, 0.0], [-0.06, -0.09, 0.01], [0.0, 0.01, 0.12], [0.02, -0.02, -0.05]])
 
 
-def _compiled_with_hulls(world):
-    """The HULLS constant of the kernel the world's next step calls (its closure's)."""
+def _compiled_flags(world):
+    """The compile-time constants of the kernel the world's next step calls (its closure's)."""
     fn = world.active_solver.begin(world, False)["kernel"].py_func
-    return dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__)))["HULLS"]
+    return dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__)))
+
+
+def _compiled_with_hulls(world):
+    """The HULLS constant of the kernel the world's next step calls."""
+    return _compiled_flags(world)["HULLS"]
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
@@ -44,6 +50,36 @@ def test_a_world_takes_the_hulls_narrow_phase_once_a_colliding_hull_is_added_and
     bottom = float((rock.vertices @ q_to_matrix(body.orientation).T)[:, 2].min() + body.position[2])
     assert -0.03 < bottom < 0.01                    # on the floor (penalty's springs a little in), not through it
     assert np.linalg.norm(body.velocity) < 0.05
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_a_coupling_or_a_hull_compiles_both_features_and_a_hull_world_takes_an_empty_coupling_bundle(family):
+    geared = physics.World(dt=0.005, solver=family)
+    geared.add_body("ground", Plane(), static=True)
+    geared.add_body("crate", Box((0.1, 0.1, 0.1)), mass=1.0, position=(0.0, 0.0, 0.1))
+    for name, x in (("a", 1.0), ("b", 1.5)):
+        geared.add_body(name, Box((0.05, 0.05, 0.2)), mass=1.0, position=(x, 0.0, 0.8))
+        geared.add_joint(f"h{name}", "revolute", "world", name, (x, 0.0, 1.0), axis=(0.0, 1.0, 0.0))
+    plain = _compiled_flags(geared)
+    assert not plain["HULLS"] and not plain["COUPLINGS"]
+    geared.add_coupling("hb", "ha", -1.0)
+    flags = _compiled_flags(geared)
+    assert not geared.has_hulls() and flags["HULLS"] and flags["COUPLINGS"]
+    geared.body("a").angular_velocity = (0.0, 2.0, 0.0)
+    geared.advance(0.1)
+    qa, qb = geared.joint("ha").angle, geared.joint("hb").angle
+    assert abs(qa) > 0.01 and abs(qb + qa) < 0.02 * abs(qa)     # the gear held: q_b = −q_a
+    assert abs(geared.body("crate").position[2] - 0.1) < 0.01    # the crate rests on the floor
+
+    rocky = physics.World(dt=0.005, solver=family)
+    rocky.add_body("ground", Plane(), static=True)
+    rock = Convex(ROCK)
+    rocky.add_body("rock", rock, mass=0.5, position=(0.0, 0.0, 0.01 - float(rock.vertices[:, 2].min())))
+    flags = _compiled_flags(rocky)
+    assert flags["HULLS"] and flags["COUPLINGS"]
+    assert rocky.coupling_data().joint.shape[0] == 0
+    rocky.advance(0.5)
+    assert np.linalg.norm(rocky.body("rock").velocity) < 0.05     # fell 1 cm and rests
 
 
 def _random_primitives(rng, n):

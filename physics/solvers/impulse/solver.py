@@ -35,9 +35,9 @@ class ImpulseSolver(SolverBase):
              ("stabilization", "position_iterations"), ("method", "keep_energy"))
     WHEN = {"position_iterations": ("stabilization", ("split",))}
     SIMULATION = ("substeps",)
-    COMPILE_WEIGHT = 30.0
+    COMPILE_WEIGHT = 35.0
     WARM_UP_WEIGHT = 8.3
-    VARIANT_WEIGHT = 6.0
+    VARIANT_WEIGHT = 9.7
     warm_up_kernels = staticmethod(compile_tree_kernels)       # its direct path's, shared with lcp
 
     def __init__(self):
@@ -88,9 +88,10 @@ class ImpulseSolver(SolverBase):
         keep_energy on or off."""
         contacts = world.collides()
         project = params.projection > 0
+        robot = world.robot_features()
         return Features(bool(params.direct), contacts, project,
                         params.stabilization == SHAKE, bool(params.keep_energy) or project,
-                        contacts and world.has_hulls(), world.model.couplings.count > 0)
+                        contacts and robot, robot)
 
     def begin(self, world, coupled):
         call = super().begin(world, coupled)
@@ -99,7 +100,7 @@ class ImpulseSolver(SolverBase):
             tree.row_direct[:] = 0
         call["tree"] = tree if call["params"].direct else no_direct
         call["kernel"] = kernel_for(*self.features(world, call["params"]))
-        call["couplings"] = world.coupling_data()       # None without any
+        call["couplings"] = world.coupling_data()       # None for a kernel without them
         call["capped"] = 0
         return call
 

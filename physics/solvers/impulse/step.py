@@ -44,8 +44,8 @@ Features = namedtuple("Features", "direct contacts project shake energy hulls co
 """Which paths a world's step can take (ImpulseSolver.features): the direct solve (else the
 iterations), contact detection (World.collides), seed 004's position projection, the SHAKE
 correction, the energy projection (compiled in with the position projection), the hulls'
-narrow phase (World.has_hulls; else contacts.narrow_contacts_primitive), couplings between
-joints (the kernel then takes a Couplings bundle, else None)."""
+narrow phase (else contacts.narrow_contacts_primitive) and the couplings between joints (the
+kernel then takes a Couplings bundle, else None): both with World.robot_features."""
 
 @compiled_variants
 def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS, COUPLINGS):    # noqa: N803 (compile-time constants)
@@ -59,7 +59,7 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS, COUPLINGS):    #
         (physics/contacts.py ContactData) are found at the start of each substep and their rows
         swept after the joints'. proj (projection.Projection): the SHAKE correction's factor
         (stabilization "shake"), the energy projection's groups and budget. couplings
-        (model.Couplings, None for none): rows tying joints to others (../couplings.py).
+        (model.Couplings, None: compiled without): rows tying joints to others (../couplings.py).
         Returns the steps done before a blow-up (n_steps when none)."""
         body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega
         body_inv_inertia = bodies.inv_inertia

@@ -57,7 +57,7 @@ class LcpSolver(SolverBase):
     WHEN = {"projection_iterations": ("projection", (True,))}
     COMPILE_WEIGHT = 78.0
     WARM_UP_WEIGHT = 8.3
-    VARIANT_WEIGHT = 1.2
+    VARIANT_WEIGHT = 4.3
     warm_up_kernels = staticmethod(compile_tree_kernels)       # the tree kernels it shares with impulse
 
     def __init__(self):
@@ -100,9 +100,9 @@ class LcpSolver(SolverBase):
 
     def begin(self, world, coupled):
         call = super().begin(world, coupled)
-        # compiled with the hulls' narrow phase or without, with couplings between joints or without
-        call.update(tree=self.tree(world), fallbacks=0, capped=0, impacts=[],
-                    kernel=kernel_for(world.has_hulls(), world.model.couplings.count > 0))
+        # compiled with the hulls' narrow phase and couplings between joints, or without both
+        robot = world.robot_features()
+        call.update(tree=self.tree(world), fallbacks=0, capped=0, impacts=[], kernel=kernel_for(robot, robot))
         return call
 
     def run(self, world, call, n, t0):

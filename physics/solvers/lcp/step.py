@@ -29,7 +29,7 @@ def kernel_for(HULLS, COUPLINGS):    # noqa: N803 (compile-time constants)
     def lcp_kernel(n_steps, t0, params, stats, env, bodies, loads, joints, drives, rows, work, tree, contacts, lw,
                    couplings):
         """Advance n_steps steps of params.dt (package docstring). Rows hold the current poses on
-        entry and the final ones on return. couplings (model.Couplings, None for none): rows
+        entry and the final ones on return. couplings (model.Couplings, None: compiled without): rows
         tying joints to others, solved as loop rows (../couplings.py writes them). Returns the
         steps done: fewer than n_steps after a blow-up, or when a step needs more room than lw
         has (stats S_NEED_ROWS/LOOPS > 0: the caller grows lw and calls again from there)."""

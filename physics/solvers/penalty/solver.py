@@ -26,8 +26,8 @@ class PenaltySolver(SolverBase):
             "kappa": ("penalty_preset", ("critical",)), "zeta": ("penalty_preset", ("critical",)),
             "stiff_kappa": ("penalty_preset", ("stiff",)), "stiff_zeta": ("penalty_preset", ("stiff",)),
             "projection_iterations": ("post_projection", (True,))}
-    COMPILE_WEIGHT = 48.0
-    VARIANT_WEIGHT = 1.1
+    COMPILE_WEIGHT = 68.0
+    VARIANT_WEIGHT = 3.4
 
     def shorthand(self, text):
         """A preset's name (benchmarks: penalty:critical)."""
@@ -46,8 +46,9 @@ class PenaltySolver(SolverBase):
         call = super().begin(world, coupled)
         call["plan"] = self.plan(world)
         call["violation"] = np.zeros(4)
-        # compiled with the hulls' narrow phase or without, with couplings between joints or without
-        call["kernel"] = kernel_for(world.has_hulls(), world.model.couplings.count > 0)
+        # compiled with the hulls' narrow phase and couplings between joints, or without both
+        robot = world.robot_features()
+        call["kernel"] = kernel_for(robot, robot)
         call["t0"] = time.perf_counter()
         return call
 
