@@ -80,7 +80,9 @@ ContactShapes = namedtuple("ContactShapes", "body kind size static friction rest
 size (k,4) shape numbers (collision/common.py); static (k,) bool; friction (k,) μ; restitution
 (k,) e; skip_keys sorted keys of the joined pairs (collision/broad.joined_keys, compact indices);
 settings (4,) enabled, margin (m), slop (m), restitution threshold (m/s); hulls the hull table
-of the convex and compound bodies (collision/hulls.py)."""
+of the convex and compound bodies (collision/hulls.py), None for kernels compiled without
+the hulls' narrow phase (World.robot_features false: they then unbox and pass on none of its
+arrays)."""
 ContactBuffers = namedtuple("ContactBuffers", "table first aabb sweep_key order pairs ci cf count key row_of "
                                              "block_of block_key prev_key prev_impulse n")
 """Detection and warm-start buffers: table (k, BODY_WIDTH) the colliding bodies' poses and
@@ -667,6 +669,7 @@ class Contacts:
             sizes.append(shape[1])
         k = len(index)
         self._hulls = CONVEX in kinds or COMPOUND in kinds
+        robot = self._hulls or world.model.couplings.count > 0      # World.robot_features: compiled with hulls
         index = np.array(index, np.int64)
         compact = np.full(mb.count, -1, np.int64)
         compact[index] = np.arange(k)
@@ -680,7 +683,7 @@ class Contacts:
         shapes = ContactShapes(index, np.array(kinds, np.int64), np.array(sizes).reshape(k, 4),
                                np.ascontiguousarray(static, dtype=np.bool_),
                                mb.friction[index].copy(), mb.restitution[index].copy(),
-                               joined_keys(pairs, max(k, 1)), settings, table.arrays())
+                               joined_keys(pairs, max(k, 1)), settings, table.arrays() if robot else None)
         n_pairs, n_contacts = 8 * k + 16, 2 * k + 8        # grown when they overflow
         if old is not None and old.shapes.body.shape[0] == k:
             count = old.buffers.count

@@ -10,7 +10,7 @@ import pytest
 
 import physics
 from physics import Box, Capsule, Convex, Cylinder, Plane, Sphere
-from physics.collision import make_shapes, pack_bodies, candidate_pairs, joined_keys
+from physics.collision import HullTable, make_shapes, pack_bodies, candidate_pairs, joined_keys
 from physics.collision.narrow import narrow_phase, narrow_phase_primitive
 from physics.contacts import N_NOW, N_OVERFLOW, broad_contacts, narrow_contacts, narrow_contacts_primitive
 from physics.quat import q_from_axis_angle, q_to_matrix
@@ -124,10 +124,12 @@ def test_a_shipped_scene_without_hulls_finds_the_same_contacts_by_either_narrow_
     w = physics.load_scene(ROOT / "scenes" / "stack.toml")
     assert not w.has_hulls()
     w.advance(0.5)
-    data = w.contact_data()
+    primitive = w.contact_data()
+    assert primitive.shapes.hulls is None                   # no hull: the kernels take no hull table
+    full = primitive._replace(shapes=primitive.shapes._replace(hulls=HullTable(boxes=False).arrays()))
     bodies = w.kernel_bundles(w.active_solver.free_rows_used(w))[1]
     found = []
-    for narrow in (narrow_contacts, narrow_contacts_primitive):
+    for narrow, data in ((narrow_contacts, full), (narrow_contacts_primitive, primitive)):
         n_pairs = broad_contacts(data, bodies)
         m = narrow(data, n_pairs)
         b = data.buffers

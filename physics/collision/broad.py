@@ -87,7 +87,8 @@ def compute_aabbs(kind, body, hulls, margin, aabb):
                 aabb[i, 3 + c] = math.inf
             continue
         if k == CONVEX or k == COMPOUND:
-            _solid_box(kind, body, i, hulls, aabb, g)
+            if hulls is not None:       # None: no hull collides (contacts.ContactShapes)
+                _solid_box(kind, body, i, hulls, aabb, g)
             continue
         p0, p1, p2 = body[i, PAR], body[i, PAR + 1], body[i, PAR + 2]
         ex = ey = ez = p0
