@@ -616,6 +616,7 @@ class Contacts:
         self.edits = 0              # bumped when a body's friction, restitution or collide changes
         self.apart = []             # body-index pairs that never touch, besides the joined ones
         self._hulls = False         # some colliding body of the data is a hull
+        self._robot = False         # the kernels compile the hulls' narrow phase and the couplings
 
     def configure(self, **values):
         self.settings.update(checked(CONTACT_SETTINGS, values, "contacts"))
@@ -641,6 +642,12 @@ class Contacts:
         changed counts at the next step."""
         self.data(world)
         return self._hulls
+
+    def robot_features(self, world):
+        """World.robot_features: a colliding hull or a coupling between joints. The data
+        then carries the hull table, else none (ContactShapes.hulls None)."""
+        self.data(world)
+        return self._robot
 
     def grow_if_needed(self, world):
         """After a kernel: grow the buffers if detection overflowed them; returns whether
@@ -669,7 +676,7 @@ class Contacts:
             sizes.append(shape[1])
         k = len(index)
         self._hulls = CONVEX in kinds or COMPOUND in kinds
-        robot = self._hulls or world.model.couplings.count > 0      # World.robot_features: compiled with hulls
+        self._robot = self._hulls or world.model.couplings.count > 0
         index = np.array(index, np.int64)
         compact = np.full(mb.count, -1, np.int64)
         compact[index] = np.arange(k)
@@ -683,7 +690,7 @@ class Contacts:
         shapes = ContactShapes(index, np.array(kinds, np.int64), np.array(sizes).reshape(k, 4),
                                np.ascontiguousarray(static, dtype=np.bool_),
                                mb.friction[index].copy(), mb.restitution[index].copy(),
-                               joined_keys(pairs, max(k, 1)), settings, table.arrays() if robot else None)
+                               joined_keys(pairs, max(k, 1)), settings, table.arrays() if self._robot else None)
         n_pairs, n_contacts = 8 * k + 16, 2 * k + 8        # grown when they overflow
         if old is not None and old.shapes.body.shape[0] == k:
             count = old.buffers.count

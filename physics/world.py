@@ -1186,8 +1186,8 @@ class World:
         between joints (their HULLS and COUPLINGS features, both or neither): a world with a
         hull or with a coupling gets both. Robots bring both, and each variant compiles a
         family's whole step kernel again, so one variant serves them all; a world without
-        couplings then passes an empty Couplings bundle."""
-        return self.has_hulls() or self.model.couplings.count > 0
+        couplings then passes an empty Couplings bundle (contacts.Contacts.robot_features)."""
+        return self.contact_model.robot_features(self)
 
     def max_constraint_error(self):
         """Largest joint constraint violation (m or rad) at the current poses."""
