@@ -283,10 +283,7 @@ class Joint:
 
     @friction.setter
     def friction(self, value):
-        value = float(value)
-        if not (math.isfinite(value) and value >= 0.0):
-            raise ValueError(f"joint {self.name!r}: friction must be finite and >= 0, got {value!r}")
-        self._w.model.joints.friction[self.index] = value
+        self._set_coefficient("friction", value)
 
     @property
     def damping(self):
@@ -296,10 +293,14 @@ class Joint:
 
     @damping.setter
     def damping(self, value):
+        self._set_coefficient("damping", value)
+
+    def _set_coefficient(self, field, value):
+        """model.joints.<field> of this joint := value, refused unless finite and ≥ 0."""
         value = float(value)
         if not (math.isfinite(value) and value >= 0.0):
-            raise ValueError(f"joint {self.name!r}: damping must be finite and >= 0, got {value!r}")
-        self._w.model.joints.damping[self.index] = value
+            raise ValueError(f"joint {self.name!r}: {field} must be finite and >= 0, got {value!r}")
+        getattr(self._w.model.joints, field)[self.index] = value
 
     def _free_rows(self):
         m, j = self._w.model.joints, self.index
