@@ -617,6 +617,8 @@ class Contacts:
         self.apart = []             # body-index pairs that never touch, besides the joined ones
         self._hulls = False         # some colliding body of the data is a hull
         self._robot = False         # the kernels compile the hulls' narrow phase and the couplings
+        self._table = None          # the hull table's arrays (collision/hulls.py)
+        self._with_table = None     # the data with them, for a kernel with the robots' features
 
     def configure(self, **values):
         self.settings.update(checked(CONTACT_SETTINGS, values, "contacts"))
@@ -627,12 +629,19 @@ class Contacts:
         s = self.settings
         out[:] = (1.0 if s["enabled"] else 0.0, s["margin"], s["slop"], s["restitution_threshold"])
 
-    def data(self, world):
-        """The ContactData of the world's bodies (cached)."""
+    def data(self, world, robot=None):
+        """The ContactData of the world's bodies (cached); robot: for a kernel with the
+        robots' features (robot_features), which takes the hull table even when no hull
+        collides (the same data with ContactShapes.hulls filled in; default: whether the
+        world has them)."""
         layout = (world.model.version, self.edits)
         if self._data is None or self._layout != layout:
             self._data = self._build(world, None)
             self._layout = layout
+        if robot and not self._robot:
+            if self._with_table is None or self._with_table.buffers is not self._data.buffers:
+                self._with_table = self._data._replace(shapes=self._data.shapes._replace(hulls=self._table))
+            return self._with_table
         return self._data
 
     def hulls(self, world):
@@ -677,6 +686,7 @@ class Contacts:
         k = len(index)
         self._hulls = CONVEX in kinds or COMPOUND in kinds
         self._robot = self._hulls or world.model.couplings.count > 0
+        self._table = table.arrays()
         index = np.array(index, np.int64)
         compact = np.full(mb.count, -1, np.int64)
         compact[index] = np.arange(k)
@@ -690,7 +700,7 @@ class Contacts:
         shapes = ContactShapes(index, np.array(kinds, np.int64), np.array(sizes).reshape(k, 4),
                                np.ascontiguousarray(static, dtype=np.bool_),
                                mb.friction[index].copy(), mb.restitution[index].copy(),
-                               joined_keys(pairs, max(k, 1)), settings, table.arrays() if self._robot else None)
+                               joined_keys(pairs, max(k, 1)), settings, self._table if self._robot else None)
         n_pairs, n_contacts = 8 * k + 16, 2 * k + 8        # grown when they overflow
         if old is not None and old.shapes.body.shape[0] == k:
             count = old.buffers.count

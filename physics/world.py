@@ -843,10 +843,12 @@ class World:
         mc.joint[c], mc.ratio[c], mc.offset[c] = (f, lead), ratio, offset
         self._model_changed()
 
-    def coupling_data(self):
+    def coupling_data(self, robot=None):
         """The couplings as the kernels take them (model.Couplings, empty without any), or
-        None for kernels compiled without them (robot_features)."""
-        return coupling_bundle(self.model, self.state, self.work) if self.robot_features() else None
+        None for kernels compiled without them (robot: whether the kernel has the robots'
+        features; default robot_features)."""
+        robot = self.robot_features() if robot is None else robot
+        return coupling_bundle(self.model, self.state, self.work) if robot else None
 
     def couplings(self):
         """The couplings between joints: [(follower, leader, ratio, offset)] (add_coupling)."""
@@ -1146,9 +1148,11 @@ class World:
     def contact_settings(self):
         return dict(self.contact_model.settings)
 
-    def contact_data(self):
-        """The contact arrays the solver kernels take (physics/contacts.py ContactData)."""
-        return self.contact_model.data(self)
+    def contact_data(self, robot=None):
+        """The contact arrays the solver kernels take (physics/contacts.py ContactData);
+        robot: for a kernel with the robots' features (the hull table; default
+        robot_features)."""
+        return self.contact_model.data(self, robot)
 
     def contacts_stepped(self):
         """After a kernel call: grow the contact buffers if they overflowed; returns

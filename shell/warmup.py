@@ -10,9 +10,10 @@ through physics' public API. That fills numba's on-disk cache; the window shows
 "Compiling physics kernels (first run only)…" with a progress bar meanwhile.
 
 The warm-up knows no family by name: it asks FAMILIES. Each family's COMPILE_WEIGHT (CPU
-s of its kernels on a cold cache) weighs its first step in the progress plan and its
-VARIANT_WEIGHT each later one (a step kernel compiled per feature set compiles again for
-the scenes that ask for other features: the hulls' narrow phase, …), and a family
+s of its kernels on a cold cache) weighs its first step in the progress plan, its
+VARIANT_WEIGHT and ROBOT_VARIANT_WEIGHT the first later scene that asks for its other
+feature set or for the robots' features (a step kernel compiled per feature set compiles
+again for them), and a family
 may expose kernels it shares with others (warm_up_kernels, e.g. the joint tree's) as a
 step of their own that another process can compile meanwhile.
 
@@ -65,7 +66,7 @@ SHOW_AFTER = 0.5          # s: a warm-up quicker than this shows no message
 # bodies (or robots) compile
 COMMON_WEIGHT = 16.0
 ROPES_WEIGHT = 22.0
-HULLS_WEIGHT = 31.0
+HULLS_WEIGHT = 34.0
 SMALL = 0.3               # a step that compiles nothing new (loads from the cache)
 KERNELS = Path("shared kernels")   # the step running a family's warm_up_kernels (not a scene)
 HULL_KERNELS = Path("hull narrow phase")   # the step compiling the hulls' narrow phase alone (not a scene)
@@ -155,6 +156,13 @@ def has_hulls(path):
     return _read(str(path))[1]
 
 
+def needs_hulls(path, family):
+    """Whether a scene's step under `family` compiles the hulls' narrow phase: a scene with
+    hulls, or any scene under a family whose kernels always have the robots' features
+    (ROBOT_FEATURES_ALWAYS)."""
+    return is_scene(path) and (families()[family].ROBOT_FEATURES_ALWAYS or has_hulls(path))
+
+
 def has_ropes(path):
     """Whether a scene file has ropes ([[ropes]]), read with tomllib only (once per path)."""
     return _read(str(path))[0]
@@ -177,14 +185,16 @@ def _read(path):
 
 
 def _scenes(scenes, family, scene=None):
-    """(scenes without ropes, scenes with ropes) of the shipped scenes, as steps of
-    `family`; the window's `scene` first in its list (added if it is not shipped)."""
+    """(scenes without ropes or hulls, with hulls, with ropes) of the shipped scenes, as
+    steps of `family`; the window's `scene` first in its list (added if it is not shipped)."""
     paths = sorted(Path(scenes).glob("*.toml"), key=lambda p: p.stem)
     if scene is not None:
         scene = Path(scene)
         paths = [scene] + [p for p in paths if p.resolve() != scene.resolve()]
     ropes = {p for p in paths if has_ropes(p)}
-    return [(p, family) for p in paths if p not in ropes], [(p, family) for p in paths if p in ropes]
+    robots = {p for p in paths if p not in ropes and has_hulls(p)}
+    return ([(p, family) for p in paths if p not in ropes | robots], [(p, family) for p in paths if p in robots],
+            [(p, family) for p in paths if p in ropes])
 
 
 def steps(scenes=SCENES, family=None, needs=None, scene=None):
@@ -193,24 +203,27 @@ def steps(scenes=SCENES, family=None, needs=None, scene=None):
     default_needs()) asks for first, the window's `scene` (a path) first of all, else
     its rope scenes first if it has ropes."""
     if family is not None:
-        joints, ropes = _scenes(scenes, family)
-        return joints + ropes
+        joints, robots, ropes = _scenes(scenes, family)
+        return joints + robots + ropes
     first, ropes = needs or default_needs()
     out = []
     for name in [first] + [f for f in families() if f != first]:
-        joints, with_ropes = _scenes(scenes, name, scene if name == first else None)
+        joints, robots, with_ropes = _scenes(scenes, name, scene if name == first else None)
         if name == first and scene is not None:
-            out += [(Path(scene), name)] + [s for s in joints + with_ropes if s[0] != Path(scene)]
+            out += [(Path(scene), name)] + [s for s in joints + robots + with_ropes if s[0] != Path(scene)]
         else:
-            out += with_ropes + joints if name == first and ropes else joints + with_ropes
+            out += with_ropes + joints + robots if name == first and ropes else joints + robots + with_ropes
     return out
 
 
 def _groups(path, family):
     """{kernel group: CPU s} a step needs compiled: the common kernels, the family's own,
     its shared kernels (keyed by their warm_up_kernels function, so families sharing
-    them share the group), the ropes' for a rope scene and the hulls' narrow phase for a
-    scene with hulls; a KERNELS step the shared kernels alone, a HULL_KERNELS step the
+    them share the group), the ropes' for a rope scene, the hulls' narrow phase for a
+    step that needs it (needs_hulls), and the family's step kernel compiled again: for a
+    scene with hulls with the robots' features (ROBOT_VARIANT_WEIGHT; none under
+    ROBOT_FEATURES_ALWAYS), for another the other feature set (VARIANT_WEIGHT; weigh counts
+    it for the family's scenes after its first); a KERNELS step the shared kernels alone, a HULL_KERNELS step the
     hulls' narrow phase alone."""
     cls = families()[family]
     fn = shared_kernels(family)
@@ -220,8 +233,10 @@ def _groups(path, family):
     if path == HULL_KERNELS:
         return {"hulls": HULLS_WEIGHT}
     own = {f"family:{family}": max(cls.COMPILE_WEIGHT - sum(shared.values()), 0.0)}
+    variant = ({f"robot:{family}": cls.ROBOT_VARIANT_WEIGHT} if has_hulls(path) and not cls.ROBOT_FEATURES_ALWAYS
+               else {f"variant:{family}": cls.VARIANT_WEIGHT})
     return {"common": COMMON_WEIGHT, **own, **shared, **({"ropes": ROPES_WEIGHT} if has_ropes(path) else {}),
-            **({"hulls": HULLS_WEIGHT} if has_hulls(path) else {})}
+            **({"hulls": HULLS_WEIGHT} if needs_hulls(path, family) else {}), **variant}
 
 
 def label(path, family):
@@ -231,8 +246,9 @@ def label(path, family):
 def weigh(parts):
     """Per process, [Planned] of its steps, the processes running side by side (their
     clocks: the weights): a step weighs the kernel groups it needs that are not cached
-    when it starts — and, once its family's are, the family's VARIANT_WEIGHT (its step
-    kernel compiled again for this scene's features, on average) — or SMALL. A group is
+    when it starts, or SMALL. The family's first scene compiles the family's kernels
+    for its own features: the variant groups (_groups) weigh nothing in it, and the
+    robots' is cached by it if it has hulls. A group is
     cached once the step that compiles it ends; a
     KERNELS step's from its start: a family's step reaches its shared kernels late (they
     are called deepest), after the other process has compiled them."""
@@ -246,10 +262,11 @@ def weigh(parts):
         path, family = parts[k][nxt[k]]
         groups = _groups(path, family)
         new = [g for g in groups if cached.get(g, float("inf")) > clock[k]]
-        weight = sum(groups[g] for g in new)
-        if is_scene(path) and f"family:{family}" not in new:     # its step kernel for this scene's features
-            weight += families()[family].VARIANT_WEIGHT
-        weight = weight or SMALL
+        own = set()
+        if f"family:{family}" in new:       # the family's first scene: its kernels for its own features
+            new = [g for g in new if g != f"variant:{family}"]
+            own = {f"robot:{family}"} & set(new)
+        weight = sum(groups[g] for g in new if g not in own) or SMALL
         for g in new:
             cached[g] = min(cached.get(g, float("inf")), clock[k] + (0.0 if path == KERNELS else weight))
         gives = {f"family:{family}"} | ({"ropes"} if "ropes" in groups else set()) if is_scene(path) else set()
@@ -269,23 +286,25 @@ def layout(needs=None, processes=PROCESSES, scenes=SCENES, scene=None):
     path), and the second with that family's shared kernels (KERNELS) — or, when no
     scene is given and it has ropes, with the rope scenes under the family quickest to
     compile. Then the other shared kernels (one step per warm_up_kernels function),
-    the families' scenes without, then with ropes, heaviest first, each appended to the
-    process where the whole plan (weigh) ends soonest. Last the hulls' narrow phase
-    (HULL_KERNELS: one step, so that the scenes with hulls in every process load it; none
-    when the window's scene, which has hulls, compiles it first) where the plan ends
-    soonest (_with_hull_step)."""
+    the families' scenes without ropes (those with hulls a unit of their own: their
+    family's robots' variant), then with ropes, heaviest first, each unit appended to the
+    process where the whole plan (weigh) ends soonest with the hulls' narrow phase
+    placed in it (HULL_KERNELS: one step, so that the steps needing it in every process
+    load it; none when the window's scene needs it and compiles it first) where the plan
+    ends soonest (_with_hull_step)."""
     if processes <= 1:
         return [steps(scenes, needs=needs, scene=scene)]
     first, ropes = needs or default_needs()
     names = list(families())
     units = {}
     for name in names:
-        units[("joints", name)], units[("ropes", name)] = _scenes(scenes, name, scene if name == first else None)
+        units[("joints", name)], units[("robots", name)], units[("ropes", name)] = _scenes(
+            scenes, name, scene if name == first else None)
     parts = [[] for _ in range(processes)]
     if scene is not None:
         ropes = False                      # the scene's own step compiles its ropes
         parts[0].append((Path(scene), first))
-        for key in (("joints", first), ("ropes", first)):
+        for key in (("joints", first), ("robots", first), ("ropes", first)):
             units[key] = [s for s in units[key] if s[0] != Path(scene)]
     parts[0] += units.pop(("joints", first))
     if ropes:
@@ -297,32 +316,37 @@ def layout(needs=None, processes=PROCESSES, scenes=SCENES, scene=None):
     kernels.pop(None, None)
     if not ropes and shared_kernels(first):
         parts[1] += kernels.pop(shared_kernels(first))
-    hulls = any(has_hulls(p) for u in units.values() for p, _ in u) and not (scene is not None and has_hulls(scene))
+    hulls = (any(needs_hulls(*step) for u in units.values() for step in u)
+             and not (scene is not None and needs_hulls(scene, first)))
     opening = [1] + [len(part) for part in parts[1:]]   # the window's scene; the ropes or shared kernels beside it
     heavy = lambda unit: -sum(sum(_groups(*step).values()) for step in unit)   # noqa: E731
-    rest = sorted((u for (kind, _), u in units.items() if u and kind == "joints"), key=heavy)
+    rest = sorted((u for (kind, _), u in units.items() if u and kind != "ropes"), key=heavy)
     rest += sorted((u for (kind, _), u in units.items() if u and kind == "ropes"), key=heavy)
+    def finished(parts):
+        return _with_hull_step(parts, first, opening) if hulls else parts
     for unit in list(kernels.values()) + rest:
-        best = min(range(processes), key=lambda k: (_span([p + unit if i == k else p for i, p in enumerate(parts)]),
-                                                    sum(p.weight for p in weigh(parts)[k])))
+        best = min(range(processes), key=lambda k: (
+            _span(finished([p + unit if i == k else p for i, p in enumerate(parts)])),
+            sum(p.weight for p in weigh(parts)[k])))
         parts[best] += unit
-    if hulls:
-        parts = _with_hull_step(parts, first, opening)
-    return parts
+    return finished(parts)
 
 
 def _with_hull_step(parts, family, opening):
-    """parts with the HULL_KERNELS step where the plan ends soonest: in any process k,
-    after its `opening[k]` first steps (those a window may wait for) and before its first
-    scene with hulls (weigh counts the narrow phase again for a scene with hulls that
-    starts before it ends)."""
+    """parts with the HULL_KERNELS step where the plan ends soonest, and of those where it
+    compiles the least in all: in any process k, after its `opening[k]` first steps (those
+    a window may wait for) and before its first step that needs it (needs_hulls; weigh
+    counts the narrow phase again for such a step that starts before it ends)."""
     def first_with_hulls(part):
-        return next((i for i, (p, _) in enumerate(part) if is_scene(p) and has_hulls(p)), len(part))
+        return next((i for i, step in enumerate(part) if needs_hulls(*step)), len(part))
     options = [(k, i) for k, part in enumerate(parts) for i in range(opening[k], max(first_with_hulls(part), opening[k]) + 1)]
     def placed(option):
         k, i = option
         return [part[:i] + [(HULL_KERNELS, family)] + part[i:] if j == k else part for j, part in enumerate(parts)]
-    return placed(min(options, key=lambda option: (_span(placed(option)), option)))
+    def cost(option):
+        plans = weigh(placed(option))
+        return max(sum(p.weight for p in plan) for plan in plans), sum(p.weight for plan in plans for p in plan), option
+    return placed(min(options, key=cost))
 
 
 def scene_needs(path, overrides=None):

@@ -38,7 +38,7 @@ def test_params_have_one_type_whatever_the_settings_so_the_kernel_compiles_once(
     raw = {**{s.name: s.default for s in SETTINGS}, "erp": 1, "epsilon": 0, "contact_epsilon": 0, "time_cap_ms": np.int64(2),
            "iterations": np.int64(9), "substeps": 2.0, "position_iterations": np.float64(3), "warm_start": np.bool_(1)}
     types.add(tuple(type(v) for v in make_params(raw, 3, np.int64(1), np.bool_(True), 1, np.int64(2), 0, np.bool_(False),
-                                                   np.bool_(True))))
+                                                   np.bool_(True), np.bool_(False))))
     assert len(types) == 1
     assert step.kernel_for.made and all(len(kernel.signatures) == 1 for kernel in step.kernel_for.made.values())
 

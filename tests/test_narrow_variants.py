@@ -2,7 +2,8 @@
 Compound runs the narrow phase of the primitive pairs only (collision/narrow.py
 narrow_phase_primitive, contacts.narrow_contacts_primitive), one with a hull the full one;
 both give the same contacts, bit for bit, where there is no hull. A hull or a coupling
-between joints compiles both features (World.robot_features)."""
+between joints compiles both features (World.robot_features), and a family whose kernels
+always have them (ROBOT_FEATURES_ALWAYS) compiles them for every world."""
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 
 import physics
 from physics import Box, Capsule, Convex, Cylinder, Plane, Sphere
-from physics.collision import HullTable, make_shapes, pack_bodies, candidate_pairs, joined_keys
+from physics.collision import make_shapes, pack_bodies, candidate_pairs, joined_keys
 from physics.collision.narrow import narrow_phase, narrow_phase_primitive
 from physics.contacts import N_NOW, N_OVERFLOW, broad_contacts, narrow_contacts, narrow_contacts_primitive
 from physics.quat import q_from_axis_angle, q_to_matrix
@@ -37,7 +38,7 @@ def test_a_world_takes_the_hulls_narrow_phase_once_a_colliding_hull_is_added_and
     w.add_body("ground", Plane(), static=True)
     w.add_body("box", Box((0.1, 0.1, 0.1)), mass=1.0, position=(0.0, 0.0, 0.1))
     w.add_body("ghost", Convex(ROCK), mass=0.5, position=(1.0, 0.0, 0.5), collide=False)   # touches nothing
-    assert not w.has_hulls() and not _compiled_with_hulls(w)
+    assert not w.has_hulls() and _compiled_with_hulls(w) == FAMILIES[family].ROBOT_FEATURES_ALWAYS
     w.advance(0.1)
     rock = Convex(ROCK)
     w.add_body("rock", rock, mass=0.5, position=(-0.5, 0.0, 0.05 - float(rock.vertices[:, 2].min())))  # 5 cm up
@@ -61,7 +62,7 @@ def test_a_coupling_or_a_hull_compiles_both_features_and_a_hull_world_takes_an_e
         geared.add_body(name, Box((0.05, 0.05, 0.2)), mass=1.0, position=(x, 0.0, 0.8))
         geared.add_joint(f"h{name}", "revolute", "world", name, (x, 0.0, 1.0), axis=(0.0, 1.0, 0.0))
     plain = _compiled_flags(geared)
-    assert not plain["HULLS"] and not plain["COUPLINGS"]
+    assert plain["HULLS"] == plain["COUPLINGS"] == FAMILIES[family].ROBOT_FEATURES_ALWAYS
     geared.add_coupling("hb", "ha", -1.0)
     flags = _compiled_flags(geared)
     assert not geared.has_hulls() and flags["HULLS"] and flags["COUPLINGS"]
@@ -126,7 +127,8 @@ def test_a_shipped_scene_without_hulls_finds_the_same_contacts_by_either_narrow_
     w.advance(0.5)
     primitive = w.contact_data()
     assert primitive.shapes.hulls is None                   # no hull: the kernels take no hull table
-    full = primitive._replace(shapes=primitive.shapes._replace(hulls=HullTable(boxes=False).arrays()))
+    full = w.contact_data(True)                             # a kernel with the robots' features takes the table
+    assert full.shapes.hulls is not None and full.buffers is primitive.buffers
     bodies = w.kernel_bundles(w.active_solver.free_rows_used(w))[1]
     found = []
     for narrow, data in ((narrow_contacts, full), (narrow_contacts_primitive, primitive)):

@@ -49,19 +49,23 @@ def test_every_scene_is_warmed_once_with_every_family_whatever_the_scene_needs(p
             assert _span(warmup.weigh(parts)) <= _span(warmup.weigh(without)), needs
 
 
-def test_the_hull_narrow_phase_compiles_once_before_any_scene_with_hulls_beside_the_opening_scene():
+def test_the_hull_narrow_phase_compiles_once_before_any_step_that_needs_it_beside_the_opening_scene():
     # the window's default scene (no hulls, no ropes) under two processes: the step that
-    # compiles the hulls' narrow phase ends before either process reaches a scene with hulls
+    # compiles the hulls' narrow phase ends before either process reaches a step needing it
+    # (a scene with hulls, or any scene under a family whose kernels always have them)
     scene = SCENES / "gallery.toml"
     parts = warmup.layout(warmup.scene_needs(scene), 2, scene=scene)
     plans = warmup.weigh(parts)
     (k, i), = [(k, i) for k, part in enumerate(parts) for i, (p, _) in enumerate(part) if p == warmup.HULL_KERNELS]
     end = sum(s.weight for s in plans[k][:i + 1])
     for part, plan in zip(parts, plans):
-        first = next(n for n, (p, _) in enumerate(part) if warmup.is_scene(p) and warmup.has_hulls(p))
+        first = next(n for n, step in enumerate(part) if warmup.needs_hulls(*step))
         assert sum(s.weight for s in plan[:first]) >= end
     assert warmup.has_hulls(SCENES / "xarm_pick.toml") and warmup.has_hulls(SCENES / "rocks.toml")
     assert not warmup.has_hulls(scene) and not warmup.has_hulls(SCENES / "rope_swing.toml")
+    for family, cls in warmup.families().items():
+        assert warmup.needs_hulls(SCENES / "xarm_pick.toml", family)
+        assert warmup.needs_hulls(scene, family) == cls.ROBOT_FEATURES_ALWAYS
     assert warmup.layout(warmup.scene_needs(SCENES / "rocks.toml"), 2, scene=SCENES / "rocks.toml")[1][0][0] \
         != warmup.HULL_KERNELS                      # a window's scene with hulls compiles them itself
     assert not any(p == warmup.HULL_KERNELS for part in warmup.layout(warmup.scene_needs(SCENES / "rocks.toml"), 2,
@@ -92,8 +96,9 @@ def test_the_scenes_family_comes_first_and_the_window_waits_for_it_alone():
 
 def test_the_plan_weighs_each_kernel_group_once_and_two_processes_share_it():
     """The one-process plan weighs each group once: the common kernels, each family's
-    COMPILE_WEIGHT (shared kernels once per function), the ropes, the hulls' narrow phase, and each family's later
-    steps its VARIANT_WEIGHT (its kernel again for another scene's features). Two
+    COMPILE_WEIGHT (shared kernels once per function), the ropes, the hulls' narrow phase, and
+    each family's kernel again for the other feature set (VARIANT_WEIGHT, once) and with
+    the robots' features (ROBOT_VARIANT_WEIGHT, once, unless ROBOT_FEATURES_ALWAYS). Two
     processes share it:
     the longer one ends no later than half of it plus its heaviest step (list
     scheduling's bound), and well before it."""
@@ -102,7 +107,7 @@ def test_the_plan_weighs_each_kernel_group_once_and_two_processes_share_it():
     shared = {warmup.shared_kernels(f.name): f.WARM_UP_WEIGHT for f in fams if warmup.shared_kernels(f.name)}
     total = (warmup.COMMON_WEIGHT + warmup.ROPES_WEIGHT + warmup.HULLS_WEIGHT + sum(f.COMPILE_WEIGHT for f in fams)
              - sum(f.WARM_UP_WEIGHT for f in fams if warmup.shared_kernels(f.name)) + sum(shared.values()))
-    variants = sum(f.VARIANT_WEIGHT * (len(warmup.steps(family=f.name)) - 1) for f in fams)
+    variants = sum(f.VARIANT_WEIGHT + (0.0 if f.ROBOT_FEATURES_ALWAYS else f.ROBOT_VARIANT_WEIGHT) for f in fams)
     small = sum(s.weight for s in one if s.weight == warmup.SMALL)
     assert sum(s.weight for s in one) == pytest.approx(total + variants + small)
     whole = sum(s.weight for s in one)
@@ -163,10 +168,10 @@ def test_a_family_registered_in_a_test_is_planned_weighed_and_warmed(heavy, tmp_
         assert _scene_steps(parts) == sorted(EVERY + [(p.stem, heavy) for p in SCENES.glob("*.toml")])
         assert (warmup.KERNELS, heavy) in parts[0] + parts[1]
         plans = warmup.weigh(parts)
-        # its weight is the plan's: its scenes without ropes in one process, which carries
-        # less than half of the others' weight
+        # its weight is the plan's: its scenes without ropes or hulls in one process, which
+        # carries less than half of the others' weight
         mine = {k for k, part in enumerate(parts) for p, f in part if f == heavy and warmup.is_scene(p)
-                and not warmup.has_ropes(p)}
+                and not warmup.has_ropes(p) and not warmup.has_hulls(p)}
         assert len(mine) == 1, needs
         k = mine.pop()
         assert sum(s.weight for s in plans[k] if not s.label.endswith(f"({heavy})")) < rest / 2, needs

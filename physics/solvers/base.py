@@ -22,8 +22,9 @@ gives:
 and may override begin/after_run (per-call preparation and what a family adds up over
 the kernel calls of one step call), model_changed (its caches of the layout), substep,
 save_state/restore_state (what it carries between steps beyond the World's state),
-readouts and notes (the panel's lines), and COMPILE_WEIGHT, VARIANT_WEIGHT /
-warm_up_kernels for the first launch's warm-up (shell/warmup.py). The step loop, the
+readouts and notes (the panel's lines), and COMPILE_WEIGHT, VARIANT_WEIGHT,
+ROBOT_VARIANT_WEIGHT / warm_up_kernels for the first launch's warm-up (shell/warmup.py),
+ROBOT_FEATURES_ALWAYS (robot_features). The step loop, the
 settings' checks and the panel's layout are here, so the World, the panel, the command
 line and the scene files ask the solver object and never its name.
 """
@@ -67,10 +68,17 @@ class SolverBase:
     # CPU s its kernels take to compile on a cold cache (shell/compile_times.py, per step),
     # of which WARM_UP_WEIGHT are warm_up_kernels' own: the first launch's progress plan;
     # VARIANT_WEIGHT: what each later scene's step compiles on average (its step kernel
-    # again for the feature sets the scenes ask for: HULLS, impulse's Features)
+    # again for the feature sets the scenes ask for: impulse's Features); ROBOT_VARIANT_WEIGHT:
+    # the variant with the robots' features, which the first scene with hulls compiles
     COMPILE_WEIGHT = 30.0
     WARM_UP_WEIGHT = 0.0
     VARIANT_WEIGHT = 0.0
+    ROBOT_VARIANT_WEIGHT = 0.0
+    # whether its kernel is compiled with the robots' features (the hulls' narrow phase, the
+    # couplings between joints) for every world, not only for those with hulls or couplings
+    # (World.robot_features): one variant for all, when a second costs more to compile than
+    # the features add to every world's kernel
+    ROBOT_FEATURES_ALWAYS = False
 
     def __init__(self):
         self.settings = defaults(self.SETTINGS)
@@ -138,9 +146,16 @@ class SolverBase:
         return done
 
     def begin(self, world, coupled):
-        """What the kernel calls of one step call share (the bundles, the params …)."""
+        """What the kernel calls of one step call share (the bundles, the params, whether the
+        kernel has the robots' features …)."""
         return {"bundles": world.kernel_bundles(self.free_rows_used(world), coupled),
-                "params": self.params(world, coupled)}
+                "params": self.params(world, coupled), "robot": self.robot_features(world)}
+
+    def robot_features(self, world):
+        """Whether its kernel for the world is compiled with the hulls' narrow phase and the
+        couplings between joints (ROBOT_FEATURES_ALWAYS, else World.robot_features); the
+        world's contact_data and coupling_data are then asked for them."""
+        return self.ROBOT_FEATURES_ALWAYS or world.robot_features()
 
     def params(self, world, coupled):
         raise NotImplementedError

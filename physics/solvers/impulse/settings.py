@@ -67,7 +67,7 @@ SETTINGS = (
 
 Params = namedtuple("Params", "iterations epsilon contact_epsilon time_cap_ms warm_start stabilization erp substeps "
                               "position_iterations ticks_per_ms dt direct may_iterate projection projection_above "
-                              "keep_energy damped")
+                              "keep_energy damped collides")
 """What the kernels read: the settings of those names (stabilization as SPLIT, BAUMGARTE,
 NO_STABILIZATION or SHAKE), and per step call — ticks_per_ms: the clock's ticks per ms;
 dt: the World's Δt (s); direct: the tree's rows are solved directly (direct.uses_direct_solve); may_iterate: some
@@ -76,13 +76,16 @@ the direct solve; projection: Newton iterations of seed 004's position projectio
 a step (0: off); projection_above: it runs only on steps whose joints drifted beyond
 this (m or rad; 0: every step); keep_energy: the energy projection after each step
 (not coupled to ropes or the mouse spring; with no limit or motor: ImpulseSolver.energy_inactive);
-damped: some joint has viscous damping (../damping.py)."""
+damped: some joint has viscous damping (../damping.py); collides: contacts are detected
+(World.collides)."""
 
 
-def make_params(s, ticks_per_ms, dt, direct, may_iterate, projection, projection_above, keep_energy, damped):
+def make_params(s, ticks_per_ms, dt, direct, may_iterate, projection, projection_above, keep_energy, damped,
+                collides):
     """Params of a settings dict and of what the step call knows (every field of one
     type, so the kernels compile once)."""
     return Params(int(s["iterations"]), float(s["epsilon"]), float(s["contact_epsilon"]), float(s["time_cap_ms"]), bool(s["warm_start"]),
                   STABILIZATIONS[s["stabilization"]], float(s["erp"]), int(s["substeps"]),
                   int(s["position_iterations"]), float(ticks_per_ms), float(dt), bool(direct), bool(may_iterate),
-                  int(projection), float(projection_above), bool(keep_energy), bool(damped))
+                  int(projection), float(projection_above), bool(keep_energy), bool(damped),
+                  bool(collides))

@@ -36,8 +36,9 @@ class ImpulseSolver(SolverBase):
     WHEN = {"position_iterations": ("stabilization", ("split",))}
     SIMULATION = ("substeps",)
     COMPILE_WEIGHT = 35.0
-    WARM_UP_WEIGHT = 8.3
-    VARIANT_WEIGHT = 9.7
+    WARM_UP_WEIGHT = 9.5
+    VARIANT_WEIGHT = 45.0
+    ROBOT_VARIANT_WEIGHT = 36.0
     warm_up_kernels = staticmethod(compile_tree_kernels)       # its direct path's, shared with lcp
 
     def __init__(self):
@@ -77,21 +78,19 @@ class ImpulseSolver(SolverBase):
                            s["projection_iterations"] if s["post_projection"] or drift else 0,
                            0.0 if s["post_projection"] else s["projection_above"],
                            s["keep_energy"] and not coupled and self.energy_inactive(world) is None,
-                           self.drive_use(world).any_damped)
+                           self.drive_use(world).any_damped, world.collides())
 
     def features(self, world, params):
-        """The paths this world's step can take (step.Features): the kernel is compiled for
-        them (step.kernel_for). The energy projection rides with the position projection: a
-        world that projects compiles it whether it keeps energy or not (the kernel decides
-        per call, keep_energy), since a separate variant would compile the whole kernel
-        again for a few small helpers — and again whenever a limit or friction switches
-        keep_energy on or off."""
-        contacts = world.collides()
-        project = params.projection > 0
-        robot = world.robot_features()
-        return Features(bool(params.direct), contacts, project,
-                        params.stabilization == SHAKE, bool(params.keep_energy) or project,
-                        contacts and robot, robot)
+        """The paths this world's kernel is compiled with (step.Features), in three sets, since
+        each set compiles the whole kernel again: none of them (the iterations alone, for a
+        world that takes neither the direct solve nor a projection), the direct solve with
+        both projections (the energy one rides with the position one: the kernel decides per
+        call whether it runs, keep_energy), and those with the robots' features
+        (robot_features). A world compiles the second set if it uses one of its paths;
+        the kernel decides per call which of them run (params)."""
+        robot = self.robot_features(world)
+        rich = bool(params.direct) or params.projection > 0 or robot
+        return Features(rich, rich, params.stabilization == SHAKE, rich, robot, robot)
 
     def begin(self, world, coupled):
         call = super().begin(world, coupled)
@@ -100,15 +99,15 @@ class ImpulseSolver(SolverBase):
             tree.row_direct[:] = 0
         call["tree"] = tree if call["params"].direct else no_direct
         call["kernel"] = kernel_for(*self.features(world, call["params"]))
-        call["couplings"] = world.coupling_data()       # None for a kernel without them
+        call["couplings"] = world.coupling_data(call["robot"])     # None for a kernel without them
         call["capped"] = 0
         return call
 
     def run(self, world, call, n, t0):
         env, bodies, loads, joints, drives, rows, work = call["bundles"]
         return call["kernel"](n, t0, call["params"], self.kernel_stats, env, bodies, loads, joints, drives,
-                              rows, work, call["tree"], world.contact_data(), projection.projection_for(world),
-                              call["couplings"])
+                              rows, work, call["tree"], world.contact_data(call["robot"]),
+                              projection.projection_for(world), call["couplings"])
 
     def after_run(self, world, call, k):
         call["capped"] += int(self.kernel_stats[S_CAPPED_STEPS])

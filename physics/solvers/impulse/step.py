@@ -40,25 +40,26 @@ from .settings import (LIMIT_REACH, S_CAPPED, S_CAPPED_STEPS, S_SOLVE_TICKS, S_T
                        SHAKE as SHAKE_CODE, SHAKE_ITERATIONS, SHAKE_TOLERANCE, SPLIT)
 
 
-Features = namedtuple("Features", "direct contacts project shake energy hulls couplings")
-"""Which paths a world's step can take (ImpulseSolver.features): the direct solve (else the
-iterations), contact detection (World.collides), seed 004's position projection, the SHAKE
-correction, the energy projection (compiled in with the position projection), the hulls'
-narrow phase (else contacts.narrow_contacts_primitive) and the couplings between joints (the
-kernel then takes a Couplings bundle, else None): both with World.robot_features."""
+Features = namedtuple("Features", "direct project shake energy hulls couplings")
+"""Which paths a kernel is compiled with (ImpulseSolver.features): the direct solve (the
+iterations always), seed 004's position projection, the SHAKE correction, the energy
+projection, the hulls' narrow phase (else contacts.narrow_contacts_primitive) and the
+couplings between joints (the kernel then takes a Couplings bundle, else None). Contact
+detection is always compiled (params.collides says whether it runs)."""
 
 @compiled_variants
-def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS, COUPLINGS):    # noqa: N803 (compile-time constants)
+def kernel_for(DIRECT, PROJECT, SHAKE, ENERGY, HULLS, COUPLINGS):    # noqa: N803 (compile-time constants)
     @kernel(cache=True)
     def impulse_kernel(n_steps, t0, params, stats, env, bodies, loads, joints, drives, rows, work, tree, contacts, proj,
                        couplings):
         """Advance n_steps steps of params.dt from time t0, each in `substeps` substeps. Rows must hold the current
         poses on entry and hold the final ones on return. params (settings.Params): with
         params.direct the equality rows of the tree (order, …: tree.TreePlan) are solved
-        directly; params.may_iterate: some joint has a limit or a free row in use. Contacts
-        (physics/contacts.py ContactData) are found at the start of each substep and their rows
-        swept after the joints'. proj (projection.Projection): the SHAKE correction's factor
-        (stabilization "shake"), the energy projection's groups and budget. couplings
+        directly; params.may_iterate: some joint has a limit or a free row in use. With
+        params.collides, contacts (physics/contacts.py ContactData) are found at the start of
+        each substep and their rows swept after the joints'. proj (projection.Projection):
+        the SHAKE correction's factor (stabilization "shake"), the energy projection's
+        groups and budget. couplings
         (model.Couplings, None: compiled without): rows tying joints to others (../couplings.py).
         Returns the steps done before a blow-up (n_steps when none)."""
         body_quat, body_vel, body_omega = bodies.quat, bodies.vel, bodies.omega
@@ -77,6 +78,8 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS, COUPLINGS):    #
         split = params.stabilization == SPLIT or (SHAKE and params.stabilization == SHAKE_CODE)
         may_iterate = params.may_iterate
         n_project = params.projection if PROJECT else 0
+        direct = DIRECT and params.direct
+        collides = params.collides
         # the energy projection: only with joints whose work it counts (ideal ones, and friction:
         # its impulses' work, add_friction_work; not a limit's impact or a motor, ImpulseSolver
         # says) and the loads' work known (not with ropes or the mouse spring)
@@ -87,7 +90,7 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS, COUPLINGS):    #
         stats[S_TOTAL_ITERATIONS] = 0.0
         proj.fresh[0] = 0                   # the poses may have been edited since the last call
         solve_ticks = 0.0
-        if DIRECT and not may_iterate:
+        if direct and not may_iterate:
             tree.joint_motor[:] = -1        # no servo in use (choose_direct_rows takes them)
             select_rows(tree, joint_type, joint_row_start, row_active, False, row_direct)
         # bounds and drives of the limit and free rows; with no limit, friction or motor
@@ -111,7 +114,7 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS, COUPLINGS):    #
                     write_drive_rows(joints, drives, rows, h)
                 # contacts at the poses of the substep's start, ġ⁻ from its velocities
                 n_contacts = 0                  # blocks: touching pairs
-                if CONTACTS:
+                if collides:
                     n_contacts = (prepare_contacts(contacts, bodies, h) if HULLS
                                   else prepare_contacts_primitive(contacts, bodies, h))
                     if detection_overflowed(contacts) and sub == 0:
@@ -138,7 +141,7 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS, COUPLINGS):    #
                     speculative_limits(bodies, joints, rows, h, LIMIT_REACH)   # limits the joint may reach
                 if COUPLINGS:
                     write_couplings(couplings, joints, rows)
-                if DIRECT:
+                if direct:
                     n_iter = direct_velocities(params, h, stats, may_iterate, bodies, joints, rows, work, tree, crows, cwork,
                                                cdirect, contacts.work.block, contacts.work.swept, couplings)
                     solve_ticks += stats[S_SOLVE_TICKS]
@@ -180,7 +183,7 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS, COUPLINGS):    #
                 compute_joint_rows(bodies, joints, rows, readout and not shake)
                 if SHAKE and shake:
                     projection.shake_correction(h, SHAKE_TOLERANCE, SHAKE_ITERATIONS, bodies, joints, rows, proj, readout)
-                if CONTACTS and n_contacts > 0:
+                if n_contacts > 0:
                     keep_contact_impulses(contacts, n_contacts)
                 else:                           # nothing touched: no warm start (and no call for it)
                     contacts.buffers.n[N_PREV] = 0
@@ -205,7 +208,7 @@ def kernel_for(DIRECT, CONTACTS, PROJECT, SHAKE, ENERGY, HULLS, COUPLINGS):    #
                 return step
             if cut:
                 stats[S_CAPPED_STEPS] += 1.0
-            if CONTACTS and detection_overflowed(contacts):
+            if collides and detection_overflowed(contacts):
                 compute_joint_rates(bodies, joints, rows)
                 return step + 1                 # a later substep overflowed: grow before the next step
         if PROJECT and n_project > 0 and n_steps > 0:

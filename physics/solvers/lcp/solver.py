@@ -55,9 +55,10 @@ class LcpSolver(SolverBase):
              ("pgs_contact_tolerance", "lcp_time_cap_ms"), ("lcp_erp", "lcp_stabilization"),
              ("impact_lcp", "projection"), ("geometric_stiffness", "projection_iterations"))
     WHEN = {"projection_iterations": ("projection", (True,))}
-    COMPILE_WEIGHT = 78.0
-    WARM_UP_WEIGHT = 8.3
-    VARIANT_WEIGHT = 4.3
+    COMPILE_WEIGHT = 84.0
+    WARM_UP_WEIGHT = 9.5
+    VARIANT_WEIGHT = 0.0
+    ROBOT_FEATURES_ALWAYS = True
     warm_up_kernels = staticmethod(compile_tree_kernels)       # the tree kernels it shares with impulse
 
     def __init__(self):
@@ -100,19 +101,18 @@ class LcpSolver(SolverBase):
 
     def begin(self, world, coupled):
         call = super().begin(world, coupled)
-        # compiled with the hulls' narrow phase and couplings between joints, or without both
-        robot = world.robot_features()
-        call.update(tree=self.tree(world), fallbacks=0, capped=0, impacts=[], kernel=kernel_for(robot, robot))
+        call.update(tree=self.tree(world), fallbacks=0, capped=0, impacts=[],
+                    kernel=kernel_for(call["robot"], call["robot"]))
         return call
 
     def run(self, world, call, n, t0):
         """One lcp_kernel call (with `projection` on, seed 004's projection after each step
         inside it)."""
         env, bodies, loads, joints, drives, rows, work = call["bundles"]
-        contacts = world.contact_data()
+        contacts = world.contact_data(call["robot"])
         lw = call["lw"] = self._work_for(world, contacts)
         return call["kernel"](n, t0, call["params"], self.kernel_stats, env, bodies, loads, joints, drives, rows, work,
-                              call["tree"], contacts, lw, world.coupling_data())
+                              call["tree"], contacts, lw, world.coupling_data(call["robot"]))
 
     def after_run(self, world, call, k):
         """Add up the call's fallbacks, capped steps and impacts; a step that needed more U

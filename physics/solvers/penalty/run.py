@@ -284,7 +284,7 @@ def kernel_for(HULLS, COUPLINGS):    # noqa: N803 (compile-time constants)
         gravity, gyroscopic, max_speed, max_spin = env.gravity, env.gyroscopic, env.max_speed, env.max_spin
         stiff = params.preset == STIFF
         drives_on = any_drive(joints)
-        implicit = stiff or drives_on or COUPLINGS
+        implicit = stiff or drives_on or (COUPLINGS and couplings.joint.shape[0] > 0)
         n_project = params.projection
         cplan, contact_keys, joint_body = plan, np.empty(0, np.int64), joints.body
         if not drives_on:                       # no friction or motor for the whole run: clear the drives once

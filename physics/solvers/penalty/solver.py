@@ -26,8 +26,9 @@ class PenaltySolver(SolverBase):
             "kappa": ("penalty_preset", ("critical",)), "zeta": ("penalty_preset", ("critical",)),
             "stiff_kappa": ("penalty_preset", ("stiff",)), "stiff_zeta": ("penalty_preset", ("stiff",)),
             "projection_iterations": ("post_projection", (True,))}
-    COMPILE_WEIGHT = 68.0
-    VARIANT_WEIGHT = 3.4
+    COMPILE_WEIGHT = 65.0
+    VARIANT_WEIGHT = 0.0
+    ROBOT_FEATURES_ALWAYS = True
 
     def shorthand(self, text):
         """A preset's name (benchmarks: penalty:critical)."""
@@ -46,17 +47,15 @@ class PenaltySolver(SolverBase):
         call = super().begin(world, coupled)
         call["plan"] = self.plan(world)
         call["violation"] = np.zeros(4)
-        # compiled with the hulls' narrow phase and couplings between joints, or without both
-        robot = world.robot_features()
-        call["kernel"] = kernel_for(robot, robot)
+        call["kernel"] = kernel_for(call["robot"], call["robot"])
         call["t0"] = time.perf_counter()
         return call
 
     def run(self, world, call, n, t0):
         env, bodies, loads, joints, drives, rows, work = call["bundles"]
         return call["kernel"](n, t0, call["params"], env, bodies, loads, joints, drives, rows, work, call["plan"],
-                              world.contact_data(), projection.projection_for(world), call["violation"],
-                              world.coupling_data())
+                              world.contact_data(call["robot"]), projection.projection_for(world),
+                              call["violation"], world.coupling_data(call["robot"]))
 
     def finish(self, world, call, done):
         ms = (time.perf_counter() - call["t0"]) * 1e3 / max(call["n"], 1)
