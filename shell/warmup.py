@@ -286,8 +286,9 @@ def layout(needs=None, processes=PROCESSES, scenes=SCENES, scene=None):
     path), and the second with that family's shared kernels (KERNELS) — or, when no
     scene is given and it has ropes, with the rope scenes under the family quickest to
     compile. Then the other shared kernels (one step per warm_up_kernels function),
-    the families' scenes without ropes (those with hulls a unit of their own: their
-    family's robots' variant), then with ropes, heaviest first, each unit appended to the
+    the families' scenes without ropes or hulls, with hulls (a unit of their own: their
+    family's robots' variant; heaviest or lightest first, the better plan kept), then with
+    ropes, heaviest first, each unit appended to the
     process where the whole plan (weigh) ends soonest with the hulls' narrow phase
     placed in it (HULL_KERNELS: one step, so that the steps needing it in every process
     load it; none when the window's scene needs it and compiles it first) where the plan
@@ -320,16 +321,24 @@ def layout(needs=None, processes=PROCESSES, scenes=SCENES, scene=None):
              and not (scene is not None and needs_hulls(scene, first)))
     opening = [1] + [len(part) for part in parts[1:]]   # the window's scene; the ropes or shared kernels beside it
     heavy = lambda unit: -sum(sum(_groups(*step).values()) for step in unit)   # noqa: E731
-    rest = sorted((u for (kind, _), u in units.items() if u and kind != "ropes"), key=heavy)
-    rest += sorted((u for (kind, _), u in units.items() if u and kind == "ropes"), key=heavy)
+    kinds = {kind: sorted((u for (k, _), u in units.items() if u and k == kind), key=heavy)
+             for kind in ("joints", "robots", "ropes")}
+
     def finished(parts):
         return _with_hull_step(parts, first, opening) if hulls else parts
-    for unit in list(kernels.values()) + rest:
-        best = min(range(processes), key=lambda k: (
-            _span(finished([p + unit if i == k else p for i, p in enumerate(parts)])),
-            sum(p.weight for p in weigh(parts)[k])))
-        parts[best] += unit
-    return finished(parts)
+
+    def scheduled(order):
+        out = [list(p) for p in parts]
+        for unit in list(kernels.values()) + order:
+            best = min(range(processes), key=lambda k: (
+                _span(finished([p + unit if i == k else p for i, p in enumerate(out)])),
+                sum(p.weight for p in weigh(out)[k])))
+            out[best] += unit
+        return finished(out)
+    # the robots' units follow their families' (their variants need the family's kernels):
+    # heaviest first, or lightest first, whichever plan ends sooner
+    return min((scheduled(kinds["joints"] + robots + kinds["ropes"])
+                for robots in (kinds["robots"], kinds["robots"][::-1])), key=_span)
 
 
 def _with_hull_step(parts, family, opening):

@@ -1,15 +1,19 @@
 """The impulse family's solver object (physics/solvers/impulse/solver.py): the settings
-reach its kernel as one Params type (one compile), the time cap's count over a call, and
+reach its kernel as one Params type (one compile), the feature sets the shipped scenes
+compile it for, the time cap's count over a call, and
 what it tells the panel (rows, readouts, notes)."""
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from physics import Box, World
+from physics import Box, World, load_scene
 from physics.builders import make_chain
 from physics.solvers.impulse import SETTINGS, ImpulseSolver, make_params
 from physics.solvers.impulse import step
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _arm(limits=None, friction=0.0):
@@ -57,6 +61,22 @@ def test_a_projecting_world_keeps_its_kernel_when_friction_switches_the_energy_p
     after = solver.features(w, solver.params(w, False))
     assert after == before and solver.params(w, False).may_iterate
     w.advance_steps(2)
+
+
+def test_the_shipped_scenes_compile_three_feature_sets_and_the_default_scene_the_leanest():
+    # each feature set compiles the whole kernel again: none of the paths (the default
+    # scene: iterations without projection), all of them, all with the robots' features
+    sets = {}
+    for path in sorted((ROOT / "scenes").glob("*.toml")):
+        w = load_scene(path)
+        w.solver = "impulse"
+        solver = w.solvers["impulse"]
+        sets.setdefault(solver.features(w, solver.params(w, False)), []).append(path.stem)
+    assert len(sets) == 3, sets
+    lean = step.Features(False, False, False, False, False, False)
+    assert "gallery" in sets[lean]
+    robots = [names for f, names in sets.items() if f.hulls]
+    assert len(robots) == 1 and {"door_robot", "xarm_pick"} <= set(robots[0])
 
 
 def test_a_time_cap_below_one_sweep_cuts_every_step_and_each_counts_once():

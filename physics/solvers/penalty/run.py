@@ -284,13 +284,14 @@ def kernel_for(HULLS, COUPLINGS):    # noqa: N803 (compile-time constants)
         gravity, gyroscopic, max_speed, max_spin = env.gravity, env.gyroscopic, env.max_speed, env.max_spin
         stiff = params.preset == STIFF
         drives_on = any_drive(joints)
-        implicit = stiff or drives_on or (COUPLINGS and couplings.joint.shape[0] > 0)
+        coupled = COUPLINGS and couplings.joint.shape[0] > 0
+        implicit = stiff or drives_on or coupled
         n_project = params.projection
         cplan, contact_keys, joint_body = plan, np.empty(0, np.int64), joints.body
         if not drives_on:                       # no friction or motor for the whole run: clear the drives once
             setup_drives(h, bodies, joints, drives, rows, plan)
         for step in range(n_steps):
-            if COUPLINGS:                       # the couplings' rows at the step's poses (../couplings.py)
+            if coupled:                         # the couplings' rows at the step's poses (../couplings.py)
                 write_couplings(couplings, joints, rows)
             gather_forces(t0 + step * h, bodies, loads, force_acc, torque_acc)
             n_contacts = (prepare_contacts(contacts, bodies, h) if HULLS

@@ -26,9 +26,9 @@ class PenaltySolver(SolverBase):
             "kappa": ("penalty_preset", ("critical",)), "zeta": ("penalty_preset", ("critical",)),
             "stiff_kappa": ("penalty_preset", ("stiff",)), "stiff_zeta": ("penalty_preset", ("stiff",)),
             "projection_iterations": ("post_projection", (True,))}
-    COMPILE_WEIGHT = 65.0
+    COMPILE_WEIGHT = 60.0
     VARIANT_WEIGHT = 0.0
-    ROBOT_FEATURES_ALWAYS = True
+    ROBOT_VARIANT_WEIGHT = 36.0
 
     def shorthand(self, text):
         """A preset's name (benchmarks: penalty:critical)."""
