@@ -62,8 +62,8 @@ SHOW_AFTER = 0.5          # s: a warm-up quicker than this shows no message
 # CPU s (the warm-up's own per-step CPU times, DONE lines; shell/compile_times.py per
 # kernel) of the kernels that are no family's: the ones every world uses (collision
 # without the hulls' narrow phase, contacts, joint rows), the ropes', and the hulls'
-# narrow phase (physics/contacts_warm_up.py), which only scenes with convex or compound
-# bodies (or robots) compile
+# narrow phase (physics/contacts_warm_up.py), which only the steps that need it compile
+# (needs_hulls)
 COMMON_WEIGHT = 16.0
 ROPES_WEIGHT = 22.0
 HULLS_WEIGHT = 34.0
@@ -223,8 +223,8 @@ def _groups(path, family):
     step that needs it (needs_hulls), and the family's step kernel compiled again: for a
     scene with hulls with the robots' features (ROBOT_VARIANT_WEIGHT; none under
     ROBOT_FEATURES_ALWAYS), for another the other feature set (VARIANT_WEIGHT; weigh counts
-    it for the family's scenes after its first); a KERNELS step the shared kernels alone, a HULL_KERNELS step the
-    hulls' narrow phase alone."""
+    it for the family's scenes after its first); a KERNELS step the shared kernels alone,
+    a HULL_KERNELS step the hulls' narrow phase alone."""
     cls = families()[family]
     fn = shared_kernels(family)
     shared = {f"kernels:{fn.__module__}.{fn.__qualname__}": cls.WARM_UP_WEIGHT} if fn else {}
