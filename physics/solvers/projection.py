@@ -55,9 +55,11 @@ from .row_ops import copy2d
 from .tree import (articulated_factor, articulated_solve, articulated_targets, augmented_inertia,
                          build_tree_plan, make_tree, select_rows, static_bodies, tree_momentum, zero_tree)
 
-PROJECTION_ITERATIONS = Setting("projection_iterations", "int", 2, 1, 10, label="projection iter.",
-                                help="Newton iterations of the position projection.")
-"""The projection's setting, in every family that projects."""
+PROJECTION_ITERATIONS = Setting("projection_iterations", "int", 4, 1, 10, label="projection iter.",
+                                help="Newton iterations of the position projection (at most: it stops once "
+                                     "the joints hold).")
+"""The projection's setting, in every family that projects. Most steps need one or two
+iterations (project_positions stops at TOLERANCE); a long chain's whip needs more."""
 
 # Newton iterations stop once every |g_E| is below this (m or rad): round-off of the
 # poses of a body a few metres from the origin.
