@@ -1189,7 +1189,8 @@ class World:
     def robot_features(self):
         """Whether the solver kernels compile the hulls' narrow phase and the couplings
         between joints (their HULLS and COUPLINGS features, both or neither): a world with a
-        hull or with a coupling gets both. Robots bring both, and each variant compiles a
+        hull or with a coupling gets both (and every world, under a family that compiles them
+        always: SolverBase.robot_features). Robots bring both, and each variant compiles a
         family's whole step kernel again, so one variant serves them all; a world without
         couplings then passes an empty Couplings bundle (contacts.Contacts.robot_features)."""
         return self.contact_model.robot_features(self)

@@ -80,15 +80,16 @@ class ImpulseSolver(SolverBase):
                            s["keep_energy"] and not coupled and self.energy_inactive(world) is None,
                            self.drive_use(world).any_damped, world.collides())
 
-    def features(self, world, params):
+    def features(self, world, params, robot=None):
         """The paths this world's kernel is compiled with (step.Features), in three sets, since
         each set compiles the whole kernel again: none of them (the iterations alone, for a
         world that takes neither the direct solve nor a projection), the direct solve with
         both projections (the energy one rides with the position one: the kernel decides per
         call whether it runs, keep_energy), and those with the robots' features
-        (robot_features). A world compiles the second set if it uses one of its paths;
-        the kernel decides per call which of them run (params)."""
-        robot = self.robot_features(world)
+        (robot_features; `robot`: the call's answer, when it has one). A world compiles the
+        second set if it uses one of its paths; the kernel decides per call which of them run
+        (params)."""
+        robot = self.robot_features(world) if robot is None else robot
         rich = bool(params.direct) or params.projection > 0 or robot
         return Features(rich, rich, params.stabilization == SHAKE, rich, robot, robot)
 
@@ -98,7 +99,7 @@ class ImpulseSolver(SolverBase):
         if not call["params"].direct:
             tree.row_direct[:] = 0
         call["tree"] = tree if call["params"].direct else no_direct
-        call["kernel"] = kernel_for(*self.features(world, call["params"]))
+        call["kernel"] = kernel_for(*self.features(world, call["params"], call["robot"]))
         call["couplings"] = world.coupling_data(call["robot"])     # None for a kernel without them
         call["capped"] = 0
         return call
