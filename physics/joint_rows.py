@@ -49,7 +49,24 @@ def unwrap(raw, previous):
     """The angle equal to `raw` modulo 2π nearest to `previous` (a joint's angle tracked
     through whole turns): raw plus whole turns, so that writing the rows again at the
     same poses gives the same angle to the bit."""
-    return raw + 2.0 * math.pi * math.floor((previous - raw) / (2.0 * math.pi) + 0.5)
+    return raw + 2.0 * math.pi * math.floor((previous - raw) * (0.5 / math.pi) + 0.5)
+
+
+@helper(cache=True, error_model="numpy")
+def tracked_angle(s, c, previous, exact):
+    """The angle atan2(s, c), unwrapped next to `previous`; not `exact`: only the middle of
+    its octant (within π/8, no atan2), which carries the whole turns from one exact angle
+    to the next while the joint turns less than 3π/4 from one call to the next."""
+    if exact:
+        return unwrap(math.atan2(s, c), previous)
+    e = math.pi / 8.0
+    if c >= 0.0:
+        if s >= 0.0:
+            return unwrap(e if s < c else 3.0 * e, previous)
+        return unwrap(-e if -s < c else -3.0 * e, previous)
+    if s >= 0.0:
+        return unwrap(7.0 * e if s < -c else 5.0 * e, previous)
+    return unwrap(-7.0 * e if s > c else -5.0 * e, previous)
 
 
 # The row helpers below are plain compiled helpers, each compiled once and called (LLVM
@@ -118,10 +135,15 @@ def limit_value(q, lo, hi, on):
 def compute_joint_rows(bodies, joints, rows, readout):
     """Write every joint's rows from the body poses; update joint_q and joint_err.
 
-    Spherical swing/twist angles cost two atan2 and a quaternion product: they are
-    computed when a limit needs them or when `readout` is set (the last step of a run);
-    a spherical joint without limits, friction or motor (joint_free_used[j] == 0) needs
-    no frames at all between readouts, only its three point rows.
+    A joint's angles and its limit and free rows are written exactly where something
+    reads them: when `readout` is set (the last step of a run), when one of its limits is
+    on, and when its free rows are used (joint_free_used[j]: friction, a motor, damping or
+    a coupling). Otherwise nothing in a step reads them:
+    - a spherical joint needs no frames at all, only its three point rows (its swing and
+      twist cost two atan2 and a quaternion product);
+    - a revolute or universal joint keeps its angles within π/8 without atan2
+      (tracked_angle), which carries their whole turns to the next exact angle; its limit
+      rows are switched off, its free rows left as they are.
     """
     body_pos, body_quat = bodies.pos, bodies.quat
     joint_type, joint_body, joint_q, joint_err = joints.type, joints.body, joints.q, joints.err
@@ -193,32 +215,42 @@ def compute_joint_rows(bodies, joints, rows, readout):
                 perpendicular_row(row_J, row_C, row_active, r + 3, a1x, a1y, a1z, b0x, b0y, b0z)
                 perpendicular_row(row_J, row_C, row_active, r + 4, a2x, a2y, a2z, b0x, b0y, b0z)
                 n_eq = 5
+                exact = readout or joint_free_used[j] != 0 or joint_limit_on[j, 0] != 0
                 cx, cy, cz = cross(a1x, a1y, a1z, b1x, b1y, b1z)
-                raw = math.atan2(cx * a0x + cy * a0y + cz * a0z, a1x * b1x + a1y * b1y + a1z * b1z)
-                phi = unwrap(raw, joint_q[j, 0])
+                phi = tracked_angle(cx * a0x + cy * a0y + cz * a0z, a1x * b1x + a1y * b1y + a1z * b1z, joint_q[j, 0],
+                                    exact)
                 joint_q[j, 0] = phi
-                C, act = limit_value(phi, joint_limit_lo[j, 0], joint_limit_hi[j, 0], joint_limit_on[j, 0])
-                twist_row(row_J, row_C, row_active, r + 5, a0x, a0y, a0z, C, act)
-                err = max(err, abs(C))
-                twist_row(row_J, row_C, row_active, r + 6, a0x, a0y, a0z, 0.0, off)
+                if exact:
+                    C, act = limit_value(phi, joint_limit_lo[j, 0], joint_limit_hi[j, 0], joint_limit_on[j, 0])
+                    twist_row(row_J, row_C, row_active, r + 5, a0x, a0y, a0z, C, act)
+                    err = max(err, abs(C))
+                    twist_row(row_J, row_C, row_active, r + 6, a0x, a0y, a0z, 0.0, off)
+                else:
+                    row_active[r + 5] = 0
             elif t == UNIVERSAL:
                 # n_a0 ⟂ n_b1 (eq. 15); φ1 about n_a0, φ2 about n_b1
                 perpendicular_row(row_J, row_C, row_active, r + 3, a0x, a0y, a0z, b1x, b1y, b1z)
                 n_eq = 4
-                raw1 = math.atan2(b1x * a2x + b1y * a2y + b1z * a2z, b1x * a1x + b1y * a1y + b1z * a1z)
-                raw2 = math.atan2(b2x * a0x + b2y * a0y + b2z * a0z, b0x * a0x + b0y * a0y + b0z * a0z)
-                phi1 = unwrap(raw1, joint_q[j, 0])
-                phi2 = unwrap(raw2, joint_q[j, 1])
+                exact = (readout or joint_free_used[j] != 0 or joint_limit_on[j, 0] != 0
+                         or joint_limit_on[j, 1] != 0)
+                phi1 = tracked_angle(b1x * a2x + b1y * a2y + b1z * a2z, b1x * a1x + b1y * a1y + b1z * a1z, joint_q[j, 0],
+                                     exact)
+                phi2 = tracked_angle(b2x * a0x + b2y * a0y + b2z * a0z, b0x * a0x + b0y * a0y + b0z * a0z, joint_q[j, 1],
+                                     exact)
                 joint_q[j, 0] = phi1
                 joint_q[j, 1] = phi2
-                C, act = limit_value(phi1, joint_limit_lo[j, 0], joint_limit_hi[j, 0], joint_limit_on[j, 0])
-                twist_row(row_J, row_C, row_active, r + 4, a0x, a0y, a0z, C, act)
-                err = max(err, abs(C))
-                C, act = limit_value(phi2, joint_limit_lo[j, 1], joint_limit_hi[j, 1], joint_limit_on[j, 1])
-                twist_row(row_J, row_C, row_active, r + 5, b1x, b1y, b1z, C, act)
-                err = max(err, abs(C))
-                twist_row(row_J, row_C, row_active, r + 6, a0x, a0y, a0z, 0.0, off)
-                twist_row(row_J, row_C, row_active, r + 7, b1x, b1y, b1z, 0.0, off)
+                if exact:
+                    C, act = limit_value(phi1, joint_limit_lo[j, 0], joint_limit_hi[j, 0], joint_limit_on[j, 0])
+                    twist_row(row_J, row_C, row_active, r + 4, a0x, a0y, a0z, C, act)
+                    err = max(err, abs(C))
+                    C, act = limit_value(phi2, joint_limit_lo[j, 1], joint_limit_hi[j, 1], joint_limit_on[j, 1])
+                    twist_row(row_J, row_C, row_active, r + 5, b1x, b1y, b1z, C, act)
+                    err = max(err, abs(C))
+                    twist_row(row_J, row_C, row_active, r + 6, a0x, a0y, a0z, 0.0, off)
+                    twist_row(row_J, row_C, row_active, r + 7, b1x, b1y, b1z, 0.0, off)
+                else:
+                    row_active[r + 4] = 0
+                    row_active[r + 5] = 0
             else:  # SPHERICAL: swing cone about n_a0 and twist about it
                 n_eq = 3
                 if readout or joint_limit_on[j, 0] != 0 or joint_limit_on[j, 1] != 0:

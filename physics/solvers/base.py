@@ -181,10 +181,17 @@ class SolverBase:
         return drive_use(world.model.joints, world.control.joints)
 
     def free_rows_used(self, world):
-        """Per joint, 1 where its free rows carry friction or a motor, or damping acts along
-        them (joint_rows says): the rows are written then."""
+        """Per joint, 1 where its free rows carry friction or a motor, damping acts along
+        them (joint_rows says) or a coupling reads them and the joint's angle: the rows
+        and the angle are written exactly at every step then (compute_joint_rows)."""
         use = self.drive_use(world)
-        return use.free | use.damped if use.any_damped else use.free
+        used = use.free | use.damped if use.any_damped else use.free
+        coupled = world.model.couplings.joint
+        if coupled.shape[0] == 0:
+            return used
+        used = used.copy()
+        used[coupled.ravel()] = 1
+        return used
 
     # ------------------------------------------------------------------ state between steps
     def save_state(self, world):

@@ -59,11 +59,17 @@ PROJECTION_ITERATIONS = Setting("projection_iterations", "int", 4, 1, 10, label=
                                 help="Newton iterations of the position projection (at most: it stops once "
                                      "the joints hold).")
 """The projection's setting, in every family that projects. Most steps need one or two
-iterations (project_positions stops at TOLERANCE); a long chain's whip needs more."""
+iterations (project_positions stops at TOLERANCE, after two at SETTLED); a long chain's whip
+needs more."""
 
 # Newton iterations stop once every |g_E| is below this (m or rad): round-off of the
 # poses of a body a few metres from the origin.
 TOLERANCE = 1e-12
+# A third Newton step and later ones are taken only while some |g_E| is above this (m or
+# rad): two steps take a step's drift to ~1e-11, where a third would cost a step's worth of
+# rows and solve for a gap nothing can see; a long chain's whip leaves millimetres after
+# two, and the later steps are there for it.
+SETTLED = 1e-10
 # A factor stays in use (a chord step: the Jacobian it was made with, J0) while the
 # Newton steps since it turned every body by less than this in all (rad; m count the
 # same): the rows' directions are then off by ~that angle, and a chord step contracts the
@@ -376,7 +382,8 @@ def position_errors(bodies, joints, rows):
 @helper(cache=True, _nrt=False)
 def project_positions(iterations, tol, bodies, joints, rows, proj, h):
     """Seed 004's position projection (eq. 15-16): up to `iterations` Newton steps J Δq = −g_E
-    with Δq = M⁻¹Jᵀη, q += Δq, rows rewritten; stops once every |g_E| ≤ tol. M: the bodies'
+    with Δq = M⁻¹Jᵀη, q += Δq, rows rewritten; stops once every |g_E| ≤ tol (after two
+    steps, ≤ SETTLED). M: the bodies'
     own (h = 0) or the impulse step's metric (h > 0, projection_factor). Each step is
     on a fresh factor at the current poses, except after steps that moved less than
     CHORD_STEP in all since the factor was made: a chord step on that factor (J0). If the
@@ -388,7 +395,7 @@ def project_positions(iterations, tol, bodies, joints, rows, proj, h):
     since = -1.0
     best = err
     for it in range(iterations):
-        if err <= tol:
+        if err <= tol or (it >= 2 and err <= SETTLED):
             break
         fresh = since < 0.0 or since > CHORD_STEP
         if fresh:
