@@ -188,6 +188,59 @@ def _hinge_factor(k, c, p, body_D, joint_N, joint_U, joint_P, joint_d, soft):
 
 
 @helper(cache=True, fastmath=_FAST)
+def _ball_downdate(k, c, p, body_D, joint_U, i00, i01, i02, i11, i12, i22, dx, dy, dz):
+    """Pass 2's D_p += Xᵀ A X at a joint whose child turns freely about the anchor (a ball
+    joint's three point rows, n = 3, N = [r × e_j; e_j]). About the anchor A has only its
+    linear block, S = D_vv − U_v P⁻¹ U_vᵀ (U_v: U's linear rows; the angular ones are
+    what N frees), so D_p += Yᵀ S Y with Y = [E, B], B ω = ω × d the anchor's velocity from
+    the parent's, d the anchor from the parent's centre. Lower triangles, written out."""
+    ua0, ua1, ua2 = joint_U[k, 0], joint_U[k, 6], joint_U[k, 12]
+    ub0, ub1, ub2 = joint_U[k, 1], joint_U[k, 7], joint_U[k, 13]
+    uc0, uc1, uc2 = joint_U[k, 2], joint_U[k, 8], joint_U[k, 14]
+    wa0, wa1, wa2 = i00 * ua0 + i01 * ua1 + i02 * ua2, i01 * ua0 + i11 * ua1 + i12 * ua2, \
+        i02 * ua0 + i12 * ua1 + i22 * ua2
+    wb0, wb1, wb2 = i00 * ub0 + i01 * ub1 + i02 * ub2, i01 * ub0 + i11 * ub1 + i12 * ub2, \
+        i02 * ub0 + i12 * ub1 + i22 * ub2
+    wc0, wc1, wc2 = i00 * uc0 + i01 * uc1 + i02 * uc2, i01 * uc0 + i11 * uc1 + i12 * uc2, \
+        i02 * uc0 + i12 * uc1 + i22 * uc2
+    s00 = body_D[c, 0] - (ua0 * wa0 + ua1 * wa1 + ua2 * wa2)
+    s10 = body_D[c, 6] - (ub0 * wa0 + ub1 * wa1 + ub2 * wa2)
+    s11 = body_D[c, 7] - (ub0 * wb0 + ub1 * wb1 + ub2 * wb2)
+    s20 = body_D[c, 12] - (uc0 * wa0 + uc1 * wa1 + uc2 * wa2)
+    s21 = body_D[c, 13] - (uc0 * wb0 + uc1 * wb1 + uc2 * wb2)
+    s22 = body_D[c, 14] - (uc0 * wc0 + uc1 * wc1 + uc2 * wc2)
+    body_D[p, 0] += s00
+    body_D[p, 6] += s10
+    body_D[p, 7] += s11
+    body_D[p, 12] += s20
+    body_D[p, 13] += s21
+    body_D[p, 14] += s22
+    for j in range(3):
+        # column j of S B is t = S e, e = e_j × d (row 3 + j of the lower left block); column
+        # j of Bᵀ S B is d × t
+        if j == 0:
+            ex, ey, ez = 0.0, -dz, dy
+        elif j == 1:
+            ex, ey, ez = dz, 0.0, -dx
+        else:
+            ex, ey, ez = -dy, dx, 0.0
+        t0 = s00 * ex + s10 * ey + s20 * ez
+        t1 = s10 * ex + s11 * ey + s21 * ez
+        t2 = s20 * ex + s21 * ey + s22 * ez
+        o = 6 * (3 + j)
+        body_D[p, o] += t0
+        body_D[p, o + 1] += t1
+        body_D[p, o + 2] += t2
+        bx, by, bz = cross(dx, dy, dz, t0, t1, t2)
+        if j == 0:
+            body_D[p, 21] += bx
+        if j <= 1:
+            body_D[p, 27 + j] += by
+        body_D[p, 33 + j] += bz
+
+
+
+@helper(cache=True, fastmath=_FAST)
 def _motor_axes(joint_soft, joint_N, k, n):
     """A soft motor row on joint k (joint_soft, see Tree): its rate over the child's free
     motions, a = J_mc N (n numbers, stored at 8-10), and 1/γ. The row J_m V + bias + γλ = 0
@@ -364,6 +417,10 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
         store_symmetric(joint_P, k, (i00, i01, i02, i11, i12, i22))
         p = joint_parent[k]
         if p < 0:
+            continue
+        if n == 3 and mi == 0.0 and joint_type[k] != PRISMATIC:
+            dx, dy, dz = point_arm(row_J, joint_rows[k, 0], 1 - joint_side[k])
+            _ball_downdate(k, c, p, body_D, joint_U, i00, i01, i02, i11, i12, i22, dx, dy, dz)
             continue
         # A = D_c − U P⁻¹ Uᵀ (the child as its parent feels it through the joint)
         for i in range(6):
