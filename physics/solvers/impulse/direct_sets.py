@@ -43,6 +43,7 @@ def choose_direct_rows(tree, joint_type, joint_row_start, rows, bodies, row_dire
             row_direct[r] = 0
         joint_motor[k] = -1
     select_rows(tree, joint_type, joint_row_start, row_active, True, row_direct)
+    n_motors = 0
     for t in range(order.shape[0]):
         k = order[t]
         f0, nf = tree_free_rows(joint_type, joint_row_start, joint_m, k)
@@ -61,6 +62,8 @@ def choose_direct_rows(tree, joint_type, joint_row_start, rows, bodies, row_dire
         joint_soft[k, 7] = row_bias[f0]
         joint_motor[k] = f0
         row_direct[f0] = 1
+        n_motors += 1
+    tree.motors[0] = n_motors
 
 
 @helper(cache=True)

@@ -92,6 +92,7 @@ def kernel_for(DIRECT, PROJECT, SHAKE, ENERGY, HULLS, COUPLINGS):    # noqa: N80
         solve_ticks = 0.0
         if direct and not may_iterate:
             tree.joint_motor[:] = -1        # no servo in use (choose_direct_rows takes them)
+            tree.motors[0] = 0
             select_rows(tree, joint_type, joint_row_start, row_active, False, row_direct)
         # bounds and drives of the limit and free rows; with no limit, friction or motor
         # anywhere once (it switches every free row off), else every substep

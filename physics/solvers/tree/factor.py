@@ -281,6 +281,7 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
     joint_d, joint_Gl, joint_Ga, joint_t = tree.joint_d, tree.joint_Gl, tree.joint_Ga, tree.joint_t
     root_L, scratch = tree.root_L, tree.scratch
     joint_motor, joint_soft = tree.joint_motor, tree.joint_soft
+    motors = tree.motors[0] > 0
     # pass 1, joint by joint from its rows alone (nothing flows along the tree): Gram
     # inverses of the linear parts and of the angular-only rows, null space N, shift d
     for t in range(0 if rows_done else order.shape[0]):
@@ -382,10 +383,10 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
         k = order[t]
         c = joint_child[k]
         n = 6 - joint_mdir[k]
-        mi = _motor_axes(joint_soft, joint_N, k, n) if joint_motor[k] >= 0 else 0.0
+        mi = _motor_axes(joint_soft, joint_N, k, n) if motors and joint_motor[k] >= 0 else 0.0
         if n == 1:
             _hinge_factor(k, c, joint_parent[k], body_D, joint_N, joint_U, joint_P, joint_d,
-                          mi * joint_soft[k, 8] * joint_soft[k, 8])
+                          mi * joint_soft[k, 8] * joint_soft[k, 8] if mi != 0.0 else 0.0)
             continue
         _mirror_lower(body_D, c)
         # U = D_c N, P⁻¹ = (Nᵀ U)⁻¹

@@ -129,13 +129,13 @@ def make_tree(plan, n_rows):
                 np.zeros((nb, 36)), np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros((nj, 18)), np.zeros((nj, 18)),
                 np.zeros((nj, 9)), np.zeros((nj, 3)), np.zeros((nj, 9)), np.zeros((nj, 9)), np.zeros((nj, 15)),
                 np.zeros((nj, 6)), np.zeros((max(len(plan.roots), 1), 36)), np.zeros(36), np.zeros(n_rows),
-                np.full(nj, -1, np.int64), np.zeros((nj, 12)))
+                np.full(nj, -1, np.int64), np.zeros((nj, 12)), np.zeros(1, np.int64))
 
 
 Tree = namedtuple("Tree", "order roots joint_child joint_side joint_parent joint_m loop_joints row_direct "
                          "joint_rows joint_mdir joint_nldir body_v0 body_w0 body_I body_K body_D body_z body_z2 "
                          "joint_N joint_U joint_P joint_d joint_Gl joint_Ga joint_t joint_nz root_L scratch row_target "
-                         "joint_motor joint_soft")
+                         "joint_motor joint_soft motors")
 """Everything the direct path reads and writes, for one joint graph: the plan (order …
 loop_joints, see TreePlan), row_direct (rows,) 1 for rows in the direct solve, joint_rows
 (nj,6) those rows per joint, joint_mdir / joint_nldir (nj,) how many (and how many with a
@@ -149,5 +149,7 @@ root_L (max(roots,1),36) factors of free-floating roots, scratch (36,); row_targ
 row value the caller's targets are built from (the impulse step's C plus its predicted drift);
 joint_motor (nj,) the row of a soft motor solved with the joint (−1: none; only the impulse
 family sets one, impulse/direct_sets.choose_direct_rows) and joint_soft (nj,12) its numbers:
-the row's child part J_mc (0-5), 1/γ (6), bias (7), a = J_mc N (8-10), its impulse (11)."""
+the row's child part J_mc (0-5), 1/γ (6), bias (7), a = J_mc N (8-10), its impulse (11);
+motors (1,) how many joints choose_direct_rows gave a soft motor (at most: a servo released
+since keeps its count; 0: the factor and solves skip the motors' terms)."""
 

@@ -28,6 +28,7 @@ def articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, bo
     joint_P, joint_d, joint_t, joint_nz = tree.joint_P, tree.joint_d, tree.joint_t, tree.joint_nz
     root_L, scratch = tree.root_L, tree.scratch
     joint_motor, joint_soft = tree.joint_motor, tree.joint_soft
+    motors = tree.motors[0] > 0
     n_rhs = 2 if two else 1
     # forward: leaves to roots
     for t in range(order.shape[0]):
@@ -50,7 +51,7 @@ def articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, bo
                 g1 = _dot6(joint_N, k, 6, z0, z1, z2, z3, z4, z5)
             if n == 3:
                 g2 = _dot6(joint_N, k, 12, z0, z1, z2, z3, z4, z5)
-            if joint_motor[k] >= 0:
+            if motors and joint_motor[k] >= 0:
                 em = joint_soft[k, 6] * _motor_error(joint_soft, joint_t, k, motor_bias if e == 0 else 0.0, rt)
                 g0 -= joint_soft[k, 8] * em
                 g1 -= joint_soft[k, 9] * em
@@ -137,7 +138,7 @@ def articulated_solve(tree, joint_body, rate, body_z, vel, omega, two, rate2, bo
                 w0, w1, w2, w3, w4, w5 = _axpy6(joint_N, k, 0, q0, w0, w1, w2, w3, w4, w5)
                 w0, w1, w2, w3, w4, w5 = _axpy6(joint_N, k, 6, q1, w0, w1, w2, w3, w4, w5)
                 w0, w1, w2, w3, w4, w5 = _axpy6(joint_N, k, 12, q2, w0, w1, w2, w3, w4, w5)
-            if e == 0 and joint_motor[k] >= 0:
+            if e == 0 and motors and joint_motor[k] >= 0:
                 # the soft motor's impulse λ = −(a q̇ + e)/γ
                 aq = joint_soft[k, 8] * q0
                 if n >= 2:
@@ -188,6 +189,7 @@ def articulated_lambda(tree, row_J, body_z, vel, omega, lam):
     order, joint_child, joint_side, joint_rows = tree.order, tree.joint_child, tree.joint_side, tree.joint_rows
     joint_mdir, joint_nldir, body_D, joint_Gl = tree.joint_mdir, tree.joint_nldir, tree.body_D, tree.joint_Gl
     joint_Ga, joint_motor, joint_soft = tree.joint_Ga, tree.joint_motor, tree.joint_soft
+    motors = tree.motors[0] > 0
     worst = 0.0
     for t in range(order.shape[0]):
         k = order[t]
@@ -203,7 +205,7 @@ def articulated_lambda(tree, row_J, body_z, vel, omega, lam):
         tx = _dot6(body_D, c, 18, w0, w1, w2, w3, w4, w5) - body_z[c, 3]
         ty = _dot6(body_D, c, 24, w0, w1, w2, w3, w4, w5) - body_z[c, 4]
         tz = _dot6(body_D, c, 30, w0, w1, w2, w3, w4, w5) - body_z[c, 5]
-        rm = joint_motor[k]
+        rm = joint_motor[k] if motors else -1
         if rm >= 0:
             # F less the soft motor's impulse J_mcᵀ λ_m (articulated_solve)
             lm = joint_soft[k, 11]
