@@ -56,7 +56,7 @@ def unwrap(raw, previous):
 def tracked_angle(s, c, previous, exact):
     """The angle atan2(s, c), unwrapped next to `previous`; not `exact`: only the middle of
     its octant (within π/8, no atan2), which carries the whole turns from one exact angle
-    to the next while the joint turns less than 3π/4 from one call to the next."""
+    to the next as long as the joint turns less than 3π/4 between two calls (substeps)."""
     if exact:
         return unwrap(math.atan2(s, c), previous)
     e = math.pi / 8.0

@@ -66,9 +66,9 @@ needs more."""
 # poses of a body a few metres from the origin.
 TOLERANCE = 1e-12
 # A third Newton step and later ones are taken only while some |g_E| is above this (m or
-# rad): two steps take a step's drift to ~1e-11, where a third would cost a step's worth of
-# rows and solve for a gap nothing can see; a long chain's whip leaves millimetres after
-# two, and the later steps are there for it.
+# rad): two steps take a step's drift close to TOLERANCE, where a third would cost a
+# step's worth of rows and solve for a gap nothing can see; a long chain's whip leaves far
+# more after two, and the later steps are there for it.
 SETTLED = 1e-10
 # A factor stays in use (a chord step: the Jacobian it was made with, J0) while the
 # Newton steps since it turned every body by less than this in all (rad; m count the
