@@ -188,6 +188,16 @@ def _hinge_factor(k, c, p, body_D, joint_N, joint_U, joint_P, joint_d, soft):
 
 
 @helper(cache=True, fastmath=_FAST)
+def _axis_cross(j, dx, dy, dz):
+    """e_j × d (e_j the j-th world axis) as three scalars."""
+    if j == 0:
+        return 0.0, -dz, dy
+    if j == 1:
+        return dz, 0.0, -dx
+    return -dy, dx, 0.0
+
+
+@helper(cache=True, fastmath=_FAST)
 def _ball_downdate(k, c, p, body_D, joint_U, i00, i01, i02, i11, i12, i22, dx, dy, dz):
     """Pass 2's D_p += Xᵀ A X at a joint whose child turns freely about the anchor (a ball
     joint's three point rows, n = 3, N = [r × e_j; e_j]). About the anchor A has only its
@@ -218,12 +228,7 @@ def _ball_downdate(k, c, p, body_D, joint_U, i00, i01, i02, i11, i12, i22, dx, d
     for j in range(3):
         # column j of S B is t = S e, e = e_j × d (row 3 + j of the lower left block); column
         # j of Bᵀ S B is d × t
-        if j == 0:
-            ex, ey, ez = 0.0, -dz, dy
-        elif j == 1:
-            ex, ey, ez = dz, 0.0, -dx
-        else:
-            ex, ey, ez = -dy, dx, 0.0
+        ex, ey, ez = _axis_cross(j, dx, dy, dz)
         t0 = s00 * ex + s10 * ey + s20 * ez
         t1 = s10 * ex + s11 * ey + s21 * ez
         t2 = s20 * ex + s21 * ey + s22 * ez
@@ -445,12 +450,7 @@ def articulated_factor(tree, joint_type, joint_body, row_J, row_C, body_pos, bod
         dx, dy, dz = joint_d[k, 0], joint_d[k, 1], joint_d[k, 2]
         for j in range(3):
             # e = e_j × d; column j of T = A11 e + A12 e_j
-            if j == 0:
-                ex, ey, ez = 0.0, -dz, dy
-            elif j == 1:
-                ex, ey, ez = dz, 0.0, -dx
-            else:
-                ex, ey, ez = -dy, dx, 0.0
+            ex, ey, ez = _axis_cross(j, dx, dy, dz)
             t0 = A[0] * ex + A[1] * ey + A[2] * ez + A[3 + j]
             t1 = A[6] * ex + A[7] * ey + A[8] * ez + A[9 + j]
             t2 = A[12] * ex + A[13] * ey + A[14] * ez + A[15 + j]
