@@ -234,7 +234,7 @@ def test_a_body_or_joint_name_must_be_new_and_a_non_empty_string(add):
     assert (w.model.bodies.count, len(w.joints)) == counts
 
 
-@pytest.mark.parametrize("solver", ["impulse", "lcp", "penalty"])
+@pytest.mark.parametrize("solver", sorted(physics.solvers.FAMILIES))
 def test_a_flywheel_turning_6_times_in_2_s_reads_all_its_turns_after_one_advance(solver):
     """A frictionless wheel on a vertical hinge through its centre, spinning at 20 rad/s:
     nothing in a step reads the hinge's angle, which is exact only at the end of each kernel
